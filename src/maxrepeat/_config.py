@@ -1,0 +1,314 @@
+"""Grader configuration (spec §2): one validated, immutable `MaxRepeatConfig` per grader.
+
+The rules live here once, as `check_config`, and serve three callers: the constructor of
+`MaxRepeatConfig`, the YAML loader / ``lint`` (which add file positions), and the CLI's
+inline flags. No YAML here: the core never parses files.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+from ._errors import ConfigError
+
+__all__ = [
+    "MaxRepeatConfig",
+    "MATCH_MODES",
+    "CONFIG_KEYS",
+    "GRADER_TYPE",
+    "check_config",
+    "did_you_mean",
+    "show_value",
+    "unique_names",
+    "is_empty_regex",
+]
+
+GRADER_TYPE: Final = "max-repeat"
+MATCH_MODES: Final = ("observation", "name", "name-args")
+CONFIG_KEYS: Final = ("max", "max_cycle_period", "match", "tools")
+MAX_PERIOD_LIMIT: Final = 10
+
+MatchMode = Literal["observation", "name", "name-args"]
+
+
+def show_value(value: Any, limit: int = 60) -> str:
+    """A found value as the message grammar prints it (JSON-like, shortened)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        text = repr(value)
+        if text.startswith("'"):
+            text = '"' + text[1:-1].replace('"', '\\"') + '"'
+    elif isinstance(value, (list, tuple)):
+        text = "[" + ", ".join(show_value(v, limit) for v in value) + "]"
+    elif isinstance(value, Mapping):
+        text = "{" + ", ".join(f"{k}: {show_value(v, limit)}" for k, v in value.items()) + "}"
+    else:
+        text = str(value)
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return text
+
+
+def did_you_mean(word: str, choices: Sequence[str]) -> str | None:
+    """A "did you mean X?" hint when ``word`` is close to one of ``choices``."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f"did you mean {close[0]}?" if close else None
+
+
+def _is_int(value: Any) -> bool:
+    # YAML/JSON number semantics: 3 and 3.0 are the same integer; booleans are not numbers.
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    return isinstance(value, float) and value.is_integer()
+
+
+def is_empty_regex(pattern: str) -> bool:
+    """Whether a pattern parses to no element at all, like ``(?i)`` or ``(?:)``.
+
+    Such a pattern matches every tool name, which is never what a ``tools`` entry meant.
+
+    >>> is_empty_regex("(?i)"), is_empty_regex("^bash$")
+    (True, False)
+    """
+    import re._parser as sre_parser  # the parser is the only exact judge of "no element"
+
+    try:
+        return len(sre_parser.parse(pattern)) == 0
+    except re.error:
+        return False
+
+
+def check_config(config: Any) -> list[tuple[ConfigError, str | None]]:
+    """Every rule of spec §2 broken by ``config``, as (error, offending key) pairs.
+
+    Paths in the errors are relative to the config mapping (``max``, ``tools[1]``). The
+    key says which entry the error is about (for locating it in a file); ``None`` means
+    the mapping itself.
+
+    >>> [str(e) for e, _ in check_config({"max": 0})]
+    ['max must be an integer >= 1 (got 0)']
+    """
+    problems: list[tuple[ConfigError, str | None]] = []
+    if not isinstance(config, Mapping):
+        return [(ConfigError("config", "a mapping", show_value(config)), None)]
+    for key in config:
+        if key not in CONFIG_KEYS:
+            problems.append(
+                (
+                    ConfigError(
+                        str(key),
+                        "one of the keys " + ", ".join(CONFIG_KEYS),
+                        "unknown key " + show_value(key),
+                        hint=did_you_mean(str(key), CONFIG_KEYS),
+                    ),
+                    str(key),
+                )
+            )
+    if "max" not in config:
+        problems.append((ConfigError("max", "present: an integer >= 1", "nothing"), None))
+    else:
+        value = config["max"]
+        if not _is_int(value) or value < 1:
+            problems.append((ConfigError("max", "an integer >= 1", show_value(value)), "max"))
+    if "max_cycle_period" in config:
+        value = config["max_cycle_period"]
+        if not _is_int(value) or not 1 <= value <= MAX_PERIOD_LIMIT:
+            problems.append(
+                (
+                    ConfigError("max_cycle_period", "an integer from 1 to 10", show_value(value)),
+                    "max_cycle_period",
+                )
+            )
+    if "match" in config:
+        value = config["match"]
+        if value not in MATCH_MODES or not isinstance(value, str):
+            hint = did_you_mean(value, MATCH_MODES) if isinstance(value, str) else None
+            problems.append(
+                (
+                    ConfigError(
+                        "match", "one of observation, name, name-args", show_value(value), hint=hint
+                    ),
+                    "match",
+                )
+            )
+    if "tools" in config:
+        problems.extend((err, "tools") for err in _check_tools(config["tools"]))
+    return problems
+
+
+def _check_tools(tools: Any) -> list[ConfigError]:
+    if tools is None:
+        return [ConfigError("tools", "a non-empty list of regular expressions", "null",
+                            hint="omit tools to watch every tool")]
+    if isinstance(tools, str) or not isinstance(tools, Sequence):
+        hint = f'write tools: ["{tools}"]' if isinstance(tools, str) else None
+        return [
+            ConfigError(
+                "tools", "a non-empty list of regular expressions", show_value(tools), hint=hint
+            )
+        ]
+    if len(tools) == 0:
+        return [ConfigError("tools", "a non-empty list of regular expressions", "[]",
+                            hint="omit tools to watch every tool")]
+    errors: list[ConfigError] = []
+    for i, item in enumerate(tools):
+        path = f"tools[{i}]"
+        if not isinstance(item, str):
+            errors.append(ConfigError(path, "a string (a regular expression)", show_value(item)))
+        elif not item.strip():
+            errors.append(ConfigError(path, "a non-blank regular expression", show_value(item)))
+        else:
+            try:
+                re.compile(item)
+            except re.error as exc:
+                errors.append(
+                    ConfigError(
+                        path, "a valid regular expression", show_value(item), hint=str(exc)
+                    )
+                )
+            except RecursionError:
+                errors.append(
+                    ConfigError(path, "a regular expression of sane depth", show_value(item))
+                )
+    return errors
+
+
+def _describe(max_: int, period: int, match: str, tools: tuple[str, ...] | None) -> str:
+    parts = [f"max={max_}"]
+    if period != 1:
+        parts.append(f"period={period}")
+    if match != "observation":
+        parts.append(f"match={match}")
+    if tools is not None:
+        parts.append("tools=" + ",".join(tools))
+    return f"max-repeat({', '.join(parts)})"
+
+
+@dataclass(frozen=True, slots=True)
+class MaxRepeatConfig:
+    """One ``max-repeat`` grader, validated on construction by the rules of spec §2.
+
+    >>> cfg = MaxRepeatConfig(3, max_cycle_period=2, tools=["^bash$"])
+    >>> cfg.display_name
+    'max-repeat(max=3, period=2, tools=^bash$)'
+    >>> MaxRepeatConfig(0)
+    Traceback (most recent call last):
+      ...
+    maxrepeat._errors.ConfigError: max must be an integer >= 1 (got 0)
+    """
+
+    max: int
+    max_cycle_period: int = 1
+    match: MatchMode = "observation"
+    tools: tuple[str, ...] | None = None
+    name: str | None = None
+    _patterns: tuple[re.Pattern[str], ...] = field(default=(), repr=False, compare=False)
+
+    def __init__(
+        self,
+        max: int,
+        max_cycle_period: int = 1,
+        match: str = "observation",
+        tools: Sequence[str] | None = None,
+        name: str | None = None,
+    ) -> None:
+        raw: dict[str, Any] = {"max": max, "max_cycle_period": max_cycle_period, "match": match}
+        if tools is not None:
+            raw["tools"] = list(tools) if isinstance(tools, (list, tuple)) else tools
+        problems = check_config(raw)
+        if problems:
+            raise problems[0][0]
+        if name is not None and (not isinstance(name, str) or not name.strip()):
+            raise ConfigError("name", "a non-blank string", show_value(name))
+        object.__setattr__(self, "max", int(max))
+        object.__setattr__(self, "max_cycle_period", int(max_cycle_period))
+        object.__setattr__(self, "match", match)
+        tools_t = tuple(tools) if tools is not None else None
+        object.__setattr__(self, "tools", tools_t)
+        object.__setattr__(self, "name", name)
+        object.__setattr__(
+            self, "_patterns", tuple(re.compile(p) for p in tools_t) if tools_t else ()
+        )
+
+    @classmethod
+    def from_mapping(cls, config: Mapping[str, Any], name: str | None = None) -> MaxRepeatConfig:
+        """A config from the ``config:`` mapping of a grader entry.
+
+        >>> MaxRepeatConfig.from_mapping({"max": 2, "match": "name"}).match
+        'name'
+        """
+        problems = check_config(config)
+        if problems:
+            raise problems[0][0]
+        return cls(
+            config["max"],
+            config.get("max_cycle_period", 1),
+            config.get("match", "observation"),
+            config.get("tools"),
+            name,
+        )
+
+    @property
+    def display_name(self) -> str:
+        """The configured name, or one derived from the config."""
+        if self.name is not None:
+            return self.name
+        return _describe(self.max, self.max_cycle_period, self.match, self.tools)
+
+    @property
+    def patterns(self) -> tuple[re.Pattern[str], ...]:
+        """The compiled ``tools`` patterns (empty when every tool is watched)."""
+        return self._patterns
+
+    def empty_patterns(self) -> list[str]:
+        """The ``tools`` patterns that parse to an empty regex (a grading-time error)."""
+        return [p for p in self.tools or () if is_empty_regex(p)]
+
+    def watches(self, tool_name: str) -> bool:
+        """Whether a tool is watched: any pattern found anywhere in the name (unanchored).
+
+        >>> MaxRepeatConfig(1, tools=["bash"]).watches("run_bash")
+        True
+        """
+        if not self._patterns:
+            return True
+        return any(p.search(tool_name) is not None for p in self._patterns)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The config as written in a config file (snake_case keys)."""
+        out: dict[str, Any] = {"max": self.max, "max_cycle_period": self.max_cycle_period,
+                               "match": self.match}
+        if self.tools is not None:
+            out["tools"] = list(self.tools)
+        return out
+
+
+def unique_names(configs: Sequence[MaxRepeatConfig]) -> list[str]:
+    """Display names made unique within one run (``name``, ``name #2``, …).
+
+    >>> unique_names([MaxRepeatConfig(2), MaxRepeatConfig(2)])
+    ['max-repeat(max=2)', 'max-repeat(max=2) #2']
+    """
+    seen: dict[str, int] = {}
+    out: list[str] = []
+    taken = set()
+    for cfg in configs:
+        base = cfg.display_name
+        count = seen.get(base, 0) + 1
+        seen[base] = count
+        name = base if count == 1 else f"{base} #{count}"
+        while name in taken:
+            count += 1
+            name = f"{base} #{count}"
+        taken.add(name)
+        out.append(name)
+    return out

@@ -1,0 +1,138 @@
+"""The exception tree: every error maxrepeat raises on purpose derives from `MaxRepeatError`.
+
+Errors carry structured fields (file, position, key path, expectation, found value) so a
+caller can act on them without parsing text; ``str(error)`` renders the one message grammar
+
+    <file>:<line>:<col>: <path> must be <expectation> (got <value>)[; hint]
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "MaxRepeatError",
+    "ConfigError",
+    "TrajectoryFormatError",
+    "MissingExtraError",
+]
+
+
+class MaxRepeatError(Exception):
+    """Base of every error maxrepeat raises on purpose."""
+
+
+def _where(file: str | None, line: int | None, col: int | None) -> str:
+    if file is None:
+        return ""
+    if line is None:
+        return f"{file}: "
+    if col is None:
+        return f"{file}:{line}: "
+    return f"{file}:{line}:{col}: "
+
+
+class ConfigError(MaxRepeatError, ValueError):
+    """A grader configuration breaks a rule of the spec (§2).
+
+    >>> e = ConfigError("graders[0].config.max", "an integer >= 1", "0", file="g.yaml", line=4, col=10)
+    >>> str(e)
+    'g.yaml:4:10: graders[0].config.max must be an integer >= 1 (got 0)'
+    """
+
+    def __init__(
+        self,
+        path: str,
+        expectation: str,
+        got: str,
+        *,
+        hint: str | None = None,
+        file: str | None = None,
+        line: int | None = None,
+        col: int | None = None,
+    ) -> None:
+        self.path = path
+        self.expectation = expectation
+        self.got = got
+        self.hint = hint
+        self.file = file
+        self.line = line
+        self.col = col
+        super().__init__(self.message)
+
+    @property
+    def message(self) -> str:
+        """The error in the project's one message grammar."""
+        text = f"{_where(self.file, self.line, self.col)}{self.path} must be {self.expectation} (got {self.got})"
+        if self.hint:
+            text += f"; {self.hint}"
+        return text
+
+    def __str__(self) -> str:
+        return self.message
+
+    def located(self, file: str | None, line: int | None, col: int | None) -> ConfigError:
+        """The same problem, placed at a position in a file."""
+        return ConfigError(
+            self.path, self.expectation, self.got, hint=self.hint, file=file, line=line, col=col
+        )
+
+
+class TrajectoryFormatError(MaxRepeatError, ValueError):
+    """A trajectory cannot be read: malformed bytes, or a shape no reader accepts.
+
+    ``position`` is where the fault is, as precise as the format allows: ``line 3, column 7``,
+    ``byte 120`` or a key path such as ``events[4].data.toolName``.
+
+    >>> str(TrajectoryFormatError("run.json", "events[2].data.toolName must be a string (got 3)"))
+    'run.json: events[2].data.toolName must be a string (got 3)'
+    """
+
+    def __init__(
+        self,
+        source: str | None,
+        reason: str,
+        *,
+        line: int | None = None,
+        col: int | None = None,
+        position: str | None = None,
+    ) -> None:
+        self.source = source
+        self.reason = reason
+        self.line = line
+        self.col = col
+        self.position = position
+        super().__init__(self.message)
+
+    @property
+    def message(self) -> str:
+        """The error with its file and position."""
+        where = _where(self.source, self.line, self.col)
+        pos = f"{self.position}: " if self.position else ""
+        return f"{where}{pos}{self.reason}"
+
+    def __str__(self) -> str:
+        return self.message
+
+    def with_source(self, source: str, line: int | None = None) -> TrajectoryFormatError:
+        """The same fault attributed to a file (and line) the core did not know about."""
+        return TrajectoryFormatError(
+            source,
+            self.reason,
+            line=self.line if line is None else line,
+            col=self.col,
+            position=self.position,
+        )
+
+
+class MissingExtraError(MaxRepeatError, ImportError):
+    """An optional part was used without its extra installed.
+
+    >>> print(MissingExtraError("ray", "ray"))
+    this needs the optional dependency 'ray': pip install 'maxrepeat[ray]'
+    """
+
+    def __init__(self, extra: str, module: str) -> None:
+        self.extra = extra
+        self.module = module
+        super().__init__(
+            f"this needs the optional dependency {module!r}: pip install 'maxrepeat[{extra}]'"
+        )

@@ -1,0 +1,241 @@
+"""The max-repeat grader: one trajectory, one config, one `GraderResult` (no I/O)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ._config import MaxRepeatConfig
+from ._errors import TrajectoryFormatError
+from ._model import Trajectory, trajectory_from_dict
+from ._patterns import Span, search
+from ._preview import inert, shorten, step_preview
+from ._result import GraderResult, ResultMetadata, Run
+from ._steps import MISSING, Step, StepTable, build_step_table, make_steps
+
+__all__ = ["grade", "steps", "as_trajectory", "error_result", "result_from_table"]
+
+
+def as_trajectory(trajectory: Trajectory | Mapping[str, Any]) -> Trajectory:
+    """A `Trajectory` from either a `Trajectory` or a dict in the spec's JSON shape."""
+    if isinstance(trajectory, Trajectory):
+        return trajectory
+    return trajectory_from_dict(trajectory)
+
+
+def _base_metadata(config: MaxRepeatConfig, trajectory: Trajectory | None) -> ResultMetadata:
+    return ResultMetadata(
+        max=config.max,
+        max_cycle_period=config.max_cycle_period,
+        match=config.match,
+        tools=config.tools,
+        format=trajectory.format if trajectory is not None else "vally",
+        lenient=trajectory.lenient if trajectory is not None else False,
+    )
+
+
+def error_result(
+    label: str,
+    config: MaxRepeatConfig,
+    reason: str,
+    *,
+    name: str | None = None,
+    trajectory: Trajectory | None = None,
+) -> GraderResult:
+    """The result of a grader that could not run: status ``error``, no verdict.
+
+    >>> error_result("bad.json", MaxRepeatConfig(1), "bad.json: not JSON").status
+    'error'
+    """
+    return GraderResult(
+        trajectory=label,
+        name=name or config.display_name,
+        status="error",
+        passed=False,
+        score=0.0,
+        evidence=inert(shorten(reason, 2000)),
+        metadata=_base_metadata(config, trajectory),
+    )
+
+
+def _pattern(events: Sequence[Any], table: StepTable, span: Span, match: str) -> tuple[str, ...]:
+    out = []
+    for s in range(span.start, span.start + span.period):
+        calls = []
+        for i in table.steps[s]:
+            data = events[i].data
+            cid = data.tool_call_id
+            obs = table.results.get(cid, MISSING) if cid is not None else MISSING
+            calls.append((data.tool_name, data.arguments, obs))
+        out.append(step_preview(calls, match))
+    return tuple(out)
+
+
+def _run(events: Sequence[Any], table: StepTable, span: Span, match: str) -> Run:
+    return Run(
+        period=span.period,
+        occurrences=span.occurrences,
+        start_step=span.start,
+        end_step=span.end,
+        start_event=min(table.steps[span.start]),
+        end_event=max(table.steps[span.end]),
+        pattern=_pattern(events, table, span, match),
+    )
+
+
+def _loop_steps(runs: Sequence[Run]) -> int:
+    covered = 0
+    last = -1
+    for r in sorted(runs, key=lambda r: r.start_step):
+        lo = max(r.start_step, last + 1)
+        if r.end_step >= lo:
+            covered += r.end_step - lo + 1
+        last = max(last, r.end_step)
+    return covered
+
+
+def _times(k: int) -> str:
+    return "once" if k == 1 else f"{k} times"
+
+
+def _evidence(config: MaxRepeatConfig, table: StepTable, best: Run | None, passed: bool) -> str:
+    limit = f"(max {config.max})"
+    if best is None:
+        if not table.steps:
+            return f"no watched tool call found {limit}"
+        return (
+            f"no repeat found: all {len(table.steps)} watched steps have empty observations "
+            f"{limit}"
+        )
+    where = f"steps {best.start_step}-{best.end_step}"
+    if best.period == 1:
+        action = best.pattern[0]
+        if passed:
+            if best.occurrences == 1:
+                return f"no step repeats: largest repeat is 1 occurrence {limit}"
+            return (
+                f"largest repeat: {action} {_times(best.occurrences)} in a row at {where} {limit}"
+            )
+        return f"{action} repeated {best.occurrences} times in a row at {where} {limit}"
+    block = "[" + " | ".join(best.pattern) + "]"
+    if passed:
+        return (
+            f"largest repeat: cycle of period {best.period} {block} "
+            f"{_times(best.occurrences)} at {where} {limit}"
+        )
+    return (
+        f"cycle of period {best.period} {block} repeated {best.occurrences} times "
+        f"at {where} {limit}"
+    )
+
+
+def result_from_table(
+    trajectory: Trajectory, config: MaxRepeatConfig, table: StepTable, name: str
+) -> GraderResult:
+    """The result for a fingerprinted step table (shared by `grade` and the monitor)."""
+    span, spans = search(table.ids, config.max_cycle_period, config.max)
+    events = trajectory.events
+    best = _run(events, table, span, config.match) if span is not None else None
+    runs = tuple(_run(events, table, s, config.match) for s in spans)
+    occurrences = best.occurrences if best is not None else 0
+    passed = occurrences <= config.max
+    base = _base_metadata(config, trajectory)
+    metadata = ResultMetadata(
+        max=base.max,
+        max_cycle_period=base.max_cycle_period,
+        match=base.match,
+        tools=base.tools,
+        occurrences=occurrences,
+        period=best.period if best is not None else 0,
+        start_step=best.start_step if best is not None else None,
+        end_step=best.end_step if best is not None else None,
+        start_event=best.start_event if best is not None else None,
+        end_event=best.end_event if best is not None else None,
+        watched_steps=len(table.steps),
+        watched_calls=table.calls,
+        empty_steps=table.empty_steps,
+        pattern=best.pattern if best is not None else (),
+        runs=runs,
+        loop_steps=_loop_steps(runs),
+        format=base.format,
+        lenient=base.lenient,
+    )
+    return GraderResult(
+        trajectory=trajectory.label,
+        name=name,
+        status="ok",
+        passed=passed,
+        score=1.0 if passed else 0.0,
+        evidence=_evidence(config, table, best, passed),
+        metadata=metadata,
+    )
+
+
+def grade(
+    trajectory: Trajectory | Mapping[str, Any],
+    config: MaxRepeatConfig,
+    *,
+    name: str | None = None,
+) -> GraderResult:
+    """Grade one trajectory with one ``max-repeat`` config (spec §3–5).
+
+    ``trajectory`` is a `Trajectory` or a dict in the spec's JSON shape. Never raises on
+    bad input: a malformed trajectory or an empty ``tools`` regex gives a result with
+    status ``error``.
+
+    >>> t = {"events": [{"type": "tool_call", "data": {"toolName": "bash", "toolCallId": str(i)}}
+    ...                 for i in range(4)]}
+    >>> r = grade(t, MaxRepeatConfig(3, match="name"))
+    >>> r.passed, r.metadata.occurrences, r.evidence
+    (False, 4, 'bash repeated 4 times in a row at steps 0-3 (max 3)')
+    """
+    display = name or config.display_name
+    try:
+        traj = as_trajectory(trajectory)
+    except TrajectoryFormatError as err:
+        label = "<trajectory>"
+        if isinstance(trajectory, Mapping) and isinstance(trajectory.get("id"), str):
+            label = trajectory["id"]
+        return error_result(label, config, f"malformed trajectory: {err}", name=display)
+    empty = config.empty_patterns()
+    if empty:
+        return error_result(
+            traj.label,
+            config,
+            f"tools pattern {inert(repr(empty[0]))} compiles to an empty regular expression, "
+            "which would watch every tool; remove it or write a real pattern",
+            name=display,
+            trajectory=traj,
+        )
+    try:
+        table = build_step_table(traj.events, config)
+        return result_from_table(traj, config, table, display)
+    except TrajectoryFormatError as err:
+        where = traj.source or traj.label
+        return error_result(
+            traj.label, config, f"malformed trajectory: {where}: {err}", name=display,
+            trajectory=traj,
+        )
+    except RecursionError:
+        return error_result(
+            traj.label, config, "a value in the trajectory is nested too deeply to compare",
+            name=display, trajectory=traj,
+        )
+    except (ValueError, TypeError) as err:
+        # msgspec raises these for malformed lazily-decoded values (Raw slices).
+        return error_result(
+            traj.label, config, f"malformed value in trajectory: {err}", name=display,
+            trajectory=traj,
+        )
+
+
+def steps(trajectory: Trajectory | Mapping[str, Any], config: MaxRepeatConfig) -> tuple[Step, ...]:
+    """The watched steps of a trajectory with their calls, observations and fingerprints.
+
+    >>> t = {"events": [{"type": "tool_call", "data": {"toolName": "bash"}}]}
+    >>> [s.calls[0].tool_name for s in steps(t, MaxRepeatConfig(1))]
+    ['bash']
+    """
+    traj = as_trajectory(trajectory)
+    table = build_step_table(traj.events, config)
+    return make_steps(traj.events, table)

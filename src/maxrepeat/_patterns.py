@@ -1,0 +1,96 @@
+"""Repeated-pattern search (spec §4) over a list of step fingerprint ids.
+
+For each period p, a run is a maximal stretch where ``F[i] == F[i + p]`` holds for every i
+in it; a stretch of m such equalities spans m + p steps and holds ``m // p + 1`` complete
+copies of its first block. Equalities are computed in C (``map(operator.eq)`` into
+``bytes``) and stretches found with a regex over those bytes, so the search costs
+O(steps × max_cycle_period) with a small constant. See ``docs/design/cycle-search.md``.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import islice
+
+__all__ = ["Span", "best_span", "search"]
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Span:
+    """A repeated run by step positions: ``occurrences`` copies of a ``period``-step block."""
+
+    start: int
+    period: int
+    occurrences: int
+
+    @property
+    def end(self) -> int:
+        """The last step of the run (inclusive; trailing fragments excluded)."""
+        return self.start + self.period * self.occurrences - 1
+
+
+_RUN_PATTERNS: dict[int, re.Pattern[bytes]] = {}
+
+
+def _stretches(ids: Sequence[int], p: int) -> list[tuple[int, int]]:
+    """(start, equalities) of each stretch of period p with at least two copies."""
+    n = len(ids)
+    if n < 2 * p:
+        return []
+    eq = bytes(map(operator.eq, ids, islice(ids, p, None)))
+    pattern = _RUN_PATTERNS.get(p)
+    if pattern is None:
+        pattern = _RUN_PATTERNS[p] = re.compile(b"\x01{%d,}" % p)
+    return [(m.start(), m.end() - m.start()) for m in pattern.finditer(eq)]
+
+
+def _primitive(ids: Sequence[int], start: int, p: int) -> bool:
+    """Whether the block ids[start:start+p] is not a repetition of a shorter block."""
+    for q in range(1, p):
+        if p % q == 0 and all(ids[start + j] == ids[start + j + q] for j in range(p - q)):
+            return False
+    return True
+
+
+def search(ids: Sequence[int], max_period: int, above: int) -> tuple[Span | None, list[Span]]:
+    """The reported run, and every primitive maximal run with more than ``above`` copies.
+
+    ``ids`` are step fingerprints (negative = empty, equal to nothing). The reported run
+    has the most complete copies; ties go to the smaller period, then the earlier start.
+    With no non-empty step there is no run.
+
+    >>> search([0, 0, 0, 0], 2, 3)[0]
+    Span(start=0, period=1, occurrences=4)
+    >>> search([0, 1, 0, 1, 0], 2, 1)[0]
+    Span(start=0, period=2, occurrences=2)
+    """
+    best: Span | None = None
+    for i, v in enumerate(ids):
+        if v >= 0:
+            best = Span(i, 1, 1)
+            break
+    if best is None:
+        return None, []
+    runs: list[Span] = []
+    for p in range(1, max_period + 1):
+        for start, m in _stretches(ids, p):
+            k = m // p + 1
+            if p > 1 and not _primitive(ids, start, p):
+                continue
+            if k > best.occurrences or (
+                k == best.occurrences
+                and (p < best.period or (p == best.period and start < best.start))
+            ):
+                best = Span(start, p, k)
+            if k > above:
+                runs.append(Span(start, p, k))
+    runs.sort()
+    return best, runs
+
+
+def best_span(ids: Sequence[int], max_period: int) -> Span | None:
+    """Only the reported run (see `search`)."""
+    return search(ids, max_period, 1 << 62)[0]

@@ -1,0 +1,97 @@
+"""Short, inert previews of calls for evidence and reports (spec §5).
+
+Trajectory text is written by models and tools: it may hold ANSI escapes, bidi overrides
+or megabytes of output. Everything shown to a person passes through `inert` (control and
+format characters escaped as ``\\uXXXX``) and is shortened.
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from collections.abc import Sequence
+from typing import Any, Final
+
+from ._canonical import decode_value
+from ._steps import MISSING
+
+__all__ = ["inert", "shorten", "json_preview", "call_preview", "step_preview"]
+
+NAME_LIMIT: Final = 60
+VALUE_LIMIT: Final = 60
+_UNSAFE_CATEGORIES: Final = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+_SAFE_CACHE: dict[str, bool] = {}
+
+
+def _unsafe(ch: str) -> bool:
+    hit = _SAFE_CACHE.get(ch)
+    if hit is None:
+        hit = unicodedata.category(ch) in _UNSAFE_CATEGORIES
+        if len(_SAFE_CACHE) < 65536:
+            _SAFE_CACHE[ch] = hit
+    return hit
+
+
+def inert(text: str) -> str:
+    """Text with every control, format and separator character escaped.
+
+    >>> inert("ok\\x1b[31m\\u202e")
+    'ok\\\\u001b[31m\\\\u202e'
+    """
+    if text.isprintable() and text.isascii():
+        return text
+    out = []
+    for ch in text:
+        if ch == " " or not _unsafe(ch):
+            out.append(ch)
+        else:
+            code = ord(ch)
+            out.append(f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
+    return "".join(out)
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters, with an ellipsis when cut.
+
+    >>> shorten("abcdefgh", 5)
+    'abcd…'
+    """
+    if len(text) <= limit:
+        return text
+    return text[: max(limit - 1, 0)] + "…"
+
+
+def json_preview(value: Any, limit: int = VALUE_LIMIT) -> str:
+    """A value as short, inert JSON text.
+
+    >>> json_preview({"command": "ls -la"})
+    '{"command": "ls -la"}'
+    """
+    try:
+        value = decode_value(value)
+        if isinstance(value, str) and len(value) > 4 * limit:
+            value = value[: 4 * limit]  # never dump megabytes only to cut them
+        text = json.dumps(value, ensure_ascii=False)
+    except (RecursionError, ValueError, TypeError):
+        text = "…"
+    return inert(shorten(text, limit))
+
+
+def call_preview(name: str, arguments: Any, observation: Any, match: str) -> str:
+    """One call as shown in a pattern: ``name``, plus arguments, plus ``-> observation``.
+
+    >>> call_preview("bash", {"command": "ls"}, "a.txt", "observation")
+    'bash {"command": "ls"} -> "a.txt"'
+    """
+    text = inert(shorten(name, NAME_LIMIT))
+    if match == "name":
+        return text
+    text += " " + json_preview(arguments)
+    if match == "observation":
+        text += " -> " + ("(no result)" if observation is MISSING else json_preview(observation))
+    return text
+
+
+def step_preview(calls: Sequence[tuple[str, Any, Any]], match: str) -> str:
+    """One step (its calls, joined by `` + ``) as shown in a pattern preview."""
+    return " + ".join(call_preview(n, a, o, match) for n, a, o in calls)

@@ -1,0 +1,251 @@
+"""Steps and fingerprints (spec §3): filter watched calls, group them by turn, fingerprint.
+
+A step's fingerprint is the multiset of its calls' fingerprints. Call fingerprints are
+16-byte BLAKE2b digests of canonical bytes (stable across processes, unlike ``hash``); a
+step's key is its sorted digests joined, interned to a small int for the pattern search.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from ._canonical import canonical_bytes, is_empty
+from ._config import MaxRepeatConfig
+from ._errors import TrajectoryFormatError
+from ._model import TOOL_CALL, TOOL_RESULT, TURN_END, TURN_START
+
+__all__ = [
+    "Call",
+    "Step",
+    "Fingerprint",
+    "MISSING",
+    "group_steps",
+    "StepTable",
+    "build_step_table",
+]
+
+
+class _Missing:
+    """The observation of a call that no result answered."""
+
+    _instance: _Missing | None = None
+
+    def __new__(cls) -> _Missing:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+    def __reduce__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Final = _Missing()
+
+
+@dataclass(frozen=True, slots=True)
+class Fingerprint:
+    """What makes two steps "the same": a digest of the multiset of call fingerprints.
+
+    >>> Fingerprint(bytes(16)).hex()[:8]
+    '00000000'
+    """
+
+    digest: bytes
+
+    def hex(self) -> str:
+        """The digest as hexadecimal text."""
+        return self.digest.hex()
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One watched tool call with its observation (`MISSING` when no result answered it)."""
+
+    event_index: int
+    tool_name: str
+    call_id: str | None
+    arguments: Any
+    observation: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One agent turn's watched calls; ``fingerprint`` is None when it is empty (spec §3)."""
+
+    index: int
+    calls: tuple[Call, ...]
+    fingerprint: Fingerprint | None
+
+
+def _watcher(config: MaxRepeatConfig) -> Callable[[str], bool]:
+    if not config.patterns:
+        return lambda name: True
+    cache: dict[str, bool] = {}
+
+    def watches(name: str) -> bool:
+        hit = cache.get(name)
+        if hit is None:
+            hit = cache[name] = config.watches(name)
+        return hit
+
+    return watches
+
+
+def group_steps(
+    events: Sequence[Any], watches: Callable[[str], bool]
+) -> tuple[list[list[int]], dict[str, Any]]:
+    """Watched call indices grouped into steps, and the first result per call id.
+
+    Turn rules (spec §3.2): ``turn_start`` opens a turn (closing an open one), ``turn_end``
+    closes it (ignored when none is open), a call outside any turn is a step of its own,
+    and a turn without watched calls forms no step.
+    """
+    steps: list[list[int]] = []
+    results: dict[str, Any] = {}
+    in_turn = False
+    current: list[int] | None = None
+    for i, event in enumerate(events):
+        etype = event.type
+        if etype == TOOL_CALL:
+            data = event.data
+            name = data.tool_name if data is not None else None
+            if not isinstance(name, str):
+                raise TrajectoryFormatError(
+                    None, f"events[{i}].data.toolName must be a string (got {_kind(name)})"
+                )
+            if not watches(name):
+                continue
+            if in_turn:
+                if current is None:
+                    current = []
+                    steps.append(current)
+                current.append(i)
+            else:
+                steps.append([i])
+        elif etype == TOOL_RESULT:
+            data = event.data
+            call_id = data.tool_call_id if data is not None else None
+            if call_id is not None and call_id not in results:
+                results[call_id] = data.result
+        elif etype == TURN_START:
+            in_turn = True
+            current = None
+        elif etype == TURN_END:
+            in_turn = False
+            current = None
+    return steps, results
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def _digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def _name_bytes(name: str) -> bytes:
+    raw = name.encode("utf-8", "surrogatepass")
+    return len(raw).to_bytes(8, "little") + raw
+
+
+@dataclass(frozen=True, slots=True)
+class StepTable:
+    """The watched steps of one trajectory, fingerprinted for one config.
+
+    ``ids`` holds one int per step: equal ints are equal fingerprints; every empty step
+    has its own negative id, so it equals nothing (not even another empty step).
+    """
+
+    steps: list[list[int]]
+    results: dict[str, Any]
+    keys: list[bytes | None]
+    ids: list[int]
+    calls: int
+
+    @property
+    def empty_steps(self) -> int:
+        """How many steps have an empty fingerprint."""
+        return sum(1 for k in self.keys if k is None)
+
+
+def build_step_table(events: Sequence[Any], config: MaxRepeatConfig) -> StepTable:
+    """Group and fingerprint the watched steps of ``events`` (no I/O)."""
+    steps, results = group_steps(events, _watcher(config))
+    keys = fingerprint_keys(events, steps, results, config)
+    intern: dict[bytes, int] = {}
+    ids: list[int] = []
+    for i, key in enumerate(keys):
+        if key is None:
+            ids.append(-1 - i)
+        else:
+            ids.append(intern.setdefault(key, len(intern)))
+    return StepTable(steps, results, keys, ids, sum(len(s) for s in steps))
+
+
+def fingerprint_keys(
+    events: Sequence[Any],
+    steps: Sequence[Sequence[int]],
+    results: dict[str, Any],
+    config: MaxRepeatConfig,
+) -> list[bytes | None]:
+    """One key per step (None when empty): the sorted call digests, joined."""
+    mode = config.match
+    periodic = config.max_cycle_period > 1
+    name_cache: dict[str, bytes] = {}
+    keys: list[bytes | None] = []
+    for step in steps:
+        digests: list[bytes] = []
+        empties = 0
+        for i in step:
+            data = events[i].data
+            name = data.tool_name
+            nb = name_cache.get(name)
+            if nb is None:
+                nb = name_cache[name] = _name_bytes(name)
+            if mode == "name":
+                digests.append(nb)
+                continue
+            if mode == "name-args":
+                digests.append(_digest(nb + canonical_bytes(data.arguments)))
+                continue
+            call_id = data.tool_call_id
+            obs = results.get(call_id, MISSING) if call_id is not None else MISSING
+            if obs is MISSING or is_empty(obs):
+                empties += 1
+                digests.append(_digest(nb + b"\x00no-observation"))
+            else:
+                digests.append(_digest(nb + canonical_bytes(obs)))
+        if mode == "observation" and empties and (empties == len(step) or periodic):
+            keys.append(None)
+        else:
+            if len(digests) > 1:
+                digests.sort()
+            # Count- and length-prefixed: an unambiguous encoding of the multiset, so that
+            # no two different multisets share a key (name-mode entries vary in length).
+            keys.append(
+                len(digests).to_bytes(8, "little")
+                + b"".join(len(d).to_bytes(8, "little") + d for d in digests)
+            )
+    return keys
+
+
+def make_steps(events: Sequence[Any], table: StepTable) -> tuple[Step, ...]:
+    """The public `Step` values of a table (built on demand: reports need them)."""
+    out: list[Step] = []
+    for index, (step, key) in enumerate(zip(table.steps, table.keys)):
+        calls = []
+        for i in step:
+            data = events[i].data
+            call_id = data.tool_call_id
+            obs = table.results.get(call_id, MISSING) if call_id is not None else MISSING
+            calls.append(Call(i, data.tool_name, call_id, data.arguments, obs))
+        fp = Fingerprint(_digest(key)) if key is not None else None
+        out.append(Step(index, tuple(calls), fp))
+    return tuple(out)
