@@ -56,6 +56,8 @@ class ConfigError(MaxRepeatError, ValueError):
         self.file = file
         self.line = line
         self.col = col
+        #: every problem found where this one was (a file may have several)
+        self.problems: tuple[ConfigError, ...] = (self,)
         super().__init__(self.message)
 
     @property

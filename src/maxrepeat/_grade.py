@@ -83,6 +83,12 @@ def _run(events: Sequence[Any], table: StepTable, span: Span, match: str) -> Run
     )
 
 
+def _tools(events: Sequence[Any], table: StepTable, span: Span) -> tuple[str, ...]:
+    names = {events[i].data.tool_name for s in range(span.start, span.start + span.period)
+             for i in table.steps[s]}
+    return tuple(sorted(names))
+
+
 def _loop_steps(runs: Sequence[Run]) -> int:
     covered = 0
     last = -1
@@ -155,6 +161,7 @@ def result_from_table(
         watched_calls=table.calls,
         empty_steps=table.empty_steps,
         pattern=best.pattern if best is not None else (),
+        pattern_tools=_tools(events, table, span) if span is not None else (),
         runs=runs,
         loop_steps=_loop_steps(runs),
         format=base.format,

@@ -66,6 +66,7 @@ class ResultMetadata:
     watched_calls: int = 0
     empty_steps: int = 0
     pattern: tuple[str, ...] = ()
+    pattern_tools: tuple[str, ...] = ()
     runs: tuple[Run, ...] = ()
     loop_steps: int = 0
     format: str = "vally"
@@ -88,6 +89,7 @@ class ResultMetadata:
             "watchedCalls": self.watched_calls,
             "emptySteps": self.empty_steps,
             "pattern": list(self.pattern),
+            "patternTools": list(self.pattern_tools),
             "runs": [r.to_dict() for r in self.runs],
             "loopSteps": self.loop_steps,
             "format": self.format,

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh machine with only Python >= 3.11:
+# makes .venv, installs the package with every extra the tests exercise, installs the
+# system packages the browser tests need (Debian's chromium, when running as root), and
+# runs pytest. Extra pytest arguments are passed through: bash scripts/test.sh -k lint
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PYTHON" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --upgrade pip >/dev/null
+.venv/bin/python -m pip install -q -e '.[test]'
+
+# System packages for tests that drive real components (see tests/README.md).
+need_apt=()
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+if [ ${#need_apt[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "installing ${need_apt[*]} with apt-get" >&2
+  apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+exec .venv/bin/python -m pytest "$@"

@@ -1,0 +1,101 @@
+"""The summary of a batch of results: counts, the figure's distribution, looping tools."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._result import GraderResult
+
+__all__ = ["Summary", "summarize"]
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """Counts over a batch of results.
+
+    ``figures`` maps a figure (occurrences) to how many ok results had it;
+    ``failing_tools`` counts the tools of the reported pattern over failing results.
+
+    >>> summarize([]).total
+    0
+    """
+
+    total: int = 0
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+    trajectories: int = 0
+    figures: dict[int, int] = field(default_factory=dict)
+    failing_tools: dict[str, int] = field(default_factory=dict)
+    interrupted: bool = False
+
+    @property
+    def exit_code(self) -> int:
+        """0 when every result passed, 1 when any failed, 2 when any errored (wins)."""
+        if self.errors:
+            return 2
+        if self.failed:
+            return 1
+        return 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The summary as JSON-ready data."""
+        return {
+            "results": self.total,
+            "trajectories": self.trajectories,
+            "passed": self.passed,
+            "failed": self.failed,
+            "errors": self.errors,
+            "figures": {str(k): v for k, v in sorted(self.figures.items())},
+            "failingTools": dict(
+                sorted(self.failing_tools.items(), key=lambda kv: (-kv[1], kv[0]))
+            ),
+            "interrupted": self.interrupted,
+        }
+
+
+class SummaryBuilder:
+    """Accumulates a `Summary` one result at a time (batches stream)."""
+
+    def __init__(self, graders: int = 1) -> None:
+        self.graders = max(graders, 1)
+        self.total = self.passed = self.failed = self.errors = 0
+        self.figures: Counter[int] = Counter()
+        self.tools: Counter[str] = Counter()
+
+    def add(self, result: GraderResult) -> None:
+        """Count one result."""
+        self.total += 1
+        if result.status == "error":
+            self.errors += 1
+            return
+        self.figures[result.metadata.occurrences] += 1
+        if result.passed:
+            self.passed += 1
+        else:
+            self.failed += 1
+            self.tools.update(result.metadata.pattern_tools)
+
+    def build(self, interrupted: bool = False) -> Summary:
+        """The summary so far."""
+        return Summary(
+            total=self.total,
+            passed=self.passed,
+            failed=self.failed,
+            errors=self.errors,
+            trajectories=-(-self.total // self.graders),
+            figures=dict(self.figures),
+            failing_tools=dict(self.tools),
+            interrupted=interrupted,
+        )
+
+
+def summarize(results: Iterable[GraderResult], graders: int = 1) -> Summary:
+    """The `Summary` of a batch of results (each trajectory graded by ``graders`` graders)."""
+    builder = SummaryBuilder(graders)
+    for r in results:
+        builder.add(r)
+    return builder.build()

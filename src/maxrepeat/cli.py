@@ -1,0 +1,252 @@
+"""The ``maxrepeat`` command: grade trajectories, lint configs.
+
+Exit codes (``grade``): 0 every result passed; 1 at least one failed; 2 at least one
+error (bad config or flags, unreadable or malformed input, grader error). Errors take
+precedence. ``lint``: 0 clean, 1 problems found, 2 usage error.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from typing import IO, Any, NoReturn
+
+import click
+
+from . import __version__
+from ._config import MATCH_MODES, MaxRepeatConfig, check_config, unique_names
+from ._configfile import lint as lint_file
+from ._configfile import load_config
+from ._errors import ConfigError, TrajectoryFormatError
+from ._grade import error_result, grade
+from ._result import GraderResult
+from ._summary import SummaryBuilder
+
+__all__ = ["main", "cli"]
+
+EXIT_CODES_HELP = (
+    "Exit codes: 0 every result passed; 1 at least one failed; "
+    "2 at least one error (bad config, unreadable or malformed input, grader error). "
+    "Errors take precedence over failures."
+)
+
+
+def _die(message: str) -> NoReturn:
+    click.echo(f"maxrepeat: {message}", err=True)
+    sys.exit(2)
+
+
+def _number(text: str | None) -> Any:
+    if text is None:
+        return None
+    for conv in (int, float):
+        try:
+            return conv(text)
+        except ValueError:
+            pass
+    return text
+
+
+_FLAG_OF = {"max": "--max", "max_cycle_period": "--max-cycle-period", "match": "--match",
+            "tools": "--tools"}
+
+
+def inline_config(
+    max_: str | None,
+    period: str | None,
+    match: str | None,
+    tools: Sequence[str],
+    name: str | None,
+) -> MaxRepeatConfig:
+    """A grader from the inline flags, checked by the same rules as a config file."""
+    raw: dict[str, Any] = {"max": _number(max_)} if max_ is not None else {}
+    if period is not None:
+        raw["max_cycle_period"] = _number(period)
+    if match is not None:
+        raw["match"] = match
+    if tools:
+        raw["tools"] = list(tools)
+    problems = check_config(raw)
+    if problems:
+        err = problems[0][0]
+        head, _, rest = err.path.partition("[")
+        flag = _FLAG_OF.get(head, head) + (f"[{rest}" if rest else "")
+        raise ConfigError(flag, err.expectation, err.got, hint=err.hint)
+    return MaxRepeatConfig.from_mapping(raw, name=name)
+
+
+def _configs(
+    config_file: str | None,
+    max_: str | None,
+    period: str | None,
+    match: str | None,
+    tools: Sequence[str],
+    name: str | None,
+) -> list[MaxRepeatConfig]:
+    inline = any(v is not None for v in (max_, period, match, name)) or bool(tools)
+    if config_file is not None and inline:
+        _die("give either --config FILE or the inline grader flags (--max …), not both")
+    if config_file is not None:
+        try:
+            return load_config(config_file)
+        except ConfigError as err:
+            for problem in err.problems:
+                click.echo(f"maxrepeat: {problem}", err=True)
+            sys.exit(2)
+    if not inline:
+        _die("no grader: give --config FILE, or --max N (with optional --max-cycle-period, "
+             "--match, --tools)")
+    if max_ is None:
+        _die("--max must be given with the inline grader flags (got nothing)")
+    try:
+        return [inline_config(max_, period, match, tools, name)]
+    except ConfigError as err:
+        _die(str(err))
+
+
+def grade_paths(
+    paths: Sequence[str], configs: Sequence[MaxRepeatConfig], fmt: str = "auto",
+    on_error: Any = None,
+) -> Iterator[GraderResult]:
+    """Results for every trajectory under ``paths``, in input order, grader by grader."""
+    from .readers import Source, expand_paths, read_source
+
+    names = unique_names(configs)
+    for path in expand_paths(paths):
+        source = Source.from_path(path)
+        for item in read_source(source, fmt):
+            if isinstance(item, TrajectoryFormatError):
+                if on_error is not None:
+                    on_error(item)
+                label = item.source or source.name
+                for cfg, name in zip(configs, names):
+                    yield error_result(label, cfg, str(item), name=name)
+                continue
+            for cfg, name in zip(configs, names):
+                yield grade(item, cfg, name=name)
+
+
+def _write(stream: IO[str], text: str) -> None:
+    if text:
+        stream.write(text)
+        stream.flush()
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="maxrepeat")
+def cli() -> None:
+    """Grade LLM agent trajectories for loops: fail a run in which a tool action, or a short
+    cycle of actions, repeats more than MAX times (the max-repeat grader)."""
+
+
+@cli.command("grade", epilog=EXIT_CODES_HELP)
+@click.argument("paths", nargs=-1, metavar="[PATH|-]...")
+@click.option("-c", "--config", "config_file", metavar="FILE",
+              help="YAML file with a graders: list of max-repeat graders.")
+@click.option("--max", "max_", metavar="N", help="Inline grader: fail above N occurrences.")
+@click.option("--max-cycle-period", "period", metavar="P",
+              help="Inline grader: longest cycle period to detect (1-10, default 1).")
+@click.option("--match", metavar="MODE",
+              help=f"Inline grader: what counts as the same action ({', '.join(MATCH_MODES)}).")
+@click.option("--tools", multiple=True, metavar="REGEX",
+              help="Inline grader: watch only tools matching REGEX (repeatable; unanchored).")
+@click.option("--name", metavar="NAME", help="Inline grader: display name.")
+@click.option("-o", "--output", "output", default=None, metavar="FORMAT",
+              help="console (default on a terminal), json or jsonl (default otherwise).")
+@click.option("-f", "--format", "fmt", default="auto", metavar="NAME",
+              help="Input format (default: auto-detect; see 'maxrepeat formats').")
+@click.option("-q", "--quiet", is_flag=True, help="No progress or summary on standard error.")
+def grade_cmd(
+    paths: tuple[str, ...],
+    config_file: str | None,
+    max_: str | None,
+    period: str | None,
+    match: str | None,
+    tools: tuple[str, ...],
+    name: str | None,
+    output: str | None,
+    fmt: str,
+    quiet: bool,
+) -> None:
+    """Grade trajectory files (or - for standard input; directories are walked).
+
+    \b
+    Examples:
+      maxrepeat grade runs/ --config graders.yaml
+      maxrepeat grade run.json --max 3 --max-cycle-period 2 --match name-args
+      cat run.jsonl | maxrepeat grade - --max 2 --tools '^bash$' --output jsonl
+    """
+    from .readers import reader_names
+    from .reporters import OUTPUTS, get_reporter
+
+    if not paths:
+        _die("give at least one PATH (a file, a directory, or - for standard input)")
+    if fmt != "auto" and fmt not in reader_names():
+        _die(f"--format must be one of auto, {', '.join(reader_names())} (got {fmt})")
+    if output is None:
+        output = "console" if sys.stdout.isatty() else "jsonl"
+    if output not in OUTPUTS:
+        _die(f"--output must be one of {', '.join(OUTPUTS)} (got {output})")
+    configs = _configs(config_file, max_, period, match, tools, name)
+    reporter = get_reporter(output)
+    builder = SummaryBuilder(len(configs))
+    color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+
+    def on_error(err: TrajectoryFormatError) -> None:
+        if output != "console":
+            click.echo(f"maxrepeat: {err}", err=True)
+
+    streaming = hasattr(reporter, "line")
+    collected: list[GraderResult] = []
+    out = sys.stdout
+    try:
+        for result in grade_paths(paths, configs, fmt, on_error):
+            builder.add(result)
+            if streaming:
+                text = reporter.line(result, color) if output == "console" else reporter.line(result)
+                _write(out, text)
+            else:
+                collected.append(result)
+        summary = builder.build()
+        if streaming:
+            if output == "console":
+                _write(out, reporter.footer(summary, color))
+            else:
+                _write(out, reporter.footer(summary))
+        else:
+            _write(out, reporter.render(collected, summary))
+        if output != "console" and not quiet:
+            from .reporters.console import summary_text
+
+            click.echo(summary_text(summary).rstrip("\n"), err=True)
+    except BrokenPipeError:
+        # The reader of our output went away (| head): stop quietly, keep the verdict.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        summary = builder.build()
+    sys.exit(summary.exit_code)
+
+
+@cli.command("lint", epilog="Exit codes: 0 every file is clean; 1 problems found; 2 usage error.")
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False),
+                metavar="FILE...")
+def lint_cmd(files: tuple[str, ...]) -> None:
+    """Check config files against every rule of the spec; print each problem as
+    FILE:LINE:COL: PATH must be EXPECTATION (got VALUE)[; hint]."""
+    count = 0
+    for path in files:
+        for problem in lint_file(path):
+            count += 1
+            click.echo(str(problem))
+    if count:
+        click.echo(f"{count} problem{'s' if count != 1 else ''} found in "
+                   f"{len(files)} file{'s' if len(files) != 1 else ''}", err=True)
+        sys.exit(1)
+    click.echo(f"{len(files)} file{'s' if len(files) != 1 else ''} clean", err=True)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point of the ``maxrepeat`` command."""
+    cli.main(args=list(argv) if argv is not None else None, prog_name="maxrepeat")
+

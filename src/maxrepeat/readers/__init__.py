@@ -1,0 +1,287 @@
+"""Readers: one module per input format behind a tiny registry with content sniffing.
+
+A reader turns the bytes of one file into `Trajectory` values in the spec's event model.
+It yields a `TrajectoryFormatError` in place of a record it cannot read (a bad JSONL line,
+a broken sample) so that the rest of the file is still graded; a file that cannot be read
+at all yields one error and stops.
+
+Adding a format: write ``readers/<name>.py`` with a module-level ``READER`` (a `Reader`)
+and list it in ``_MODULES``. Detection asks every reader to score the first bytes of the
+file (and its name); the highest score wins.
+"""
+
+from __future__ import annotations
+
+import importlib
+import io
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Final, Literal, cast, overload
+
+from .._errors import TrajectoryFormatError
+from .._model import Trajectory
+
+__all__ = [
+    "Reader",
+    "Source",
+    "Item",
+    "HEAD_BYTES",
+    "reader_names",
+    "get_reader",
+    "all_readers",
+    "detect",
+    "read_source",
+    "read_trajectories",
+    "expand_paths",
+    "TRAJECTORY_EXTENSIONS",
+]
+
+#: How many leading bytes detection looks at.
+HEAD_BYTES: Final = 64 * 1024
+
+#: format name -> module (imported on first use, so start-up stays cheap)
+_MODULES: Final[dict[str, str]] = {
+    "vally": "maxrepeat.readers.vally",
+}
+
+Item = Trajectory | TrajectoryFormatError
+
+
+@dataclass(frozen=True)
+class Source:
+    """One input: a file path, or standard input (``-``) spooled so it can be re-read.
+
+    ``name`` is what results and errors call it. ``head`` is the first `HEAD_BYTES`.
+    """
+
+    name: str
+    path: str | None
+    _spool: IO[bytes] | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def from_path(cls, path: str | os.PathLike[str]) -> Source:
+        """A source for a file path; ``-`` means standard input."""
+        text = os.fspath(path)
+        if text == "-":
+            return cls.stdin()
+        return cls(text, text)
+
+    @classmethod
+    def stdin(cls, stream: IO[bytes] | None = None) -> Source:
+        """Standard input, copied to a temporary file (readers may seek and re-read)."""
+        spool = tempfile.SpooledTemporaryFile(max_size=64 * 1024 * 1024)
+        data = stream if stream is not None else sys.stdin.buffer
+        while chunk := data.read(1 << 20):
+            spool.write(chunk)
+        spool.seek(0)
+        return cls("<stdin>", None, spool)
+
+    @classmethod
+    def from_bytes(cls, data: bytes, name: str = "<bytes>") -> Source:
+        """An in-memory source (tests, engines that hand over bytes)."""
+        spool = tempfile.SpooledTemporaryFile(max_size=1 << 62)
+        spool.write(data)
+        spool.seek(0)
+        return cls(name, None, spool)
+
+    def open(self) -> IO[bytes]:
+        """A fresh binary stream over the whole input, positioned at its start."""
+        if self._spool is not None:
+            self._spool.seek(0)
+            return cast(IO[bytes], _Unclosable(self._spool))
+        assert self.path is not None
+        return open(self.path, "rb")
+
+    def read_bytes(self) -> bytes:
+        """The whole input."""
+        with self.open() as fh:
+            return fh.read()
+
+    @property
+    def head(self) -> bytes:
+        """The first `HEAD_BYTES` of the input."""
+        with self.open() as fh:
+            return fh.read(HEAD_BYTES)
+
+    @property
+    def suffix(self) -> str:
+        """The lower-cased file name ending (``.jsonl``), empty for standard input."""
+        return Path(self.path).suffix.lower() if self.path else ""
+
+
+class _Unclosable(io.BufferedIOBase):
+    """A view of the spool whose ``close`` leaves the spool open for the next reader."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        super().__init__()
+        self._raw = raw
+
+    def read(self, size: int | None = -1) -> bytes:
+        return self._raw.read(-1 if size is None else size)
+
+    def read1(self, size: int = -1) -> bytes:
+        return self._raw.read(size)
+
+    def readline(self, size: int | None = -1) -> bytes:
+        return self._raw.readline(-1 if size is None else size)
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        return self._raw.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self._raw.tell()
+
+    def seekable(self) -> bool:
+        return True
+
+    def readable(self) -> bool:
+        return True
+
+    def __iter__(self) -> Iterator[bytes]:
+        return iter(self._raw)
+
+
+@dataclass(frozen=True)
+class Reader:
+    """One input format.
+
+    ``sniff(head, source)`` scores how sure the reader is that the input is its format
+    (0: not mine; 100: certain); ``read(source)`` yields trajectories and per-record
+    errors. ``extensions`` are the file endings a directory walk picks up.
+    """
+
+    name: str
+    description: str
+    extensions: tuple[str, ...]
+    sniff: Callable[[bytes, Source], int]
+    read: Callable[[Source], Iterator[Item]]
+
+
+_LOADED: dict[str, Reader] = {}
+
+
+def reader_names() -> list[str]:
+    """The names of every known format, in registry order."""
+    return list(_MODULES)
+
+
+def get_reader(name: str) -> Reader:
+    """The reader of one format; `TrajectoryFormatError` for an unknown name."""
+    reader = _LOADED.get(name)
+    if reader is None:
+        module = _MODULES.get(name)
+        if module is None:
+            raise TrajectoryFormatError(
+                None, f"format must be one of {', '.join(['auto', *_MODULES])} (got {name!r})"
+            )
+        reader = _LOADED[name] = importlib.import_module(module).READER
+    return reader
+
+
+def all_readers() -> list[Reader]:
+    """Every reader, in registry order."""
+    return [get_reader(n) for n in _MODULES]
+
+
+TRAJECTORY_EXTENSIONS: Final = (".json", ".jsonl", ".ndjson", ".traj", ".eval")
+
+
+def detect(source: Source) -> Reader:
+    """The reader whose sniffing is most confident about ``source``.
+
+    Raises `TrajectoryFormatError` listing the known formats when none recognises it.
+    """
+    head = source.head
+    best: tuple[int, Reader] | None = None
+    for reader in all_readers():
+        score = reader.sniff(head, source)
+        if score > 0 and (best is None or score > best[0]):
+            best = (score, reader)
+    if best is None:
+        what = "an empty file" if not head.strip() else "a shape no reader knows"
+        raise TrajectoryFormatError(
+            source.name,
+            f"cannot tell the format: {what}; known formats: {', '.join(_MODULES)} "
+            "(force one with --format)",
+        )
+    return best[1]
+
+
+def read_source(source: Source, format: str = "auto") -> Iterator[Item]:
+    """Every trajectory in ``source`` (and an error in place of each unreadable record)."""
+    try:
+        reader = detect(source) if format == "auto" else get_reader(format)
+    except TrajectoryFormatError as err:
+        yield err if err.source else err.with_source(source.name)
+        return
+    except OSError as exc:
+        yield TrajectoryFormatError(source.name, f"cannot read: {exc.strerror or exc}")
+        return
+    try:
+        yield from reader.read(source)
+    except OSError as exc:
+        yield TrajectoryFormatError(source.name, f"cannot read: {exc.strerror or exc}")
+
+
+def expand_paths(paths: Iterable[str]) -> Iterator[str]:
+    """Paths with each directory replaced by its trajectory files, sorted, recursively."""
+    for path in paths:
+        if path != "-" and os.path.isdir(path):
+            found = []
+            for root, dirs, files in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                for f in files:
+                    if not f.startswith(".") and Path(f).suffix.lower() in TRAJECTORY_EXTENSIONS:
+                        found.append(os.path.join(root, f))
+            yield from sorted(found)
+        else:
+            yield path
+
+
+@overload
+def read_trajectories(
+    path: str | os.PathLike[str], *, format: str = ..., errors: Literal["raise"] = ...
+) -> Iterator[Trajectory]: ...
+
+
+@overload
+def read_trajectories(
+    path: str | os.PathLike[str], *, format: str = ..., errors: Literal["yield"]
+) -> Iterator[Item]: ...
+
+
+def read_trajectories(
+    path: str | os.PathLike[str],
+    *,
+    format: str = "auto",
+    errors: Literal["raise", "yield"] = "raise",
+) -> Iterator[Trajectory] | Iterator[Item]:
+    """The trajectories in a file, a directory (recursively) or standard input (``-``).
+
+    Streams: one trajectory is read at a time. With ``errors="raise"`` (the default) an
+    unreadable record raises `TrajectoryFormatError`; with ``errors="yield"`` the error is
+    yielded in its place and reading goes on.
+
+    >>> import json, tempfile, os
+    >>> d = tempfile.mkdtemp(); p = os.path.join(d, "t.json")
+    >>> _ = open(p, "w").write(json.dumps({"id": "run-1", "events": []}))
+    >>> [t.label for t in read_trajectories(p)]
+    ['run-1']
+    """
+    def gen() -> Iterator[Item]:
+        for p in expand_paths([os.fspath(path)]):
+            try:
+                source = Source.from_path(p)
+            except OSError as exc:
+                yield TrajectoryFormatError(p, f"cannot read: {exc.strerror or exc}")
+                continue
+            for item in read_source(source, format):
+                if isinstance(item, TrajectoryFormatError) and errors == "raise":
+                    raise item
+                yield item
+
+    return gen()

@@ -1,0 +1,138 @@
+"""JSON helpers shared by the readers: strict fast decoding, lenient retry, fault positions.
+
+msgspec decodes first (fast, strict). When it refuses the bytes, the standard library
+tries: it accepts ``NaN``/``Infinity`` and lone surrogate escapes, and such a trajectory is
+marked as read leniently. When both refuse, the error names the file, line and column.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from typing import IO, Any, Final, TypeVar
+
+import msgspec
+
+from .._errors import TrajectoryFormatError
+
+__all__ = [
+    "BOM",
+    "strip_bom",
+    "decode",
+    "decode_typed",
+    "iter_lines",
+    "first_json_char",
+    "looks_like_jsonl",
+    "JSON_DECODER",
+]
+
+BOM: Final = b"\xef\xbb\xbf"
+T = TypeVar("T")
+
+
+def _float_hook(text: str) -> Any:
+    value = float(text)
+    if math.isfinite(value) and value.is_integer():
+        return int(value)
+    return value
+
+
+#: Untyped decoder; integral floats become ints (deep equality: 1.0 == 1).
+JSON_DECODER: Final = msgspec.json.Decoder(float_hook=_float_hook)
+
+
+def strip_bom(data: bytes) -> bytes:
+    """``data`` without a leading UTF-8 byte order mark."""
+    return data[3:] if data.startswith(BOM) else data
+
+
+def _position(data: bytes, offset: int) -> tuple[int, int]:
+    line = data.count(b"\n", 0, offset) + 1
+    start = data.rfind(b"\n", 0, offset) + 1
+    return line, offset - start + 1
+
+
+def _fault(data: bytes, source: str, line0: int) -> TrajectoryFormatError:
+    """The error for bytes neither decoder accepts, with its line and column."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line, col = _position(data, exc.start)
+        return TrajectoryFormatError(
+            source, f"not UTF-8: invalid byte 0x{data[exc.start]:02x}",
+            line=line + line0, col=col,
+        )
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        msg = exc.msg
+        if exc.pos >= len(text.rstrip()):
+            msg = f"{msg} (the input ends early: truncated?)"
+        return TrajectoryFormatError(source, f"not valid JSON: {msg}", line=exc.lineno + line0,
+                                     col=exc.colno)
+    except RecursionError:
+        return TrajectoryFormatError(source, "not readable: JSON nested too deeply",
+                                     line=line0 + 1)
+    return TrajectoryFormatError(source, "not valid JSON", line=line0 + 1)
+
+
+def decode(data: bytes, source: str, *, line0: int = 0) -> tuple[Any, bool]:
+    """(value, lenient) for JSON bytes; raises `TrajectoryFormatError` with a position.
+
+    ``line0`` is added to line numbers (the line a JSONL record starts on, minus one).
+    """
+    data = strip_bom(data)
+    try:
+        return JSON_DECODER.decode(data), False
+    except msgspec.DecodeError:
+        pass
+    except RecursionError:
+        raise TrajectoryFormatError(source, "not readable: JSON nested too deeply",
+                                    line=line0 + 1 if line0 else None) from None
+    try:
+        text = data.decode("utf-8")
+        value = json.loads(text, parse_float=_float_hook)
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        raise _fault(data, source, line0) from None
+    return value, True
+
+
+def decode_typed(data: bytes, type_: type[T], source: str, *, line0: int = 0) -> T | None:
+    """Fast typed decode; None when the bytes are valid JSON of another shape or need
+    leniency (the caller then falls back to `decode`). Raises for bytes that are not JSON
+    only through `decode`."""
+    try:
+        return msgspec.json.decode(strip_bom(data), type=type_)
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+        return None
+
+
+def iter_lines(stream: IO[bytes]) -> Iterator[tuple[int, bytes]]:
+    """(line number, bytes) of each non-blank line, streamed."""
+    for n, line in enumerate(stream, 1):
+        if n == 1:
+            line = strip_bom(line)
+        if line.strip():
+            yield n, line
+
+
+def first_json_char(head: bytes) -> bytes:
+    """The first non-whitespace byte (after a BOM), or ``b""``."""
+    stripped = strip_bom(head).lstrip()
+    return stripped[:1]
+
+
+def looks_like_jsonl(head: bytes) -> bool:
+    """Whether the first line is a complete JSON object followed by more lines."""
+    body = strip_bom(head).lstrip()
+    if not body.startswith(b"{"):
+        return False
+    nl = body.find(b"\n")
+    if nl < 0:
+        return False
+    try:
+        value = JSON_DECODER.decode(body[:nl])
+    except (msgspec.DecodeError, RecursionError):
+        return False
+    return isinstance(value, dict)

@@ -1,0 +1,161 @@
+"""The native trajectory JSON of spec §1 (the seed framework's shape).
+
+Accepted layouts: one trajectory object; a bare ``{"events": [...]}``; a JSON array of
+trajectories; JSONL with one trajectory per line; JSONL records carrying the trajectory
+under ``trajectory`` (as ``eval --output jsonl`` writes). A trajectory is named by its
+``id``, else by ``file``, ``file:line`` (JSONL) or ``file[index]`` (array).
+
+The fast path decodes straight into structs that keep only what the grader reads, with
+``arguments`` and ``result`` as undecoded ``msgspec.Raw`` slices (decoded only when a match
+mode needs them). Anything unusual falls back to the checked dict path, which gives exact
+error positions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import msgspec
+
+from .._errors import TrajectoryFormatError
+from .._model import Trajectory, trajectory_from_dict
+from . import Item, Reader, Source
+from ._json import decode, decode_typed, first_json_char, iter_lines, looks_like_jsonl
+
+__all__ = ["READER", "read_bytes_as_trajectories"]
+
+
+class _Data(msgspec.Struct, rename="camel"):
+    tool_name: str | None = None
+    tool_call_id: str | None = None
+    arguments: msgspec.Raw | None = None
+    result: msgspec.Raw | None = None
+
+
+class _Event(msgspec.Struct):
+    type: str
+    data: _Data | None = None
+
+
+class _Stimulus(msgspec.Struct):
+    name: Any = None
+
+
+class _Traj(msgspec.Struct):
+    events: list[_Event] | None = None
+    trajectory: _Traj | None = None
+    id: Any = None
+    stimulus: _Stimulus | None = None
+
+
+def _id_of(value: Any) -> str | None:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    return None
+
+
+def _from_wire(wire: _Traj, source: str) -> Trajectory | None:
+    if wire.events is None and wire.trajectory is not None:
+        wire = wire.trajectory
+    if wire.events is None:
+        return None
+    for event in wire.events:
+        if event.type == "tool_call" and (event.data is None or event.data.tool_name is None):
+            return None  # let the checked path report it with its position
+        if event.type == "tool_result" and event.data is None:
+            return None
+    name = wire.stimulus.name if wire.stimulus is not None else None
+    return Trajectory(
+        events=wire.events,
+        id=_id_of(wire.id),
+        source=source,
+        stimulus=name if isinstance(name, str) else None,
+    )
+
+
+def _one(data: bytes, source: str, line0: int = 0) -> Trajectory:
+    wire = decode_typed(data, _Traj, source, line0=line0)
+    if wire is not None:
+        traj = _from_wire(wire, source)
+        if traj is not None:
+            return traj
+    value, lenient = decode(data, source, line0=line0)
+    try:
+        return trajectory_from_dict(value, source=source, lenient=lenient)
+    except TrajectoryFormatError as err:
+        if line0:
+            raise TrajectoryFormatError(source, err.reason, position=err.position) from None
+        raise
+
+
+def read_bytes_as_trajectories(data: bytes, name: str) -> Iterator[Item]:
+    """Trajectories from a whole JSON document (an object or an array of objects)."""
+    if first_json_char(data) == b"[":
+        items = decode_typed(data, list[msgspec.Raw], name)
+        if items is not None:
+            for i, raw in enumerate(items):
+                try:
+                    yield _one(bytes(raw), f"{name}[{i}]")
+                except TrajectoryFormatError as err:
+                    yield err
+            return
+        try:
+            value, lenient = decode(data, name)
+        except TrajectoryFormatError as err:
+            yield err
+            return
+        if not isinstance(value, list):
+            yield TrajectoryFormatError(name, "expected a JSON array of trajectories")
+            return
+        for i, obj in enumerate(value):
+            try:
+                yield trajectory_from_dict(obj, source=f"{name}[{i}]", lenient=lenient)
+            except TrajectoryFormatError as err:
+                yield err
+        return
+    try:
+        yield _one(data, name)
+    except TrajectoryFormatError as err:
+        yield err
+
+
+def _read(source: Source) -> Iterator[Item]:
+    head = source.head
+    if looks_like_jsonl(head):
+        with source.open() as fh:
+            for n, line in iter_lines(fh):
+                try:
+                    yield _one(line, f"{source.name}:{n}", line0=n - 1)
+                except TrajectoryFormatError as err:
+                    yield err
+        return
+    yield from read_bytes_as_trajectories(source.read_bytes(), source.name)
+
+
+_EVENT_TYPES = (b'"tool_call"', b'"tool_result"', b'"turn_start"', b'"turn_end"')
+
+
+def _sniff(head: bytes, source: Source) -> int:
+    if first_json_char(head) not in (b"{", b"["):
+        return 0
+    if b'"events"' not in head:
+        return 0
+    if any(t in head for t in _EVENT_TYPES):
+        return 90
+    if b'"stimulus"' in head or b'"events": []' in head or b'"events":[]' in head:
+        return 60
+    return 5
+
+
+READER = Reader(
+    name="vally",
+    description="native trajectory JSON/JSONL of the spec (events with tool_call, "
+    "tool_result, turn_start, turn_end)",
+    extensions=(".json", ".jsonl"),
+    sniff=_sniff,
+    read=_read,
+)
+

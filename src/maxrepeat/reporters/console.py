@@ -1,0 +1,93 @@
+"""``--output console``: one line per trajectory and grader, then a summary.
+
+Text from trajectories (ids, evidence) is made inert before it reaches the terminal, and
+is handed to rich as plain `Text`, never as markup, so ``[bold]`` in an id stays text.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from typing import Any
+
+from .._preview import inert
+from .._result import GraderResult
+from .._summary import Summary
+
+__all__ = ["line", "footer", "render", "make_console"]
+
+
+def make_console(file: Any = None, color: bool | None = None) -> Any:
+    """A rich console (imported here only: rich is the console reporter's dependency)."""
+    from rich.console import Console
+
+    return Console(
+        file=file, force_terminal=color, no_color=color is False, highlight=False,
+        soft_wrap=True, emoji=False, markup=False,
+    )
+
+
+def _mark(result: GraderResult) -> tuple[str, str]:
+    if result.status == "error":
+        return "ERROR", "bold magenta"
+    if result.passed:
+        return "PASS ", "bold green"
+    return "FAIL ", "bold red"
+
+
+def _text(result: GraderResult) -> Any:
+    from rich.text import Text
+
+    mark, style = _mark(result)
+    text = Text()
+    text.append(mark, style=style)
+    text.append("  ")
+    text.append(inert(result.trajectory), style="bold")
+    text.append("  ")
+    text.append(inert(result.name), style="cyan")
+    text.append("  ")
+    text.append(inert(result.evidence))
+    return text
+
+
+def _render_text(obj: Any, color: bool | None) -> str:
+    buf = io.StringIO()
+    console = make_console(buf, color)
+    console.print(obj)
+    return buf.getvalue()
+
+
+def line(result: GraderResult, color: bool | None = False) -> str:
+    """One result as one console line."""
+    return _render_text(_text(result), color)
+
+
+def summary_text(summary: Summary) -> str:
+    """The summary as plain text lines."""
+    parts = [
+        f"{summary.trajectories} trajectories, {summary.total} results: "
+        f"{summary.passed} passed, {summary.failed} failed, {summary.errors} errors"
+        + (" (interrupted)" if summary.interrupted else "")
+    ]
+    if summary.figures:
+        dist = ", ".join(f"{k}: {v}" for k, v in sorted(summary.figures.items()))
+        parts.append(f"largest repeat per result (occurrences: count): {dist}")
+    if summary.failing_tools:
+        top = sorted(summary.failing_tools.items(), key=lambda kv: (-kv[1], kv[0]))[:5]
+        parts.append("tools in failing patterns: " + ", ".join(
+            f"{inert(k)} ({v})" for k, v in top))
+    return "\n".join(parts) + "\n"
+
+
+def footer(summary: Summary, color: bool | None = False) -> str:
+    """The summary block printed after the result lines."""
+    from rich.text import Text
+
+    body = summary_text(summary)
+    style = "bold red" if summary.exit_code else "bold green"
+    return "\n" + _render_text(Text(body.rstrip("\n"), style=style), color)
+
+
+def render(results: Sequence[GraderResult], summary: Summary, color: bool | None = False) -> str:
+    """All result lines and the summary."""
+    return "".join(line(r, color) for r in results) + footer(summary, color)

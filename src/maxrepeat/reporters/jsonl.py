@@ -1,0 +1,29 @@
+"""``--output jsonl``: one result per line, each with exactly the keys of spec §5."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import msgspec
+
+from .._result import GraderResult
+from .._summary import Summary
+
+__all__ = ["line", "footer", "render"]
+
+_encode = msgspec.json.Encoder().encode
+
+
+def line(result: GraderResult) -> str:
+    """One result as one JSON line (with its newline)."""
+    return _encode(result.to_dict()).decode("utf-8") + "\n"
+
+
+def footer(summary: Summary) -> str:
+    """Nothing: JSONL holds results only (the summary goes to the console)."""
+    return ""
+
+
+def render(results: Sequence[GraderResult], summary: Summary) -> str:
+    """Every result, one per line."""
+    return "".join(line(r) for r in results)
