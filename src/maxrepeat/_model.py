@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 import msgspec
 
+from ._canonical import decode_value
 from ._errors import TrajectoryFormatError
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "turn_end",
     "trajectory_from_dict",
     "EventLike",
+    "event_to_dict",
 ]
 
 TOOL_CALL = "tool_call"
@@ -146,6 +148,43 @@ class Trajectory(msgspec.Struct, frozen=True):
         if self.id is not None:
             return self.id
         return self.source if self.source is not None else "<trajectory>"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The trajectory in the native JSON shape of spec §1 (any reader's output can be
+        written this way and read back by the ``vally`` reader).
+
+        >>> Trajectory(events=(turn_start(),), id="r").to_dict()["events"]
+        [{'type': 'turn_start', 'data': {}}]
+        """
+        out: dict[str, Any] = {}
+        if self.id is not None:
+            out["id"] = self.id
+        if self.stimulus is not None:
+            out["stimulus"] = {"name": self.stimulus}
+        out["events"] = [event_to_dict(e) for e in self.events]
+        return out
+
+
+def event_to_dict(event: Any) -> dict[str, Any]:
+    """One event (an `Event` or a reader's struct of the same shape) as a JSON dict."""
+    data: dict[str, Any] = {}
+    raw = event.data
+    if raw is not None:
+        for attr, key in (("tool_name", "toolName"), ("tool_call_id", "toolCallId")):
+            value = getattr(raw, attr, None)
+            if value is not None:
+                data[key] = value
+        if event.type == TOOL_CALL:
+            data["arguments"] = decode_value(getattr(raw, "arguments", None))
+        elif event.type == TOOL_RESULT:
+            data["result"] = decode_value(getattr(raw, "result", None))
+            success = getattr(raw, "success", None)
+            if success is not None:
+                data["success"] = success
+        turn_id = getattr(raw, "turn_id", None)
+        if turn_id is not None:
+            data["turnId"] = turn_id
+    return {"type": event.type, "data": data}
 
 
 def _type_name(value: Any) -> str:
