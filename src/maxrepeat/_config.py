@@ -19,6 +19,10 @@ __all__ = [
     "MaxRepeatConfig",
     "MATCH_MODES",
     "CONFIG_KEYS",
+    "CONFIG_SPEC",
+    "KeySpec",
+    "ROOT_KEYS",
+    "ENTRY_KEYS",
     "GRADER_TYPE",
     "check_config",
     "did_you_mean",
@@ -29,10 +33,67 @@ __all__ = [
 
 GRADER_TYPE: Final = "max-repeat"
 MATCH_MODES: Final = ("observation", "name", "name-args")
-CONFIG_KEYS: Final = ("max", "max_cycle_period", "match", "tools")
 MAX_PERIOD_LIMIT: Final = 10
+#: the keys of a config file, and of one entry of its ``graders`` list
+ROOT_KEYS: Final = ("graders",)
+ENTRY_KEYS: Final = ("type", "name", "config")
+_REGEX_LIST: Final = "a non-empty list of regular expressions"
 
 MatchMode = Literal["observation", "name", "name-args"]
+
+
+@dataclass(frozen=True, slots=True)
+class KeySpec:
+    """The rule of one key of a grader's ``config`` mapping, declared once.
+
+    `check_config` enforces it and the JSON Schema generator (``maxrepeat schema``)
+    translates it, so the two cannot drift apart.
+
+    >>> CONFIG_SPEC[1].expectation
+    'an integer from 1 to 10'
+    """
+
+    key: str
+    kind: Literal["integer", "choice", "regex-list"]
+    description: str
+    required: bool = False
+    minimum: int | None = None
+    maximum: int | None = None
+    choices: tuple[str, ...] = ()
+    default: Any = None
+
+    @property
+    def expectation(self) -> str:
+        """What a value must be, in the words of the message grammar."""
+        if self.kind == "choice":
+            return "one of " + ", ".join(self.choices)
+        if self.kind == "regex-list":
+            return _REGEX_LIST
+        if self.maximum is not None:
+            return f"an integer from {self.minimum} to {self.maximum}"
+        return f"an integer >= {self.minimum}"
+
+    def accepts_integer(self, value: Any) -> bool:
+        """Whether ``value`` is an integer within the bounds (for ``integer`` keys)."""
+        if not _is_int(value):
+            return False
+        if self.minimum is not None and value < self.minimum:
+            return False
+        return self.maximum is None or value <= self.maximum
+
+
+CONFIG_SPEC: Final = (
+    KeySpec("max", "integer", "Fail when an action or a cycle repeats more than this many "
+            "complete times in a row.", required=True, minimum=1),
+    KeySpec("max_cycle_period", "integer", "Longest cycle period to detect: 1 finds A A A, "
+            "2 also A B A B.", minimum=1, maximum=MAX_PERIOD_LIMIT, default=1),
+    KeySpec("match", "choice", "What counts as the same action: tool and result "
+            "(observation), tool only (name), tool and arguments (name-args).",
+            choices=MATCH_MODES, default="observation"),
+    KeySpec("tools", "regex-list", "Watch only tools whose name matches one of these "
+            "unanchored regular expressions (default: every tool)."),
+)
+CONFIG_KEYS: Final = tuple(spec.key for spec in CONFIG_SPEC)
 
 
 def show_value(value: Any, limit: int = 60) -> str:
@@ -115,51 +176,45 @@ def check_config(config: Any) -> list[tuple[ConfigError, str | None]]:
                     str(key),
                 )
             )
-    if "max" not in config:
-        problems.append((ConfigError("max", "present: an integer >= 1", "nothing"), None))
-    else:
-        value = config["max"]
-        if not _is_int(value) or value < 1:
-            problems.append((ConfigError("max", "an integer >= 1", show_value(value)), "max"))
-    if "max_cycle_period" in config:
-        value = config["max_cycle_period"]
-        if not _is_int(value) or not 1 <= value <= MAX_PERIOD_LIMIT:
-            problems.append(
-                (
-                    ConfigError("max_cycle_period", "an integer from 1 to 10", show_value(value)),
-                    "max_cycle_period",
+    for spec in CONFIG_SPEC:
+        if spec.key not in config:
+            if spec.required:
+                problems.append(
+                    (ConfigError(spec.key, f"present: {spec.expectation}", "nothing"), None)
                 )
-            )
-    if "match" in config:
-        value = config["match"]
-        if value not in MATCH_MODES or not isinstance(value, str):
-            hint = did_you_mean(value, MATCH_MODES) if isinstance(value, str) else None
-            problems.append(
-                (
-                    ConfigError(
-                        "match", "one of observation, name, name-args", show_value(value), hint=hint
-                    ),
-                    "match",
+            continue
+        value = config[spec.key]
+        if spec.kind == "regex-list":
+            problems.extend((err, spec.key) for err in _check_tools(value))
+        elif spec.kind == "choice":
+            if not isinstance(value, str) or value not in spec.choices:
+                hint = did_you_mean(value, spec.choices) if isinstance(value, str) else None
+                problems.append(
+                    (
+                        ConfigError(spec.key, spec.expectation, show_value(value), hint=hint),
+                        spec.key,
+                    )
                 )
+        elif not spec.accepts_integer(value):
+            problems.append(
+                (ConfigError(spec.key, spec.expectation, show_value(value)), spec.key)
             )
-    if "tools" in config:
-        problems.extend((err, "tools") for err in _check_tools(config["tools"]))
     return problems
 
 
 def _check_tools(tools: Any) -> list[ConfigError]:
     if tools is None:
-        return [ConfigError("tools", "a non-empty list of regular expressions", "null",
+        return [ConfigError("tools", _REGEX_LIST, "null",
                             hint="omit tools to watch every tool")]
     if isinstance(tools, str) or not isinstance(tools, Sequence):
         hint = f'write tools: ["{tools}"]' if isinstance(tools, str) else None
         return [
             ConfigError(
-                "tools", "a non-empty list of regular expressions", show_value(tools), hint=hint
+                "tools", _REGEX_LIST, show_value(tools), hint=hint
             )
         ]
     if len(tools) == 0:
-        return [ConfigError("tools", "a non-empty list of regular expressions", "[]",
+        return [ConfigError("tools", _REGEX_LIST, "[]",
                             hint="omit tools to watch every tool")]
     errors: list[ConfigError] = []
     for i, item in enumerate(tools):

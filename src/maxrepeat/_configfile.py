@@ -15,13 +15,21 @@ from typing import Any, Final
 
 import yaml
 
-from ._config import GRADER_TYPE, MaxRepeatConfig, check_config, did_you_mean, show_value
+from ._config import (
+    ENTRY_KEYS,
+    GRADER_TYPE,
+    ROOT_KEYS,
+    MaxRepeatConfig,
+    check_config,
+    did_you_mean,
+    show_value,
+)
 from ._errors import ConfigError
 
 __all__ = ["load_config", "lint", "parse_config_text", "Located", "compose_located"]
 
-_ROOT_KEYS: Final = ("graders",)
-_ENTRY_KEYS: Final = ("type", "name", "config")
+_ROOT_KEYS: Final = ROOT_KEYS
+_ENTRY_KEYS: Final = ENTRY_KEYS
 
 try:  # the C parser is several times faster; positions are the same
     _Loader: Any = yaml.CSafeLoader

@@ -114,17 +114,17 @@ def grade_paths(
 
     names = unique_names(configs)
     for path in expand_paths(paths):
-        source = Source.from_path(path)
-        for item in read_source(source, fmt):
-            if isinstance(item, TrajectoryFormatError):
-                if on_error is not None:
-                    on_error(item)
-                label = item.source or source.name
+        with Source.from_path(path) as source:
+            for item in read_source(source, fmt):
+                if isinstance(item, TrajectoryFormatError):
+                    if on_error is not None:
+                        on_error(item)
+                    label = item.source or source.name
+                    for cfg, name in zip(configs, names):
+                        yield error_result(label, cfg, str(item), name=name)
+                    continue
                 for cfg, name in zip(configs, names):
-                    yield error_result(label, cfg, str(item), name=name)
-                continue
-            for cfg, name in zip(configs, names):
-                yield grade(item, cfg, name=name)
+                    yield grade(item, cfg, name=name)
 
 
 def _write(stream: IO[str], text: str) -> None:
@@ -244,6 +244,23 @@ def lint_cmd(files: tuple[str, ...]) -> None:
                    f"{len(files)} file{'s' if len(files) != 1 else ''}", err=True)
         sys.exit(1)
     click.echo(f"{len(files)} file{'s' if len(files) != 1 else ''} clean", err=True)
+
+
+@cli.command("schema")
+def schema_cmd() -> None:
+    """Print the JSON Schema (draft 2020-12) of the config file, for editors.
+
+    \b
+    Example (yaml-language-server):
+      maxrepeat schema > maxrepeat.schema.json
+      # first line of graders.yaml:
+      # yaml-language-server: $schema=./maxrepeat.schema.json
+    """
+    import json
+
+    from ._schema import config_schema
+
+    click.echo(json.dumps(config_schema(), indent=2))
 
 
 def main(argv: Sequence[str] | None = None) -> None:

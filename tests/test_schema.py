@@ -1,0 +1,98 @@
+"""`maxrepeat schema`: the JSON Schema agrees with the loader on the golden lint cases."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import jsonschema
+import pytest
+from click.testing import CliRunner
+
+from maxrepeat._config import check_config, is_empty_regex
+from maxrepeat._schema import config_schema
+from maxrepeat.cli import cli
+
+from .conftest import load_cases
+
+LINT = load_cases()["lint"]
+VALIDATOR = jsonschema.Draft202012Validator(config_schema())
+
+
+def _expressible(config: Any) -> bool:
+    """Whether every rule the config breaks can be written in JSON Schema.
+
+    Excluded (documented in maxrepeat._schema): a tools pattern that does not compile and
+    one that parses to an empty regex.
+    """
+    tools = config.get("tools") if isinstance(config, dict) else None
+    if isinstance(tools, list):
+        for item in tools:
+            if isinstance(item, str) and item.strip():
+                try:
+                    re.compile(item)
+                except re.error:
+                    return False
+                if is_empty_regex(item):
+                    return False
+    return True
+
+
+def _document(config: Any) -> dict[str, Any]:
+    return {"graders": [{"type": "max-repeat", "config": config}]}
+
+
+def test_schema_is_a_valid_draft_2020_12_schema() -> None:
+    """The generated schema is itself valid under the draft 2020-12 meta-schema."""
+    jsonschema.Draft202012Validator.check_schema(config_schema())
+
+
+@pytest.mark.parametrize("case", [c for c in LINT if c["valid"]],
+                         ids=[c["name"] for c in LINT if c["valid"]])
+def test_schema_accepts_valid_lint_case(case: dict[str, Any]) -> None:
+    """Every valid golden config validates against the schema."""
+    errors = list(VALIDATOR.iter_errors(_document(case["config"])))
+    assert errors == [], [e.message for e in errors]
+
+
+INVALID = [c for c in LINT if not c["valid"] and _expressible(c["config"])]
+
+
+@pytest.mark.parametrize("case", INVALID, ids=[c["name"] for c in INVALID])
+def test_schema_rejects_invalid_lint_case(case: dict[str, Any]) -> None:
+    """Every invalid golden config whose rule JSON Schema can state fails validation."""
+    assert not VALIDATOR.is_valid(_document(case["config"])), case["config"]
+
+
+@pytest.mark.parametrize("document", [
+    {},
+    {"graders": []},
+    {"graders": [{"type": "max-repeat", "config": {"max": 1}}], "extra": 1},
+    {"graders": [{"type": "loop", "config": {"max": 1}}]},
+    {"graders": [{"type": "max-repeat"}]},
+    {"graders": [{"type": "max-repeat", "name": "  ", "config": {"max": 1}}]},
+    {"graders": [{"type": "max-repeat", "config": {"max": 1}, "weight": 2}]},
+])
+def test_schema_rejects_bad_file_structure(document: dict[str, Any]) -> None:
+    """The file-level rules (graders list, entry keys, type, name) are in the schema too."""
+    assert not VALIDATOR.is_valid(document)
+
+
+def test_schema_and_loader_agree_on_many_configs() -> None:
+    """Over a grid of key values, schema and check_config agree wherever the rule is
+    expressible."""
+    values: list[Any] = [None, 0, 1, 3, 3.0, 2.5, 10, 11, -1, True, "3", "name", "names",
+                         [], [""], ["^bash$"], ["a", 2], "x", {"a": 1}]
+    for key in ("max", "max_cycle_period", "match", "tools", "other"):
+        for value in values:
+            config = {"max": 2, key: value}
+            loader_ok = not check_config(config)
+            assert VALIDATOR.is_valid(_document(config)) == loader_ok, config
+
+
+def test_cli_prints_the_schema() -> None:
+    """`maxrepeat schema` prints the schema as JSON."""
+    run = CliRunner().invoke(cli, ["schema"])
+    assert run.exit_code == 0
+    assert json.loads(run.stdout) == config_schema()
