@@ -13,7 +13,15 @@ from ._preview import inert, shorten, step_preview
 from ._result import GraderResult, ResultMetadata, Run
 from ._steps import MISSING, Step, StepTable, build_step_table, make_steps
 
-__all__ = ["grade", "steps", "as_trajectory", "error_result", "result_from_table"]
+__all__ = [
+    "grade",
+    "steps",
+    "as_trajectory",
+    "error_result",
+    "result_from_table",
+    "build_result",
+    "loop_steps",
+]
 
 
 def as_trajectory(trajectory: Trajectory | Mapping[str, Any]) -> Trajectory:
@@ -90,6 +98,7 @@ def _tools(events: Sequence[Any], table: StepTable, span: Span) -> tuple[str, ..
 
 
 def _loop_steps(runs: Sequence[Run]) -> int:
+    """How many steps lie in at least one run."""
     covered = 0
     last = -1
     for r in sorted(runs, key=lambda r: r.start_step):
@@ -100,17 +109,20 @@ def _loop_steps(runs: Sequence[Run]) -> int:
     return covered
 
 
+loop_steps = _loop_steps
+
+
 def _times(k: int) -> str:
     return "once" if k == 1 else f"{k} times"
 
 
-def _evidence(config: MaxRepeatConfig, table: StepTable, best: Run | None, passed: bool) -> str:
+def _evidence(config: MaxRepeatConfig, watched_steps: int, best: Run | None, passed: bool) -> str:
     limit = f"(max {config.max})"
     if best is None:
-        if not table.steps:
+        if not watched_steps:
             return f"no watched tool call found {limit}"
         return (
-            f"no repeat found: all {len(table.steps)} watched steps have empty observations "
+            f"no repeat found: all {watched_steps} watched steps have empty observations "
             f"{limit}"
         )
     where = f"steps {best.start_step}-{best.end_step}"
@@ -138,11 +150,41 @@ def _evidence(config: MaxRepeatConfig, table: StepTable, best: Run | None, passe
 def result_from_table(
     trajectory: Trajectory, config: MaxRepeatConfig, table: StepTable, name: str
 ) -> GraderResult:
-    """The result for a fingerprinted step table (shared by `grade` and the monitor)."""
+    """The result for a fingerprinted step table."""
     span, spans = search(table.ids, config.max_cycle_period, config.max)
     events = trajectory.events
     best = _run(events, table, span, config.match) if span is not None else None
     runs = tuple(_run(events, table, s, config.match) for s in spans)
+    return build_result(
+        trajectory,
+        config,
+        name,
+        best=best,
+        best_tools=_tools(events, table, span) if span is not None else (),
+        runs=runs,
+        watched_steps=len(table.steps),
+        watched_calls=table.calls,
+        empty_steps=table.empty_steps,
+    )
+
+
+def build_result(
+    trajectory: Trajectory,
+    config: MaxRepeatConfig,
+    name: str,
+    *,
+    best: Run | None,
+    best_tools: tuple[str, ...],
+    runs: tuple[Run, ...],
+    watched_steps: int,
+    watched_calls: int,
+    empty_steps: int,
+    loop_steps: int | None = None,
+) -> GraderResult:
+    """The result from the reported run, every run above ``max`` (sorted by start, period,
+    occurrences) and the step counts (shared by `grade` and the monitor).
+
+    ``loop_steps`` may be passed when the caller already knows it for ``runs``."""
     occurrences = best.occurrences if best is not None else 0
     passed = occurrences <= config.max
     base = _base_metadata(config, trajectory)
@@ -157,13 +199,13 @@ def result_from_table(
         end_step=best.end_step if best is not None else None,
         start_event=best.start_event if best is not None else None,
         end_event=best.end_event if best is not None else None,
-        watched_steps=len(table.steps),
-        watched_calls=table.calls,
-        empty_steps=table.empty_steps,
+        watched_steps=watched_steps,
+        watched_calls=watched_calls,
+        empty_steps=empty_steps,
         pattern=best.pattern if best is not None else (),
-        pattern_tools=_tools(events, table, span) if span is not None else (),
+        pattern_tools=best_tools,
         runs=runs,
-        loop_steps=_loop_steps(runs),
+        loop_steps=_loop_steps(runs) if loop_steps is None else loop_steps,
         format=base.format,
         lenient=base.lenient,
     )
@@ -173,7 +215,7 @@ def result_from_table(
         status="ok",
         passed=passed,
         score=1.0 if passed else 0.0,
-        evidence=_evidence(config, table, best, passed),
+        evidence=_evidence(config, watched_steps, best, passed),
         metadata=metadata,
     )
 

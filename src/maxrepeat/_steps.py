@@ -25,6 +25,9 @@ __all__ = [
     "group_steps",
     "StepTable",
     "build_step_table",
+    "step_key",
+    "name_bytes",
+    "digest",
 ]
 
 
@@ -146,13 +149,21 @@ def _kind(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
 
-def _digest(data: bytes) -> bytes:
+def digest(data: bytes) -> bytes:
+    """A 16-byte BLAKE2b digest (stable across processes)."""
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
-def _name_bytes(name: str) -> bytes:
+_digest = digest
+
+
+def name_bytes(name: str) -> bytes:
+    """A tool name as length-prefixed bytes: a call fingerprint's unambiguous first part."""
     raw = name.encode("utf-8", "surrogatepass")
     return len(raw).to_bytes(8, "little") + raw
+
+
+_name_bytes = name_bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,15 +236,23 @@ def fingerprint_keys(
         if mode == "observation" and empties and (empties == len(step) or periodic):
             keys.append(None)
         else:
-            if len(digests) > 1:
-                digests.sort()
-            # Count- and length-prefixed: an unambiguous encoding of the multiset, so that
-            # no two different multisets share a key (name-mode entries vary in length).
-            keys.append(
-                len(digests).to_bytes(8, "little")
-                + b"".join(len(d).to_bytes(8, "little") + d for d in digests)
-            )
+            keys.append(step_key(digests))
     return keys
+
+
+def step_key(digests: list[bytes]) -> bytes:
+    """The key of a non-empty step from its calls' digests (sorts ``digests`` in place).
+
+    >>> step_key([b"b", b"a"]) == step_key([b"a", b"b"])
+    True
+    """
+    if len(digests) > 1:
+        digests.sort()
+    # Count- and length-prefixed: an unambiguous encoding of the multiset, so that
+    # no two different multisets share a key (name-mode entries vary in length).
+    return len(digests).to_bytes(8, "little") + b"".join(
+        len(d).to_bytes(8, "little") + d for d in digests
+    )
 
 
 def make_steps(events: Sequence[Any], table: StepTable) -> tuple[Step, ...]:
