@@ -12,7 +12,7 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Any, Final
 
-from ._canonical import decode_value
+from ._canonical import decode_value, normalize
 from ._steps import MISSING
 
 __all__ = ["inert", "shorten", "json_preview", "call_preview", "step_preview"]
@@ -68,7 +68,8 @@ def json_preview(value: Any, limit: int = VALUE_LIMIT) -> str:
     '{"command": "ls -la"}'
     """
     try:
-        value = decode_value(value)
+        # normalized, so that 1.0 and 1 (equal for the grader) also look the same
+        value = normalize(decode_value(value))
         if isinstance(value, str) and len(value) > 4 * limit:
             value = value[: 4 * limit]  # never dump megabytes only to cut them
         text = json.dumps(value, ensure_ascii=False)

@@ -108,8 +108,14 @@ def _configs(
 def grade_paths(
     paths: Sequence[str], configs: Sequence[MaxRepeatConfig], fmt: str = "auto",
     on_error: Any = None,
+    on_result: Any = None,
 ) -> Iterator[GraderResult]:
-    """Results for every trajectory under ``paths``, in input order, grader by grader."""
+    """Results for every trajectory under ``paths``, in input order, grader by grader.
+
+    ``on_result(result, trajectory, config)`` is called before each result is yielded
+    (``trajectory`` is None when the input could not be read): reports that show more
+    than results, such as the HTML timelines, collect what they need there.
+    """
     from .readers import Source, expand_paths, read_source
 
     names = unique_names(configs)
@@ -121,10 +127,16 @@ def grade_paths(
                         on_error(item)
                     label = item.source or source.name
                     for cfg, name in zip(configs, names):
-                        yield error_result(label, cfg, str(item), name=name)
+                        failed = error_result(label, cfg, str(item), name=name)
+                        if on_result is not None:
+                            on_result(failed, None, cfg)
+                        yield failed
                     continue
                 for cfg, name in zip(configs, names):
-                    yield grade(item, cfg, name=name)
+                    result = grade(item, cfg, name=name)
+                    if on_result is not None:
+                        on_result(result, item, cfg)
+                    yield result
 
 
 def _write(stream: IO[str], text: str) -> None:
@@ -153,10 +165,17 @@ def cli() -> None:
               help="Inline grader: watch only tools matching REGEX (repeatable; unanchored).")
 @click.option("--name", metavar="NAME", help="Inline grader: display name.")
 @click.option("-o", "--output", "output", default=None, metavar="FORMAT",
-              help="console (default on a terminal), json or jsonl (default otherwise).")
+              help="console (default on a terminal), json, jsonl (default otherwise), "
+                   "junit, markdown or html.")
 @click.option("-f", "--format", "fmt", default="auto", metavar="NAME",
               help="Input format (default: auto-detect; see 'maxrepeat formats').")
 @click.option("-q", "--quiet", is_flag=True, help="No progress or summary on standard error.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Worker processes (default: the number of cores). Results keep input order.")
+@click.option("--engine", type=click.Choice(["local", "ray"]), default="local",
+              help="local (worker processes here) or ray (a Ray cluster; paths it can read).")
+@click.option("--ray-address", metavar="ADDR", default=None,
+              help="With --engine ray: the cluster to join (default: RAY_ADDRESS, or a local Ray).")
 def grade_cmd(
     paths: tuple[str, ...],
     config_file: str | None,
@@ -168,6 +187,9 @@ def grade_cmd(
     output: str | None,
     fmt: str,
     quiet: bool,
+    jobs: int | None,
+    engine: str,
+    ray_address: str | None,
 ) -> None:
     """Grade trajectory files (or - for standard input; directories are walked).
 
@@ -176,6 +198,7 @@ def grade_cmd(
       maxrepeat grade runs/ --config graders.yaml
       maxrepeat grade run.json --max 3 --max-cycle-period 2 --match name-args
       cat run.jsonl | maxrepeat grade - --max 2 --tools '^bash$' --output jsonl
+      maxrepeat grade 'runs/**/*.jsonl' -j 8 --config graders.yaml -o jsonl > results.jsonl
     """
     from .readers import reader_names
     from .reporters import OUTPUTS, get_reporter
@@ -193,27 +216,54 @@ def grade_cmd(
     builder = SummaryBuilder(len(configs))
     color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
 
-    def on_error(err: TrajectoryFormatError) -> None:
+    def on_error(err: TrajectoryFormatError | str) -> None:
         if output != "console":
             click.echo(f"maxrepeat: {err}", err=True)
 
     streaming = hasattr(reporter, "line")
     collected: list[GraderResult] = []
-    out = sys.stdout
+    timelines: list[Any] = []  # html only: one per result
+    from ._batch import BatchGrader, progress_bar
+
+    show_bar = not quiet and sys.stderr.isatty() and "-" not in paths
     try:
-        for result in grade_paths(paths, configs, fmt, on_error):
-            builder.add(result)
-            if streaming:
-                text = reporter.line(result, color) if output == "console" else reporter.line(result)
-                _write(out, text)
+        with progress_bar(show_bar) as on_unit:
+            out = sys.stdout  # looked up here: the bar shows standard output above itself
+            if output == "html":
+                # The timelines need each trajectory in this process: grade in order here.
+                from ._batch import expand_inputs
+                from .reporters.html import timeline_of
+
+                def on_result(result: GraderResult, trajectory: Any, cfg: MaxRepeatConfig) -> None:
+                    ok = trajectory is not None and result.status == "ok"
+                    timelines.append(timeline_of(trajectory, cfg) if ok else None)
+
+                stream = grade_paths(expand_inputs(paths), configs, fmt, on_error, on_result)
+            elif engine == "ray":
+                from .ray import grade_paths_on_ray
+
+                stream = grade_paths_on_ray(paths, configs, fmt, address=ray_address,
+                                            on_error=on_error)
             else:
-                collected.append(result)
+                stream = BatchGrader(paths, configs, fmt=fmt, jobs=jobs, on_error=on_error,
+                                     on_unit=on_unit).results()
+            for result in stream:
+                builder.add(result)
+                if streaming:
+                    text = (reporter.line(result, color) if output == "console"
+                            else reporter.line(result))
+                    _write(out, text)
+                else:
+                    collected.append(result)
+        out = sys.stdout
         summary = builder.build()
         if streaming:
             if output == "console":
                 _write(out, reporter.footer(summary, color))
             else:
                 _write(out, reporter.footer(summary))
+        elif output == "html":
+            _write(out, reporter.render(collected, summary, timelines))
         else:
             _write(out, reporter.render(collected, summary))
         if output != "console" and not quiet:

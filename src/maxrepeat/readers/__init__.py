@@ -46,6 +46,11 @@ HEAD_BYTES: Final = 64 * 1024
 #: format name -> module (imported on first use, so start-up stays cheap)
 _MODULES: Final[dict[str, str]] = {
     "vally": "maxrepeat.readers.vally",
+    "atif": "maxrepeat.readers.atif",
+    "codex": "maxrepeat.readers.codex",
+    "gemini-cli": "maxrepeat.readers.gemini_cli",
+    "copilot-cli": "maxrepeat.readers.copilot_cli",
+    "otel": "maxrepeat.readers.otel",
 }
 
 Item = Trajectory | TrajectoryFormatError
@@ -83,10 +88,18 @@ class Source:
     @classmethod
     def from_bytes(cls, data: bytes, name: str = "<bytes>") -> Source:
         """An in-memory source (tests, engines that hand over bytes)."""
-        spool = tempfile.SpooledTemporaryFile(max_size=1 << 62)
-        spool.write(data)
-        spool.seek(0)
-        return cls(name, None, spool)
+        return cls(name, None, io.BytesIO(data))
+
+    def close(self) -> None:
+        """Release the spooled copy of standard input (a file path holds nothing open)."""
+        if self._spool is not None:
+            self._spool.close()
+
+    def __enter__(self) -> Source:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def open(self) -> IO[bytes]:
         """A fresh binary stream over the whole input, positioned at its start."""
@@ -279,9 +292,10 @@ def read_trajectories(
             except OSError as exc:
                 yield TrajectoryFormatError(p, f"cannot read: {exc.strerror or exc}")
                 continue
-            for item in read_source(source, format):
-                if isinstance(item, TrajectoryFormatError) and errors == "raise":
-                    raise item
-                yield item
+            with source:
+                for item in read_source(source, format):
+                    if isinstance(item, TrajectoryFormatError) and errors == "raise":
+                        raise item
+                    yield item
 
     return gen()

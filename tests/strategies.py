@@ -1,0 +1,118 @@
+"""Hypothesis strategies for random trajectories in the spec's JSON shape.
+
+They aim at the corners of spec §3–4: turns and bare calls, parallel and duplicate calls,
+stray turn boundaries, missing, empty, late, early and duplicated results, calls without
+ids, deep-equal-but-differently-spelled values, and repeated blocks of every period 1–10.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from hypothesis import strategies as st
+
+TOOLS = ["bash", "read", "edit", "run_bash"]
+ARGS: list[Any] = [None, {"command": "ls"}, {"command": "ls", "n": 1}, {"n": 1.0, "command": "ls"},
+                   {"x": True}, {"x": 1}, [1, 2], [2, 1], {}, "text"]
+RESULTS: list[Any] = ["ok", "ok", "fail", "", "  \n", None, [], {}, {"rows": [1]}, 0, False, [0]]
+
+
+@st.composite
+def call_specs(draw: st.DrawFn) -> dict[str, Any]:
+    """One call: tool, arguments, and what happens to its result."""
+    return {
+        "tool": draw(st.sampled_from(TOOLS)),
+        "args": draw(st.sampled_from(ARGS)),
+        "has_args": draw(st.booleans()),
+        "result": draw(st.sampled_from(RESULTS)),
+        # where the result goes: right after, at the end, before the call, nowhere, twice
+        "placement": draw(st.sampled_from(["after", "after", "after", "end", "before",
+                                           "missing", "twice"])),
+        "has_id": draw(st.integers(0, 15)) > 0,
+    }
+
+
+@st.composite
+def units(draw: st.DrawFn) -> dict[str, Any]:
+    """A turn with calls, a bare call, or a stray boundary."""
+    kind = draw(st.sampled_from(["turn", "turn", "turn", "bare", "stray_end", "stray_start",
+                                 "open_turn", "message"]))
+    calls = draw(st.lists(call_specs(), min_size=1, max_size=3)) if kind in (
+        "turn", "bare", "open_turn") else []
+    if kind == "bare":
+        calls = calls[:1]
+    return {"kind": kind, "calls": calls}
+
+
+@st.composite
+def unit_sequences(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Random units with repeated blocks mixed in (so long patterns actually occur)."""
+    out: list[dict[str, Any]] = []
+    for _ in range(draw(st.integers(0, 4))):
+        if draw(st.booleans()):
+            block = draw(st.lists(units(), min_size=1, max_size=10))
+            out.extend(block * draw(st.integers(2, 4)))
+        else:
+            out.extend(draw(st.lists(units(), max_size=6)))
+    return out
+
+
+def build(units_: list[dict[str, Any]], tid: str = "t") -> dict[str, Any]:
+    """A trajectory dict from units (fresh call ids each time, same content)."""
+    counter = itertools.count()
+    events: list[dict[str, Any]] = []
+    late: list[dict[str, Any]] = []
+
+    def emit_call(spec: dict[str, Any]) -> None:
+        cid = f"c{next(counter)}"
+        data: dict[str, Any] = {"toolName": spec["tool"]}
+        if spec["has_id"]:
+            data["toolCallId"] = cid
+        if spec["args"] is not None or spec["has_args"]:
+            data["arguments"] = spec["args"]
+        res = {"type": "tool_result", "data": {"toolCallId": cid, "result": spec["result"],
+                                               "success": True}}
+        if spec["placement"] == "before":
+            events.append(res)
+        events.append({"type": "tool_call", "data": data})
+        if spec["placement"] in ("after", "twice"):
+            events.append(res)
+        if spec["placement"] == "twice":
+            events.append({"type": "tool_result", "data": {"toolCallId": cid, "result": "other"}})
+        if spec["placement"] == "end":
+            late.append(res)
+
+    for unit in units_:
+        kind = unit["kind"]
+        if kind in ("turn", "open_turn"):
+            events.append({"type": "turn_start", "data": {}})
+            for spec in unit["calls"]:
+                emit_call(spec)
+            if kind == "turn":
+                events.append({"type": "turn_end", "data": {}})
+        elif kind == "bare":
+            emit_call(unit["calls"][0])
+        elif kind == "stray_end":
+            events.append({"type": "turn_end", "data": {}})
+        elif kind == "stray_start":
+            events.append({"type": "turn_start", "data": {}})
+        else:
+            events.append({"type": "assistant_message", "data": {"content": "hm"}})
+    events.extend(late)
+    return {"id": tid, "events": events}
+
+
+trajectories = unit_sequences().map(build)
+
+
+@st.composite
+def configs(draw: st.DrawFn) -> dict[str, Any]:
+    """A valid grader config dict."""
+    cfg: dict[str, Any] = {"max": draw(st.integers(1, 4))}
+    cfg["max_cycle_period"] = draw(st.integers(1, 10))
+    cfg["match"] = draw(st.sampled_from(["observation", "name", "name-args"]))
+    if draw(st.integers(0, 3)) == 0:
+        cfg["tools"] = draw(st.lists(st.sampled_from(["^bash$", "bash", "^re", "edit$"]),
+                                     min_size=1, max_size=2))
+    return cfg
