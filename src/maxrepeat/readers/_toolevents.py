@@ -1,0 +1,252 @@
+"""Building blocks shared by the agent-log readers (atif, codex, gemini-cli, copilot-cli, otel).
+
+`EventBuilder` collects tool calls and results as a log reveals them and lays them out in
+the spec's event model: the calls of one model response and their results between one
+``turn_start`` and one ``turn_end``. Logs write results before, after or far away from
+their calls (ATIF dialects emit results as separate steps, Codex writes error flags in
+other records); the builder joins them by call id, keeps the first result of a call, drops
+a call id seen before (resumed histories repeat them) and drops results whose call never
+appears.
+
+`decode_arguments` and `content_text` apply the readers' common rules for arguments that
+arrive as JSON strings and for content-block lists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from .._errors import TrajectoryFormatError
+from .._model import Event, EventData
+from . import Source
+from ._json import JSON_DECODER, decode, iter_lines
+
+__all__ = [
+    "EventBuilder",
+    "decode_arguments",
+    "content_text",
+    "iter_records",
+    "type_name",
+]
+
+
+def decode_arguments(value: Any) -> Any:
+    """The arguments a model passed: a JSON-encoded string is decoded when it parses.
+
+    >>> decode_arguments('{"cmd": "ls"}')
+    {'cmd': 'ls'}
+    >>> decode_arguments("ls -la")
+    'ls -la'
+    """
+    if isinstance(value, str):
+        try:
+            return JSON_DECODER.decode(value)
+        except (msgspec.DecodeError, RecursionError):
+            return value
+    return value
+
+
+_TEXT_TYPES = frozenset({"text", "input_text", "output_text"})
+
+
+def _block_text(block: Any) -> str | None:
+    if isinstance(block, str):
+        return block
+    if isinstance(block, dict):
+        text = block.get("text")
+        if isinstance(text, str) and block.get("type", "text") in _TEXT_TYPES:
+            return text
+    return None
+
+
+def content_text(value: Any) -> Any:
+    """The text the agent saw in a result: content-block lists become their text.
+
+    A list of text blocks (``{"type": "text", "text": ...}`` and the ``input_text`` /
+    ``output_text`` variants, or plain strings) becomes the texts joined by newlines; a
+    single text block becomes its text; anything else is kept as it is.
+
+    >>> content_text([{"type": "text", "text": "a"}, {"type": "text", "text": "b"}])
+    'a\\nb'
+    >>> content_text({"exit": 1})
+    {'exit': 1}
+    """
+    if isinstance(value, list):
+        texts = [_block_text(b) for b in value]
+        found = [t for t in texts if t is not None]
+        if found or not value:
+            return "\n".join(found) if found else value
+        return value
+    if isinstance(value, dict):
+        text = _block_text(value)
+        if text is not None and set(value) <= {"type", "text", "detail", "image_url"}:
+            return text
+    return value
+
+
+def type_name(value: Any) -> str:
+    """How an error message names the JSON type of ``value``."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def iter_records(source: Source) -> Iterator[tuple[int, dict[str, Any], bool]]:
+    """(line number, object, lenient) for each non-blank JSONL line, streamed.
+
+    Raises `TrajectoryFormatError` with the line (and column) of the first line that is
+    not JSON or not an object.
+    """
+    with source.open() as fh:
+        for n, line in iter_lines(fh):
+            value, lenient = decode(line, source.name, line0=n - 1)
+            if not isinstance(value, dict):
+                raise TrajectoryFormatError(
+                    source.name, f"each line must be a JSON object (got {type_name(value)})",
+                    line=n,
+                )
+            yield n, value, lenient
+
+
+@dataclass
+class _Call:
+    name: str
+    call_id: str | None
+    arguments: Any
+
+
+@dataclass
+class _Result:
+    call_id: str
+    result: Any
+    success: bool
+
+
+@dataclass
+class _Segment:
+    turn: bool
+    turn_id: str | None
+    items: list[_Call | _Result] = field(default_factory=list)
+
+
+class EventBuilder:
+    """Collects calls and results and lays them out in turns.
+
+    >>> b = EventBuilder()
+    >>> b.start_turn("t1"); _ = b.add_call("bash", "c1", {"cmd": "ls"}); b.end_turn()
+    >>> b.add_result("c1", "a.txt")
+    >>> [e.type for e in b.events()]
+    ['turn_start', 'tool_call', 'tool_result', 'turn_end']
+    """
+
+    def __init__(self) -> None:
+        self._segments: list[_Segment] = []
+        self._open: _Segment | None = None
+        self._home: dict[str, _Segment] = {}
+        self._pending: dict[str, _Result] = {}
+        self._answered: set[str] = set()
+        self._failed: set[str] = set()
+        self.calls = 0
+
+    @property
+    def in_turn(self) -> bool:
+        """Whether a turn is open."""
+        return self._open is not None
+
+    @property
+    def turn_has_calls(self) -> bool:
+        """Whether the open turn holds a call already."""
+        return self._open is not None and any(isinstance(i, _Call) for i in self._open.items)
+
+    def start_turn(self, turn_id: str | None = None) -> None:
+        """Open a turn (closing the open one)."""
+        self._open = _Segment(True, turn_id)
+        self._segments.append(self._open)
+
+    def end_turn(self) -> None:
+        """Close the open turn, if any."""
+        self._open = None
+
+    def has_call(self, call_id: str) -> bool:
+        """Whether a call with this id was added."""
+        return call_id in self._home
+
+    def add_call(self, name: str, call_id: str | None, arguments: Any) -> bool:
+        """Add a call to the open turn (or on its own); False when the id was seen."""
+        if call_id is not None and call_id in self._home:
+            return False
+        segment = self._open
+        if segment is None:
+            segment = _Segment(False, None)
+            self._segments.append(segment)
+        segment.items.append(_Call(name, call_id, arguments))
+        self.calls += 1
+        if call_id is not None:
+            self._home[call_id] = segment
+            waiting = self._pending.pop(call_id, None)
+            if waiting is not None:
+                segment.items.append(waiting)
+        return True
+
+    def set_arguments(self, call_id: str, arguments: Any) -> None:
+        """Replace the arguments of a call added before."""
+        segment = self._home.get(call_id)
+        if segment is not None:
+            for item in segment.items:
+                if isinstance(item, _Call) and item.call_id == call_id:
+                    item.arguments = arguments
+
+    def add_result(self, call_id: str, result: Any, success: bool = True) -> None:
+        """The result of a call (placed in its call's turn); later results are ignored."""
+        if call_id in self._answered:
+            return
+        self._answered.add(call_id)
+        item = _Result(call_id, result, success)
+        segment = self._home.get(call_id)
+        if segment is None:
+            self._pending[call_id] = item
+        else:
+            segment.items.append(item)
+
+    def has_result(self, call_id: str) -> bool:
+        """Whether a result for this call id was added."""
+        return call_id in self._answered
+
+    def mark_failed(self, call_id: str) -> None:
+        """Record the format's error flag for a call, wherever its result is."""
+        self._failed.add(call_id)
+
+    def events(self) -> tuple[Event, ...]:
+        """The events, turn by turn."""
+        out: list[Event] = []
+        for segment in self._segments:
+            if not segment.items:
+                continue  # a response without calls forms no step
+            if segment.turn:
+                out.append(Event("turn_start", EventData(turn_id=segment.turn_id)))
+            for item in segment.items:
+                if isinstance(item, _Call):
+                    out.append(Event("tool_call", EventData(
+                        tool_name=item.name, tool_call_id=item.call_id,
+                        arguments=item.arguments)))
+                else:
+                    ok = item.success and item.call_id not in self._failed
+                    out.append(Event("tool_result", EventData(
+                        tool_call_id=item.call_id, result=item.result, success=ok)))
+            if segment.turn:
+                out.append(Event("turn_end", EventData(turn_id=segment.turn_id)))
+        return tuple(out)

@@ -1,0 +1,215 @@
+"""OpenAI Codex CLI rollout JSONL (``~/.codex/sessions/.../rollout-*.jsonl``).
+
+Every line is ``{timestamp, type, payload}``. A rollout is one session: the file is one
+trajectory (later ``session_meta`` lines come from forks and resumes, whose repeated
+history is dropped by call id), read line by line.
+
+What marks a model response: Codex does not write one record per API response, so the
+reader follows the Responses-API item stream. The model's output items (``reasoning``,
+assistant ``message``, ``function_call``, ``custom_tool_call``, ``local_shell_call``)
+that follow each other form one response; the next input item (a ``*_output`` item, a
+user or developer message, a ``compacted`` record) or a task boundary (``event_msg``
+``task_started`` / ``task_complete`` / ``turn_aborted``) ends it. So one response, with
+its parallel calls, is one turn, and a task of many responses is many turns (turn ids
+``<task turn_id>/<n>``).
+
+Read as follows:
+
+- calls: ``response_item`` items ``function_call`` (``arguments``, a JSON string, decoded
+  when it parses), ``custom_tool_call`` (``input``, decoded the same way; raw text such as
+  a patch stays text) and ``local_shell_call`` (tool ``local_shell``, arguments its
+  ``action``); ids from ``call_id``. Calls are counted from ``response_item`` only (the
+  ``event_msg`` begin/end records repeat them), once per ``call_id``;
+- results: ``*_output`` items by ``call_id``; a string output is kept as written, content
+  item lists become their text;
+- error flag (the output item has none): ``exec_command_end`` with ``exit_code`` other
+  than 0, ``patch_apply_end`` with ``success: false``, ``mcp_tool_call_end`` with
+  ``Err`` or ``isError: true``, an output whose text starts ``Exit code: N`` (N not 0) or
+  that is ``{"output", "metadata": {"exit_code"}}`` JSON with a non-zero code, and an
+  output ``success: false``;
+- ``compacted.replacement_history`` (a copy of earlier items) is ignored.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict, deque
+from collections.abc import Iterator
+from typing import Any
+
+import msgspec
+
+from .._errors import TrajectoryFormatError
+from .._model import Trajectory
+from . import Item, Reader, Source
+from ._json import JSON_DECODER, first_json_char, strip_bom
+from ._toolevents import EventBuilder, content_text, decode_arguments, iter_records
+
+__all__ = ["READER"]
+
+_MODEL_OUTPUT = frozenset({"reasoning", "web_search_call", "image_generation_call",
+                           "tool_search_call"})
+_EXIT_LINE = re.compile(r"^Exit code: (-?\d+)")
+
+
+def _output(payload: dict[str, Any]) -> tuple[Any, bool]:
+    """(the text the model saw, ok) for an output item."""
+    out = payload.get("output")
+    ok = payload.get("success") is not False
+    if isinstance(out, dict) and "content" in out and set(out) <= {"content", "success"}:
+        ok = ok and out.get("success") is not False
+        out = out["content"]
+    value = content_text(out)
+    if isinstance(value, str):
+        match = _EXIT_LINE.match(value)
+        if match and int(match.group(1)) != 0:
+            ok = False
+        elif value.startswith("{") and '"exit_code"' in value:
+            try:
+                inner = JSON_DECODER.decode(value)
+            except (msgspec.DecodeError, RecursionError):
+                inner = None
+            meta = inner.get("metadata") if isinstance(inner, dict) else None
+            code = meta.get("exit_code") if isinstance(meta, dict) else None
+            if isinstance(code, int) and code != 0:
+                ok = False
+    return value, ok
+
+
+def _event_failed(payload: dict[str, Any]) -> bool:
+    kind = payload.get("type")
+    if kind == "exec_command_end":
+        code = payload.get("exit_code")
+        return isinstance(code, int) and not isinstance(code, bool) and code != 0
+    if kind == "patch_apply_end":
+        return payload.get("success") is False
+    if kind == "mcp_tool_call_end":
+        result = payload.get("result")
+        if isinstance(result, dict):
+            if "Err" in result:
+                return True
+            ok = result.get("Ok")
+            return isinstance(ok, dict) and ok.get("isError") is True
+    return False
+
+
+class _Rollout:
+    def __init__(self) -> None:
+        self.b = EventBuilder()
+        self.task: str | None = None
+        self.responses = 0
+        self.session: str | None = None
+        # calls written without a call_id (an older item shape), waiting for their result
+        self.unnamed: defaultdict[str, deque[str]] = defaultdict(deque)
+
+    def _ensure_turn(self) -> None:
+        if not self.b.in_turn:
+            self.responses += 1
+            prefix = f"{self.task}/" if self.task else ""
+            self.b.start_turn(f"{prefix}{self.responses}")
+
+    def record(self, n: int, rec: dict[str, Any]) -> None:
+        kind = rec.get("type")
+        payload = rec.get("payload")
+        if not isinstance(payload, dict):
+            return
+        if kind == "session_meta":
+            if self.session is None and isinstance(payload.get("id"), str):
+                self.session = payload["id"]
+        elif kind == "event_msg":
+            self._event(payload)
+        elif kind == "response_item":
+            self._item(n, payload)
+        elif kind == "compacted":
+            self.b.end_turn()
+
+    def _event(self, payload: dict[str, Any]) -> None:
+        kind = payload.get("type")
+        if kind in ("task_started", "task_complete", "turn_aborted"):
+            self.b.end_turn()
+            if kind == "task_started":
+                turn = payload.get("turn_id")
+                self.task = turn if isinstance(turn, str) else None
+                self.responses = 0
+            else:
+                self.task = None
+        elif _event_failed(payload) and isinstance(payload.get("call_id"), str):
+            self.b.mark_failed(payload["call_id"])
+
+    def _item(self, n: int, p: dict[str, Any]) -> None:
+        kind = p.get("type")
+        call_id = p.get("call_id") if isinstance(p.get("call_id"), str) else None
+        if kind in ("function_call", "custom_tool_call", "local_shell_call", "tool_call"):
+            name: Any
+            if kind == "local_shell_call":
+                name, args = "local_shell", p.get("action")
+                call_id = call_id or (p.get("id") if isinstance(p.get("id"), str) else None)
+            elif kind == "custom_tool_call":
+                name, args = p.get("name"), decode_arguments(p.get("input"))
+            else:
+                fn_raw = p.get("function")
+                fn: dict[str, Any] = fn_raw if isinstance(fn_raw, dict) else {}
+                name = p.get("name", fn.get("name"))
+                args = decode_arguments(p.get("arguments", fn.get("arguments")))
+            if not isinstance(name, str):
+                return
+            if call_id is None:
+                call_id = f"line-{n}"
+                self.unnamed[name].append(call_id)
+            self._ensure_turn()
+            self.b.add_call(name, call_id, args)
+        elif isinstance(kind, str) and kind.endswith("_output") and call_id is not None:
+            self.b.end_turn()
+            value, ok = _output(p)
+            self.b.add_result(call_id, value, ok)
+        elif kind == "tool_result":
+            self.b.end_turn()
+            name = p.get("name")
+            waiting = self.unnamed.get(name) if isinstance(name, str) else None
+            if waiting:
+                result = p.get("result", p.get("output"))
+                self.b.add_result(waiting.popleft(), content_text(result))
+        elif kind == "message":
+            if p.get("role") != "assistant":
+                self.b.end_turn()
+        elif kind not in _MODEL_OUTPUT:
+            self.b.end_turn()
+
+
+def _read(source: Source) -> Iterator[Item]:
+    rollout = _Rollout()
+    lenient = False
+    try:
+        for n, rec, loose in iter_records(source):
+            lenient = lenient or loose
+            rollout.record(n, rec)
+    except TrajectoryFormatError as err:
+        yield err
+        return
+    meta = {"session_id": rollout.session} if rollout.session else {}
+    yield Trajectory(events=rollout.b.events(), source=source.name, format="codex",
+                     lenient=lenient, metadata=meta)
+
+
+_KIND = re.compile(rb'"type"\s*:\s*"(session_meta|response_item|event_msg|turn_context)"')
+
+
+def _sniff(head: bytes, source: Source) -> int:
+    if first_json_char(head) != b"{":
+        return 0
+    first = strip_bom(head).lstrip()
+    # The first record's own "type" (a long session_meta may not end inside the head).
+    match = _KIND.search(first[:4096])
+    if match is None or b'"payload"' not in first[:8192]:
+        return 0
+    return 90
+
+
+READER = Reader(
+    name="codex",
+    description="OpenAI Codex CLI rollout JSONL (response_item calls and outputs, "
+    "task_started/task_complete)",
+    extensions=(".jsonl",),
+    sniff=_sniff,
+    read=_read,
+)

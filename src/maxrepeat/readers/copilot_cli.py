@@ -1,0 +1,160 @@
+"""GitHub Copilot CLI session events (``~/.copilot/session-state/<id>/events.jsonl``).
+
+Every line is ``{type, data, id, timestamp, parentId}``; one file is one session, read
+line by line.
+
+What marks a model response: one ``assistant.message`` is one model response; its
+``toolRequests[]`` are the calls it asked for. ``assistant.turn_start`` /
+``assistant.turn_end`` bracket the turn; when a second message with new tool requests
+arrives inside one bracket (the agent looped without new turn markers), it opens a new
+turn, so each response's calls still form their own turn.
+
+Read as follows: a call is announced twice (``toolRequests`` in the message, then
+``tool.execution_start``) and counted once, by ``toolCallId``; its arguments are those the
+model asked for (``toolRequests[].arguments``, decoded when a JSON string), else those of
+``tool.execution_start``. The result is ``tool.execution_complete.data.result.content``
+(else ``detailedContent``, else the error message) and ``success: false`` or an ``error``
+marks a failed call. Calls made inside a subagent (``parentToolCallId``) form their own
+trajectory, named ``file#subagent:<parentToolCallId>``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from .._errors import TrajectoryFormatError
+from .._model import Trajectory
+from . import Item, Reader, Source
+from ._json import first_json_char, strip_bom
+from ._toolevents import EventBuilder, content_text, decode_arguments, iter_records
+
+__all__ = ["READER"]
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _result(data: dict[str, Any]) -> tuple[Any, bool]:
+    result = data.get("result")
+    error = data.get("error")
+    ok = data.get("success") is not False and not error
+    value: Any = None
+    if isinstance(result, dict):
+        value = result.get("content")
+        if value is None:
+            value = result.get("detailedContent")
+    elif result is not None:
+        value = result
+    if value is None and error:
+        value = error.get("message", error) if isinstance(error, dict) else error
+    return content_text(value), ok
+
+
+class _Session:
+    def __init__(self) -> None:
+        self.runs: dict[str | None, EventBuilder] = {None: EventBuilder()}
+        self.owner: dict[str, str | None] = {}
+        self.session: str | None = None
+        self.turn_id: str | None = None
+
+    def _run(self, data: dict[str, Any]) -> tuple[str | None, EventBuilder]:
+        parent = _text(data.get("parentToolCallId"))
+        builder = self.runs.get(parent)
+        if builder is None:
+            builder = self.runs[parent] = EventBuilder()
+        return parent, builder
+
+    def record(self, rec: dict[str, Any]) -> None:
+        kind = rec.get("type")
+        data = rec.get("data")
+        if not isinstance(data, dict):
+            return
+        if kind == "session.start":
+            self.session = self.session or _text(data.get("sessionId"))
+        elif kind == "assistant.turn_start":
+            self.turn_id = _text(data.get("turnId"))
+            self._run(data)[1].start_turn(self.turn_id)
+        elif kind == "assistant.turn_end":
+            self._run(data)[1].end_turn()
+        elif kind == "assistant.message":
+            self._message(data)
+        elif kind == "tool.execution_start":
+            call_id = _text(data.get("toolCallId"))
+            name = data.get("toolName")
+            if call_id is None or not isinstance(name, str) or call_id in self.owner:
+                return
+            parent, b = self._run(data)
+            if not b.in_turn:
+                b.start_turn(self.turn_id)
+            b.add_call(name, call_id, decode_arguments(data.get("arguments")))
+            self.owner[call_id] = parent
+        elif kind == "tool.execution_complete":
+            call_id = _text(data.get("toolCallId"))
+            if call_id is None:
+                return
+            owner = self.owner.get(call_id, _text(data.get("parentToolCallId")))
+            b = self.runs.get(owner) or self.runs[None]
+            b.add_result(call_id, *_result(data))
+
+    def _message(self, data: dict[str, Any]) -> None:
+        requests = data.get("toolRequests")
+        if not isinstance(requests, list):
+            return
+        parent, b = self._run(data)
+        fresh = [r for r in requests if isinstance(r, dict)
+                 and _text(r.get("toolCallId")) is not None and isinstance(r.get("name"), str)]
+        new = [r for r in fresh if r["toolCallId"] not in self.owner]
+        for r in fresh:
+            if r["toolCallId"] in self.owner and "arguments" in r:
+                # announced by tool.execution_start first: keep what the model asked for
+                b.set_arguments(r["toolCallId"], decode_arguments(r["arguments"]))
+        if not new:
+            return
+        if not b.in_turn or b.turn_has_calls:
+            b.start_turn(_text(data.get("messageId")) or self.turn_id)
+        for r in new:
+            b.add_call(r["name"], r["toolCallId"], decode_arguments(r.get("arguments")))
+            self.owner[r["toolCallId"]] = parent
+
+
+def _read(source: Source) -> Iterator[Item]:
+    session = _Session()
+    lenient = False
+    try:
+        for _, rec, loose in iter_records(source):
+            lenient = lenient or loose
+            session.record(rec)
+    except TrajectoryFormatError as err:
+        yield err
+        return
+    meta = {"session_id": session.session} if session.session else {}
+    for parent, builder in session.runs.items():
+        name = source.name if parent is None else f"{source.name}#subagent:{parent}"
+        sub_meta = meta if parent is None else {**meta, "parent_tool_call_id": parent}
+        yield Trajectory(events=builder.events(), source=name, format="copilot-cli",
+                         lenient=lenient, metadata=sub_meta)
+
+
+_KIND = re.compile(
+    rb'"type"\s*:\s*"(session\.(start|resume|info|model_change|error)|user\.message|'
+    rb'assistant\.(turn_start|message)|tool\.execution_(start|complete))"'
+)
+
+
+def _sniff(head: bytes, source: Source) -> int:
+    if first_json_char(head) != b"{":
+        return 0
+    return 90 if _KIND.search(strip_bom(head)[:4096]) else 0
+
+
+READER = Reader(
+    name="copilot-cli",
+    description="GitHub Copilot CLI session events.jsonl (assistant.turn_start/turn_end, "
+    "tool.execution_start/complete)",
+    extensions=(".jsonl",),
+    sniff=_sniff,
+    read=_read,
+)
