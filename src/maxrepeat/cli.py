@@ -313,6 +313,23 @@ def schema_cmd() -> None:
     click.echo(json.dumps(config_schema(), indent=2))
 
 
+@cli.command("formats")
+def formats_cmd() -> None:
+    """List the input formats, one line each (name, then what it reads).
+
+    \b
+    Example:
+      maxrepeat formats
+      maxrepeat grade session.jsonl --format codex --max 3
+    """
+    from .readers import all_readers
+
+    readers = all_readers()
+    width = max(len(r.name) for r in readers)
+    for reader in readers:
+        click.echo(f"{reader.name:<{width}}  {reader.description}")
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of the ``maxrepeat`` command."""
     cli.main(args=list(argv) if argv is not None else None, prog_name="maxrepeat")
