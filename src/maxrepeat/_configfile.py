@@ -151,9 +151,10 @@ def _kind(value: Any) -> str:
 
 
 def _check_entry(
-    entry: Located, index: int, file: str, problems: list[ConfigError]
+    entry: Located, index: int, file: str, problems: list[ConfigError], base: str = ""
 ) -> MaxRepeatConfig | None:
-    prefix = f"graders[{index}]"
+    # base places the graders list inside a larger document (an eval spec's stimulus)
+    prefix = f"{base}graders[{index}]"
     if not isinstance(entry.value, dict):
         problems.append(ConfigError(prefix, "a mapping with type and config",
                                     _kind(entry.value), file=file, line=entry.line,

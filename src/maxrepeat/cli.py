@@ -16,7 +16,8 @@ import click
 
 from . import __version__
 from ._config import MATCH_MODES, MaxRepeatConfig, check_config, unique_names
-from ._configfile import lint as lint_file
+from ._evalspec import EvalSpec, SpecSummaryBuilder, load_eval_spec
+from ._evalspec import lint_path as lint_file
 from ._configfile import load_config
 from ._errors import ConfigError, TrajectoryFormatError
 from ._grade import error_result, grade
@@ -105,6 +106,34 @@ def _configs(
         _die(str(err))
 
 
+def _eval_spec(
+    path: str | None, stimulus: str | None, quiet: bool, other_graders: bool, output: str
+) -> EvalSpec | None:
+    if path is None:
+        if stimulus is not None:
+            _die("--stimulus needs --eval-spec FILE")
+        return None
+    if other_graders:
+        _die("give one of --eval-spec FILE, --config FILE or the inline grader flags (--max …)")
+    if output == "html":
+        _die("--output html does not take --eval-spec yet; use console, json or jsonl")
+    try:
+        spec = load_eval_spec(path)
+    except ConfigError as err:
+        for problem in err.problems:
+            click.echo(f"maxrepeat: {problem}", err=True)
+        sys.exit(2)
+    if stimulus is not None and stimulus not in spec.stimuli:
+        _die(f"--stimulus must name a stimulus of {path}: one of {', '.join(spec.stimuli)} "
+             f"(got {stimulus})")
+    if stimulus is not None and not spec.stimuli[stimulus].graders:
+        _die(f"--stimulus must name a stimulus with a max-repeat grader (got {stimulus})")
+    note = spec.skip_note()
+    if note is not None and not quiet:
+        click.echo(f"maxrepeat: {note}", err=True)
+    return spec
+
+
 def grade_paths(
     paths: Sequence[str], configs: Sequence[MaxRepeatConfig], fmt: str = "auto",
     on_error: Any = None,
@@ -164,6 +193,11 @@ def cli() -> None:
 @click.option("--tools", multiple=True, metavar="REGEX",
               help="Inline grader: watch only tools matching REGEX (repeatable; unanchored).")
 @click.option("--name", metavar="NAME", help="Inline grader: display name.")
+@click.option("-e", "--eval-spec", "eval_spec", metavar="FILE",
+              help="An eval spec (stimuli: with graders:): grade each trajectory with the "
+                   "max-repeat graders of its stimulus (stimulus.name).")
+@click.option("--stimulus", metavar="NAME",
+              help="With --eval-spec: use this stimulus's graders for every trajectory.")
 @click.option("-o", "--output", "output", default=None, metavar="FORMAT",
               help="console (default on a terminal), json, jsonl (default otherwise), "
                    "junit, markdown or html.")
@@ -190,6 +224,8 @@ def grade_cmd(
     jobs: int | None,
     engine: str,
     ray_address: str | None,
+    eval_spec: str | None,
+    stimulus: str | None,
 ) -> None:
     """Grade trajectory files (or - for standard input; directories are walked).
 
@@ -211,9 +247,12 @@ def grade_cmd(
         output = "console" if sys.stdout.isatty() else "jsonl"
     if output not in OUTPUTS:
         _die(f"--output must be one of {', '.join(OUTPUTS)} (got {output})")
-    configs = _configs(config_file, max_, period, match, tools, name)
+    inline = any(v is not None for v in (max_, period, match, name)) or bool(tools)
+    spec = _eval_spec(eval_spec, stimulus, quiet, config_file is not None or inline, output)
+    configs = (list(spec.graders) if spec is not None
+               else _configs(config_file, max_, period, match, tools, name))
     reporter = get_reporter(output)
-    builder = SummaryBuilder(len(configs))
+    builder = SpecSummaryBuilder() if spec is not None else SummaryBuilder(len(configs))
     color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
 
     def on_error(err: TrajectoryFormatError | str) -> None:
@@ -229,7 +268,14 @@ def grade_cmd(
     try:
         with progress_bar(show_bar) as on_unit:
             out = sys.stdout  # looked up here: the bar shows standard output above itself
-            if output == "html":
+            if spec is not None:
+                from ._batch import expand_inputs
+                from ._evalspec import grade_paths_with_spec
+
+                assert isinstance(builder, SpecSummaryBuilder)
+                stream = grade_paths_with_spec(expand_inputs(paths), spec, stimulus, fmt,
+                                               on_error, builder.count_trajectory)
+            elif output == "html":
                 # The timelines need each trajectory in this process: grade in order here.
                 from ._batch import expand_inputs
                 from .reporters.html import timeline_of
@@ -283,7 +329,8 @@ def grade_cmd(
                 metavar="FILE...")
 def lint_cmd(files: tuple[str, ...]) -> None:
     """Check config files against every rule of the spec; print each problem as
-    FILE:LINE:COL: PATH must be EXPECTATION (got VALUE)[; hint]."""
+    FILE:LINE:COL: PATH must be EXPECTATION (got VALUE)[; hint]. Eval specs (a stimuli:
+    list) are accepted too: only their max-repeat entries are checked."""
     count = 0
     for path in files:
         for problem in lint_file(path):

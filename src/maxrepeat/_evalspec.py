@@ -1,0 +1,327 @@
+"""Eval specs of the seed framework: the ``max-repeat`` graders of each stimulus.
+
+An eval spec (``eval.yaml``) lists ``stimuli``, each with a ``name`` and its ``graders``
+of many types. maxrepeat runs only the ``max-repeat`` ones: a trajectory is graded by
+the graders of the stimulus it belongs to (its ``stimulus.name``, or one given on the
+command line). Every other key of the spec belongs to the framework and is left alone;
+the ``max-repeat`` entries are checked by the same rules, positions and message grammar
+as a config file. This module is an adapter: it reads files and parses YAML.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Final
+
+from ._config import GRADER_TYPE, MaxRepeatConfig, show_value, unique_names
+from ._configfile import Located, _check_entry, _kind, _read, compose_located, parse_config_text
+from ._errors import ConfigError, TrajectoryFormatError
+from ._grade import error_result, grade
+from ._model import Trajectory
+from ._result import GraderResult
+from ._summary import Summary, SummaryBuilder
+
+__all__ = [
+    "EvalSpec",
+    "Stimulus",
+    "is_eval_spec",
+    "parse_eval_spec_text",
+    "lint_eval_spec",
+    "lint_path",
+    "load_eval_spec",
+    "grade_paths_with_spec",
+    "SpecSummaryBuilder",
+    "SPEC_RESULT_NAME",
+]
+
+_STIMULI: Final = "stimuli"
+#: the grader name of the error result of a trajectory no stimulus matches
+SPEC_RESULT_NAME: Final = "eval-spec"
+
+
+@dataclass(frozen=True, slots=True)
+class Stimulus:
+    """One stimulus of an eval spec: its ``max-repeat`` graders, and the others' types."""
+
+    name: str
+    graders: tuple[MaxRepeatConfig, ...]
+    skipped: tuple[str, ...] = ()
+
+    @property
+    def names(self) -> list[str]:
+        """The display names of its graders, unique within the stimulus."""
+        return unique_names(self.graders)
+
+
+@dataclass(frozen=True, slots=True)
+class EvalSpec:
+    """The ``max-repeat`` view of an eval spec: stimuli by name, in file order.
+
+    >>> spec, problems = parse_eval_spec_text(
+    ...     "stimuli:\\n"
+    ...     "  - name: fix-bug\\n"
+    ...     "    graders:\\n"
+    ...     "      - type: max-repeat\\n"
+    ...     "        config: {max: 3}\\n"
+    ...     "      - type: output-contains\\n"
+    ...     "        config: {substring: done}\\n", "eval.yaml")
+    >>> problems, [c.max for c in spec.stimuli["fix-bug"].graders], spec.skipped_types
+    ([], [3], {'output-contains': 1})
+    """
+
+    file: str
+    stimuli: Mapping[str, Stimulus] = field(default_factory=dict)
+
+    @property
+    def skipped_types(self) -> dict[str, int]:
+        """How many graders of each other type the spec holds (not run by maxrepeat)."""
+        counts: Counter[str] = Counter()
+        for stimulus in self.stimuli.values():
+            counts.update(stimulus.skipped)
+        return dict(sorted(counts.items()))
+
+    @property
+    def graders(self) -> tuple[MaxRepeatConfig, ...]:
+        """Every ``max-repeat`` grader of the spec, stimulus by stimulus."""
+        return tuple(cfg for s in self.stimuli.values() for cfg in s.graders)
+
+    def skip_note(self) -> str | None:
+        """One line on what the spec holds that maxrepeat does not run, or None.
+
+        >>> EvalSpec("e.yaml", {"a": Stimulus("a", (), ("file-exists",))}).skip_note()
+        'e.yaml: runs only the max-repeat graders; skipped 1 grader of other types: file-exists (1); stimuli without a max-repeat grader (not graded): a'
+        """
+        parts = []
+        skipped = self.skipped_types
+        if skipped:
+            count = sum(skipped.values())
+            kinds = ", ".join(f"{k} ({v})" for k, v in skipped.items())
+            parts.append(f"skipped {count} grader{'s' if count != 1 else ''} of other types: "
+                         f"{kinds}")
+        bare = [s.name for s in self.stimuli.values() if not s.graders]
+        if bare:
+            parts.append("stimuli without a max-repeat grader (not graded): " + ", ".join(bare))
+        if not parts:
+            return None
+        return f"{self.file}: runs only the {GRADER_TYPE} graders; " + "; ".join(parts)
+
+    def stimulus_for(self, trajectory: Trajectory, override: str | None = None) -> Stimulus | str:
+        """The stimulus whose graders apply to ``trajectory``, or why there is none."""
+        name = override if override is not None else trajectory.stimulus
+        if name is None:
+            return (f"the trajectory names no stimulus (stimulus.name) to pick graders from "
+                    f"{self.file}; give --stimulus NAME")
+        found = self.stimuli.get(name)
+        if found is None:
+            known = ", ".join(self.stimuli) or "none"
+            return f"stimulus {show_value(name)} is not in {self.file} (its stimuli: {known})"
+        return found
+
+
+def _root_mapping(root: Located | None) -> dict[Any, Located] | None:
+    return root.value if root is not None and isinstance(root.value, dict) else None
+
+
+def is_eval_spec(text: str) -> bool:
+    """Whether a YAML document is an eval spec (a mapping with ``stimuli``), not a
+    ``graders:`` config file.
+
+    >>> is_eval_spec("stimuli: []"), is_eval_spec("graders: []")
+    (True, False)
+    """
+    root, _ = compose_located(text, "<spec>")
+    top = _root_mapping(root)
+    return top is not None and _STIMULI in top
+
+
+def _entry_type(entry: Located) -> Any:
+    if isinstance(entry.value, dict) and "type" in entry.value:
+        return entry.value["type"].value
+    return None
+
+
+def _stimulus(
+    item: Located, index: int, file: str, problems: list[ConfigError], seen: dict[str, int]
+) -> Stimulus | None:
+    base = f"{_STIMULI}[{index}]."
+    if not isinstance(item.value, dict):
+        return None  # not a stimulus maxrepeat can use; the framework's own lint says why
+    fields: dict[Any, Located] = item.value
+    graders = fields.get("graders")
+    entries = graders.value if graders is not None and isinstance(graders.value, list) else []
+    ours = [(j, e) for j, e in enumerate(entries) if _entry_type(e) == GRADER_TYPE]
+    skipped = tuple(
+        t if isinstance(t, str) else show_value(t)
+        for t in (_entry_type(e) for e in entries) if t != GRADER_TYPE and t is not None
+    )
+    name_item = fields.get("name")
+    name = name_item.value if name_item is not None else None
+    if not isinstance(name, str) or not name.strip():
+        if ours:  # its max-repeat graders could never be matched to a trajectory
+            where = name_item or item
+            problems.append(ConfigError(
+                f"{base}name", "a non-blank string (trajectories pick their graders by it)",
+                "nothing" if name_item is None else show_value(name), file=file,
+                line=where.line, col=where.col))
+        return None
+    if name in seen:
+        assert name_item is not None
+        problems.append(ConfigError(
+            f"{base}name", "unique among the stimuli", show_value(name),
+            hint=f"{_STIMULI}[{seen[name]}] has it too", file=file,
+            line=name_item.line, col=name_item.col))
+        return None
+    seen[name] = index
+    configs: list[MaxRepeatConfig] = []
+    names: dict[str, int] = {}
+    for j, entry in ours:
+        cfg = _check_entry(entry, j, file, problems, base=base)
+        if cfg is None:
+            continue
+        if cfg.name is not None:
+            if cfg.name in names:
+                at = entry.value["name"]
+                problems.append(ConfigError(
+                    f"{base}graders[{j}].name", "unique in the stimulus", show_value(cfg.name),
+                    hint=f"{base}graders[{names[cfg.name]}] has it too", file=file,
+                    line=at.line, col=at.col))
+                continue
+            names[cfg.name] = j
+        configs.append(cfg)
+    return Stimulus(name, tuple(configs), skipped)
+
+
+def parse_eval_spec_text(text: str, file: str = "<eval spec>") -> tuple[EvalSpec, list[ConfigError]]:
+    """The ``max-repeat`` view of an eval spec document, and every problem in its
+    ``max-repeat`` entries (and in what is needed to reach them).
+
+    >>> _, problems = parse_eval_spec_text(
+    ...     "stimuli:\\n  - name: a\\n    graders:\\n      - type: max-repeat\\n"
+    ...     "        config: {max: 0}\\n", "eval.yaml")
+    >>> [str(p) for p in problems]
+    ['eval.yaml:5:23: stimuli[0].graders[0].config.max must be an integer >= 1 (got 0)']
+    """
+    root, problems = compose_located(text, file)
+    top = _root_mapping(root)
+    if top is None:
+        if root is not None or not problems:
+            got = "an empty document" if root is None else _kind(root.value)
+            problems.append(ConfigError("document", "a mapping with a stimuli list", got,
+                                        file=file, line=root.line if root else 1,
+                                        col=root.col if root else 1))
+        return EvalSpec(file), problems
+    assert root is not None
+    stimuli = top.get(_STIMULI)
+    if stimuli is None or not isinstance(stimuli.value, list) or not stimuli.value:
+        where = stimuli or root
+        problems.append(ConfigError(
+            _STIMULI, "a non-empty list of stimuli",
+            "nothing" if stimuli is None else _kind(stimuli.value),
+            file=file, line=where.line, col=where.col))
+        return EvalSpec(file), problems
+    found: dict[str, Stimulus] = {}
+    seen: dict[str, int] = {}
+    for i, item in enumerate(stimuli.value):
+        stimulus = _stimulus(item, i, file, problems, seen)
+        if stimulus is not None:
+            found[stimulus.name] = stimulus
+    if not problems and not any(s.graders for s in found.values()):
+        problems.append(ConfigError(
+            _STIMULI, f"a list in which some stimulus has a {GRADER_TYPE} grader",
+            "none", file=file, line=stimuli.line, col=stimuli.col))
+    problems.sort(key=lambda e: (e.line or 0, e.col or 0))
+    return EvalSpec(file, found), problems
+
+
+def lint_eval_spec(path: str | Path) -> list[ConfigError]:
+    """Every problem in the ``max-repeat`` entries of an eval spec file."""
+    try:
+        text, file = _read(path)
+    except ConfigError as err:
+        return [err]
+    return parse_eval_spec_text(text, file)[1]
+
+
+def lint_path(path: str | Path) -> list[ConfigError]:
+    """Every problem in a config file or an eval spec (told apart by ``stimuli``)."""
+    try:
+        text, file = _read(path)
+    except ConfigError as err:
+        return [err]
+    if is_eval_spec(text):
+        return parse_eval_spec_text(text, file)[1]
+    return parse_config_text(text, file)[1]
+
+
+def load_eval_spec(path: str | Path) -> EvalSpec:
+    """The eval spec of a file; raises the first `ConfigError` (carrying all of them)."""
+    text, file = _read(path)
+    spec, problems = parse_eval_spec_text(text, file)
+    if problems:
+        err = problems[0]
+        err.problems = tuple(problems)
+        raise err
+    return spec
+
+
+def grade_paths_with_spec(
+    paths: Sequence[str],
+    spec: EvalSpec,
+    stimulus: str | None = None,
+    fmt: str = "auto",
+    on_error: Callable[[Any], None] | None = None,
+    on_trajectory: Callable[[], None] | None = None,
+) -> Iterator[GraderResult]:
+    """Results for every trajectory under ``paths``, each graded by the graders of its
+    stimulus (``stimulus`` overrides the trajectory's own), in input order.
+
+    A trajectory whose stimulus is unknown gets one ``error`` result saying so, and so
+    does an unreadable input. ``on_trajectory()`` is called once per trajectory or
+    unreadable input (the number of graders varies, so results alone cannot tell).
+    """
+    from .readers import Source, expand_paths, read_source
+
+    # An error result needs a config for its metadata; the spec's first grader stands in.
+    stand_in = spec.graders[0]
+    for path in expand_paths(paths):
+        with Source.from_path(path) as source:
+            for item in read_source(source, fmt):
+                if on_trajectory is not None:
+                    on_trajectory()
+                if isinstance(item, TrajectoryFormatError):
+                    if on_error is not None:
+                        on_error(item)
+                    yield error_result(item.source or source.name, stand_in, str(item),
+                                       name=SPEC_RESULT_NAME)
+                    continue
+                found = spec.stimulus_for(item, stimulus)
+                if isinstance(found, str):
+                    yield error_result(item.label, stand_in, found, name=SPEC_RESULT_NAME,
+                                       trajectory=item)
+                    continue
+                for cfg, name in zip(found.graders, found.names):
+                    yield grade(item, cfg, name=name)
+
+
+class SpecSummaryBuilder(SummaryBuilder):
+    """A `SummaryBuilder` told of each trajectory (stimuli have different grader counts).
+
+    >>> builder = SpecSummaryBuilder()
+    >>> builder.count_trajectory(); builder.build().trajectories
+    1
+    """
+
+    def __init__(self) -> None:
+        super().__init__(1)
+        self.seen = 0
+
+    def count_trajectory(self) -> None:
+        """Count one trajectory (or unreadable input)."""
+        self.seen += 1
+
+    def build(self, interrupted: bool = False) -> Summary:
+        """The summary so far, with the counted trajectories."""
+        return replace(super().build(interrupted), trajectories=self.seen)
