@@ -23,6 +23,9 @@ OUTPUTS: Final[dict[str, str]] = {
     "console": "maxrepeat.reporters.console",
     "json": "maxrepeat.reporters.json",
     "jsonl": "maxrepeat.reporters.jsonl",
+    "junit": "maxrepeat.reporters.junit",
+    "markdown": "maxrepeat.reporters.markdown",
+    "html": "maxrepeat.reporters.html",
 }
 
 
