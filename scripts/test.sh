@@ -11,7 +11,7 @@ if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-.venv/bin/python -m pip install -q -e '.[test,inspect]'
+.venv/bin/python -m pip install -q -e '.[test,inspect,ray]'
 
 # System packages for tests that drive real components (see tests/README.md).
 need_apt=()

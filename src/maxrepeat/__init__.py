@@ -25,6 +25,7 @@ from ._result import GraderResult, ResultMetadata, Run
 from ._steps import Call, Fingerprint, Step
 from ._summary import Summary, summarize
 from .readers import read_trajectories
+from .records import grade_batch, grade_record
 
 __version__ = "0.1.0"
 
@@ -38,6 +39,8 @@ __all__ = [
     "lint",
     "read_trajectories",
     "summarize",
+    "grade_record",
+    "grade_batch",
     # values
     "Trajectory",
     "Event",

@@ -19,7 +19,7 @@ from ._config import MATCH_MODES, MaxRepeatConfig, check_config, unique_names
 from ._evalspec import EvalSpec, SpecSummaryBuilder, load_eval_spec
 from ._evalspec import lint_path as lint_file
 from ._configfile import load_config
-from ._errors import ConfigError, TrajectoryFormatError
+from ._errors import ConfigError, MissingExtraError, TrajectoryFormatError
 from ._grade import error_result, grade
 from ._result import GraderResult
 from ._summary import SummaryBuilder
@@ -288,8 +288,11 @@ def grade_cmd(
             elif engine == "ray":
                 from .ray import grade_paths_on_ray
 
-                stream = grade_paths_on_ray(paths, configs, fmt, address=ray_address,
-                                            on_error=on_error)
+                try:
+                    stream = grade_paths_on_ray(paths, configs, fmt, address=ray_address,
+                                                on_error=on_error)
+                except MissingExtraError as err:
+                    _die(str(err))
             else:
                 stream = BatchGrader(paths, configs, fmt=fmt, jobs=jobs, on_error=on_error,
                                      on_unit=on_unit).results()

@@ -9,21 +9,58 @@ The fast path decodes straight into structs that keep only what the grader reads
 ``arguments`` and ``result`` as undecoded ``msgspec.Raw`` slices (decoded only when a match
 mode needs them). Anything unusual falls back to the checked dict path, which gives exact
 error positions.
+
+A single JSON document larger than `stream_threshold()` bytes (default 512 MiB, or the
+``MAXREPEAT_STREAM_THRESHOLD`` environment variable) is read by streaming with ``ijson``
+(its C backend when built) instead of being loaded whole: an array of trajectories is read
+one trajectory at a time, and one trajectory's events are decoded one event at a time
+without ever holding the file's bytes. Results are exactly those of the in-memory path:
+whatever the streaming parser would read differently (invalid JSON, ``NaN``, numbers out
+of its range, surrogate escapes, which yajl would replace) makes the file take the
+in-memory path, which reports it as it always does.
 """
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Iterator
-from typing import Any
+from typing import IO, Any, Final
 
 import msgspec
 
 from .._errors import TrajectoryFormatError
-from .._model import Trajectory, trajectory_from_dict
+from .._model import Trajectory, event_from_dict, trajectory_from_dict
 from . import Item, Reader, Source
-from ._json import decode, decode_typed, first_json_char, iter_lines, looks_like_jsonl
+from ._json import BOM, decode, decode_typed, first_json_char, iter_lines, looks_like_jsonl
 
-__all__ = ["READER", "read_bytes_as_trajectories"]
+__all__ = [
+    "READER",
+    "read_bytes_as_trajectories",
+    "read_one",
+    "read_jsonl_range",
+    "stream_threshold",
+    "STREAM_THRESHOLD",
+    "stream_trajectories",
+]
+
+#: Default size (bytes) above which one JSON document is streamed rather than loaded.
+STREAM_THRESHOLD: Final = 512 * 1024 * 1024
+
+
+def stream_threshold() -> int:
+    """The size in bytes above which a JSON document is streamed (env override first).
+
+    >>> stream_threshold() > 0
+    True
+    """
+    env = os.environ.get("MAXREPEAT_STREAM_THRESHOLD")
+    if env:
+        try:
+            return int(env)
+        except ValueError:
+            pass
+    return STREAM_THRESHOLD
 
 
 class _Data(msgspec.Struct, rename="camel"):
@@ -91,6 +128,16 @@ def _one(data: bytes, source: str, line0: int = 0) -> Trajectory:
         raise
 
 
+def read_one(data: bytes, source: str) -> Trajectory:
+    """One trajectory from the JSON bytes of one object (or a record carrying it under
+    ``trajectory``); raises `TrajectoryFormatError` with its position when unreadable.
+
+    >>> read_one(b'{"id": "r", "events": []}', "x").label
+    'r'
+    """
+    return _one(data, source)
+
+
 def read_bytes_as_trajectories(data: bytes, name: str) -> Iterator[Item]:
     """Trajectories from a whole JSON document (an object or an array of objects)."""
     if first_json_char(data) == b"[":
@@ -122,6 +169,34 @@ def read_bytes_as_trajectories(data: bytes, name: str) -> Iterator[Item]:
         yield err
 
 
+def read_jsonl_range(
+    stream: IO[bytes], name: str, start: int, end: int, first_line: int
+) -> Iterator[Item]:
+    """The trajectories of the JSONL lines in bytes ``[start, end)`` of ``stream``.
+
+    ``start`` must be the start of line ``first_line`` (1-based) and ``end`` a line start
+    or the end of the file: the batch engine splits a large JSONL file this way, and the
+    records read are labelled exactly as a whole-file read labels them.
+    """
+    stream.seek(start)
+    n = first_line - 1
+    pos = start
+    while pos < end:
+        line = stream.readline()
+        if not line:
+            break
+        pos += len(line)
+        n += 1
+        if n == 1:
+            line = line[3:] if line.startswith(BOM) else line
+        if not line.strip():
+            continue
+        try:
+            yield _one(line, f"{name}:{n}", line0=n - 1)
+        except TrajectoryFormatError as err:
+            yield err
+
+
 def _read(source: Source) -> Iterator[Item]:
     head = source.head
     if looks_like_jsonl(head):
@@ -132,7 +207,137 @@ def _read(source: Source) -> Iterator[Item]:
                 except TrajectoryFormatError as err:
                     yield err
         return
+    if source.path is not None and _size(source.path) > stream_threshold():
+        streamed = stream_trajectories(source)
+        if streamed is not None:
+            yield from streamed
+            return
     yield from read_bytes_as_trajectories(source.read_bytes(), source.name)
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return -1
+
+
+# --- streaming one large document -------------------------------------------------------
+
+#: A ``\\uD800``-``\\uDFFF`` escape: yajl replaces lone surrogates, the in-memory path keeps them.
+_SURROGATE: Final = re.compile(rb"\\[uU][dD][89a-fA-F]")
+_CHUNK: Final = 8 * 1024 * 1024
+
+
+def _ijson() -> Any:
+    try:
+        import ijson  # type: ignore[import-untyped]
+    except ImportError:
+        return None
+    return ijson
+
+
+def _open_body(source: Source) -> IO[bytes]:
+    fh = source.open()
+    if fh.read(3) != BOM:
+        fh.seek(0)
+    return fh
+
+
+def _has_surrogate_escape(source: Source) -> bool:
+    with source.open() as fh:
+        tail = b""
+        while chunk := fh.read(_CHUNK):
+            if _SURROGATE.search(tail + chunk):
+                return True
+            tail = chunk[-8:]
+    return False
+
+
+def _streams_cleanly(ijson: Any, source: Source) -> bool:
+    """Whether the streaming parser reads the whole document (a C-speed pass, no values)."""
+    try:
+        with _open_body(source) as fh:
+            for _ in ijson.items(fh, "\x00", use_float=True):
+                pass
+    except Exception:
+        # Invalid JSON, NaN, numbers out of yajl's range: the in-memory path decides.
+        return False
+    return True
+
+
+def _items(ijson: Any, source: Source, prefix: str) -> Iterator[Any]:
+    with _open_body(source) as fh:
+        yield from ijson.items(fh, prefix, use_float=True)
+
+
+def _first(ijson: Any, source: Source, prefix: str) -> list[Any]:
+    return list(_items(ijson, source, prefix))
+
+
+def stream_trajectories(source: Source) -> Iterator[Item] | None:
+    """The trajectories of one large JSON document, read by streaming; None when this
+    document must take the in-memory path (no ijson, or content yajl reads differently)."""
+    ijson = _ijson()
+    if ijson is None or source.path is None:
+        return None
+    if _has_surrogate_escape(source) or not _streams_cleanly(ijson, source):
+        return None
+    first = first_json_char(source.head)
+    if first == b"[":
+        return _stream_array(ijson, source)
+    if first != b"{":
+        return None
+    # The layout decides where the events are: top level, or under ``trajectory`` when
+    # the top level has no ``events`` (null counts as none, as in the in-memory path).
+    top = _first(ijson, source, "events") if not _any(ijson, source, "events.item") else None
+    base = ""
+    if top is not None:
+        if top and top[0] is not None:
+            return None  # an empty or malformed events value: small, load it whole
+        inner = _first(ijson, source, "trajectory.events") if not _any(
+            ijson, source, "trajectory.events.item") else None
+        if inner is not None:
+            return None
+        base = "trajectory."
+    return _stream_one(ijson, source, base)
+
+
+def _any(ijson: Any, source: Source, prefix: str) -> bool:
+    for _ in _items(ijson, source, prefix):
+        return True
+    return False
+
+
+def _scalar_id(values: list[Any]) -> str | None:
+    return _id_of(values[-1]) if values else None
+
+
+def _stream_one(ijson: Any, source: Source, base: str) -> Iterator[Item]:
+    name = source.name
+    events = []
+    try:
+        for i, raw in enumerate(_items(ijson, source, base + "events.item")):
+            events.append(event_from_dict(raw, i))
+    except TrajectoryFormatError as err:
+        yield err.with_source(name)
+        return
+    names = _first(ijson, source, base + "stimulus.name")
+    stimulus = names[-1] if names else None
+    yield Trajectory(
+        events=events,
+        id=_scalar_id(_first(ijson, source, base + "id")),
+        source=name,
+        stimulus=stimulus if isinstance(stimulus, str) else None,
+    )
+
+
+def _stream_array(ijson: Any, source: Source) -> Iterator[Item]:
+    for i, obj in enumerate(_items(ijson, source, "item")):
+        try:
+            yield trajectory_from_dict(obj, source=f"{source.name}[{i}]")
+        except TrajectoryFormatError as err:
+            yield err
 
 
 _EVENT_TYPES = (b'"tool_call"', b'"tool_result"', b'"turn_start"', b'"turn_end"')

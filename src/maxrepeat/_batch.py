@@ -1,0 +1,435 @@
+"""The batch engine (an adapter): many inputs graded by worker processes, in input order.
+
+`expand_inputs` turns the command line's paths (files, directories, ``-``, globs that the
+shell left quoted such as ``'runs/**/*.jsonl'``) into files; `plan_units` cuts them into
+units of work (a run of small files, one file, or a byte range of a large JSONL file cut at
+line boundaries); `BatchGrader` grades the units in a `ProcessPoolExecutor` and yields
+`UnitOutcome` values strictly in input order whatever the number of workers, so reports are
+deterministic. At most ``window`` units are in flight at once, so memory stays bounded by a
+few units' results however long the batch is. ``jobs=1`` grades in this process.
+
+Hook points (for interruption handling and atomic reports):
+
+- ``BatchGrader.outcomes()`` is a generator the caller consumes; breaking out of it, or
+  calling ``close()``, or leaving the ``with`` block, cancels the units not yet started and
+  shuts the pool down. ``close(kill=True)`` also terminates running workers at once (the
+  thing to do on Ctrl-C); the results already yielded are complete and in order, so a
+  partial summary is simply the summary of what was consumed.
+- Workers ignore SIGINT (`_init_worker`): Ctrl-C reaches only the parent, which decides
+  how to stop; no worker prints a traceback.
+- ``on_unit(done, total)`` is called in the parent after each unit is yielded (progress
+  bars); ``on_error(message)`` receives the text of each unreadable input or record right
+  before its error results, in order.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import signal
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Final
+
+from ._config import MaxRepeatConfig, unique_names
+from ._errors import TrajectoryFormatError
+from ._grade import error_result, grade
+from ._result import GraderResult
+
+__all__ = [
+    "Unit",
+    "UnitOutcome",
+    "BatchGrader",
+    "expand_inputs",
+    "plan_units",
+    "grade_unit",
+    "default_jobs",
+    "CHUNK_BYTES",
+    "SMALL_FILE_BYTES",
+]
+
+#: A JSONL file larger than this is split into byte ranges of about this size.
+CHUNK_BYTES: Final = 16 * 1024 * 1024
+#: Files up to this size are grouped so one unit carries several (less overhead per file).
+SMALL_FILE_BYTES: Final = 256 * 1024
+#: Largest number of small files in one unit, and their largest total size.
+GROUP_FILES: Final = 64
+GROUP_BYTES: Final = 4 * 1024 * 1024
+
+_GLOB_CHARS: Final = frozenset("*?[")
+
+
+def default_jobs() -> int:
+    """The number of cores this process may run on.
+
+    >>> default_jobs() >= 1
+    True
+    """
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def expand_inputs(paths: Iterable[str]) -> list[str]:
+    """Files to grade, in input order: directories walked (sorted), globs expanded (sorted,
+    ``**`` recursive) when no file has that literal name; a glob matching nothing stays as
+    it is, so it is reported as unreadable.
+
+    >>> expand_inputs(["-"])
+    ['-']
+    """
+    from .readers import expand_paths
+
+    out: list[str] = []
+    for path in paths:
+        if path != "-" and _GLOB_CHARS & set(path) and not os.path.exists(path):
+            matches = sorted(glob.glob(path, recursive=True))
+            if matches:
+                out.extend(expand_paths(matches))
+                continue
+        out.extend(expand_paths([path]))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """One unit of work: whole files, or bytes ``[start, end)`` of one JSONL file whose
+    first line is ``first_line``.
+
+    >>> Unit(("a.json",)).paths
+    ('a.json',)
+    """
+
+    paths: tuple[str, ...]
+    start: int = 0
+    end: int = -1
+    first_line: int = 1
+
+    @property
+    def is_range(self) -> bool:
+        """Whether this unit is part of one JSONL file."""
+        return self.end >= 0
+
+
+@dataclass(frozen=True, slots=True)
+class UnitOutcome:
+    """What grading one unit produced, in order: results, and the messages of the inputs
+    or records that could not be read (``errors[i]`` precedes its error results)."""
+
+    unit: Unit
+    results: tuple[GraderResult, ...]
+    errors: tuple[tuple[int, str], ...] = ()
+
+    def items(self) -> Iterator[GraderResult | str]:
+        """Results and error messages interleaved as they were produced."""
+        pending = list(self.errors)
+        j = 0
+        for i, result in enumerate(self.results):
+            while j < len(pending) and pending[j][0] == i:
+                yield pending[j][1]
+                j += 1
+            yield result
+        while j < len(pending):
+            yield pending[j][1]
+            j += 1
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return -1
+
+
+def _is_jsonl(path: str, fmt: str) -> bool:
+    if fmt not in ("auto", "vally"):
+        return False
+    from .readers import HEAD_BYTES, Source, detect
+    from .readers._json import looks_like_jsonl
+
+    source = Source.from_path(path)
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(HEAD_BYTES)
+        if fmt == "auto" and detect(source).name != "vally":
+            return False
+    except (OSError, TrajectoryFormatError):
+        return False
+    return looks_like_jsonl(head)
+
+
+def _jsonl_ranges(path: str, size: int, chunk: int) -> Iterator[Unit]:
+    """Byte ranges of about ``chunk`` bytes ending at line ends, with their first line."""
+    start = 0
+    line = 1
+    with open(path, "rb") as fh:
+        while start < size:
+            target = min(start + chunk, size)
+            fh.seek(target)
+            if target < size:
+                fh.readline()  # move to the next line start
+            end = min(fh.tell(), size)
+            yield Unit((path,), start, end, line)
+            # Count lines in blocks: a multi-megabyte read per range stays cheap.
+            fh.seek(start)
+            remaining = end - start
+            while remaining > 0:
+                block = fh.read(min(remaining, 1 << 22))
+                if not block:
+                    break
+                line += block.count(b"\n")
+                remaining -= len(block)
+            start = end
+
+
+def plan_units(
+    files: Sequence[str], fmt: str = "auto", chunk: int = CHUNK_BYTES, split: bool = True
+) -> Iterator[Unit]:
+    """The units of work for ``files`` in input order (lazily: large files are cut as
+    they are reached). Small files are grouped; large JSONL files are split when
+    ``split`` is true; everything else is one unit per file."""
+    group: list[str] = []
+    group_bytes = 0
+    for path in files:
+        size = _size(path) if path != "-" else -1
+        if 0 <= size <= min(SMALL_FILE_BYTES, chunk) and path != "-":
+            group.append(path)
+            group_bytes += size
+            if len(group) >= GROUP_FILES or group_bytes >= GROUP_BYTES:
+                yield Unit(tuple(group))
+                group, group_bytes = [], 0
+            continue
+        if group:
+            yield Unit(tuple(group))
+            group, group_bytes = [], 0
+        if split and size > chunk and _is_jsonl(path, fmt):
+            yield from _jsonl_ranges(path, size, chunk)
+        else:
+            yield Unit((path,))
+    if group:
+        yield Unit(tuple(group))
+
+
+def grade_unit(
+    unit: Unit, configs: Sequence[MaxRepeatConfig], names: Sequence[str], fmt: str = "auto"
+) -> UnitOutcome:
+    """Grade one unit (runs in a worker, or in-process with ``jobs=1``)."""
+    from .readers import Source, read_source
+
+    results: list[GraderResult] = []
+    errors: list[tuple[int, str]] = []
+    for path in unit.paths:
+        source = Source.from_path(path)
+        if unit.is_range:
+            from .readers.vally import read_jsonl_range
+
+            def items(src: Source = source) -> Iterator[Any]:
+                try:
+                    with src.open() as fh:
+                        yield from read_jsonl_range(fh, src.name, unit.start, unit.end,
+                                                    unit.first_line)
+                except OSError as exc:
+                    yield TrajectoryFormatError(src.name, f"cannot read: {exc.strerror or exc}")
+
+            stream: Iterable[Any] = items()
+        else:
+            stream = read_source(source, fmt)
+        for item in stream:
+            if isinstance(item, TrajectoryFormatError):
+                errors.append((len(results), str(item)))
+                label = item.source or source.name
+                for cfg, name in zip(configs, names):
+                    results.append(error_result(label, cfg, str(item), name=name))
+                continue
+            for cfg, name in zip(configs, names):
+                results.append(grade(item, cfg, name=name))
+        spool = getattr(source, "_spool", None)
+        if spool is not None:  # standard input's copy: done with it
+            spool.close()
+    return UnitOutcome(unit, tuple(results), tuple(errors))
+
+
+# Worker state, set once per process by the pool initializer (configs are not re-sent).
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(configs: Sequence[MaxRepeatConfig], names: Sequence[str], fmt: str) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _WORKER.update(configs=tuple(configs), names=tuple(names), fmt=fmt)
+
+
+def _work(unit: Unit) -> UnitOutcome:
+    return grade_unit(unit, _WORKER["configs"], _WORKER["names"], _WORKER["fmt"])
+
+
+def _mp_context() -> Any:
+    import multiprocessing
+
+    # forkserver: safe with the progress bar's thread in the parent, and cheap per worker.
+    methods = multiprocessing.get_all_start_methods()
+    ctx = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+    if "forkserver" in methods:
+        ctx.set_forkserver_preload(["maxrepeat._batch", "maxrepeat.readers.vally"])
+    return ctx
+
+
+class BatchGrader:
+    """Grade ``paths`` with ``configs`` using ``jobs`` worker processes.
+
+    >>> import json, os, tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> with open(os.path.join(d, "r.json"), "w") as f:
+    ...     _ = f.write(json.dumps({"id": "r", "events": []}))
+    >>> with BatchGrader([d], [MaxRepeatConfig(2)], jobs=1) as batch:
+    ...     [r.trajectory for r in batch.results()]
+    ['r']
+    """
+
+    def __init__(
+        self,
+        paths: Sequence[str],
+        configs: Sequence[MaxRepeatConfig],
+        *,
+        fmt: str = "auto",
+        jobs: int | None = None,
+        window: int | None = None,
+        chunk: int = CHUNK_BYTES,
+        on_error: Callable[[str], None] | None = None,
+        on_unit: Callable[[int, int], None] | None = None,
+    ) -> None:
+        self.configs = tuple(configs)
+        self.names = tuple(unique_names(configs))
+        self.fmt = fmt
+        self.jobs = default_jobs() if jobs is None or jobs < 1 else jobs
+        self.window = window if window is not None else 4 * self.jobs
+        self.files = expand_inputs(paths)
+        self.chunk = chunk
+        self.on_error = on_error
+        self.on_unit = on_unit
+        self._pool: ProcessPoolExecutor | None = None
+        self._pending: deque[Future[UnitOutcome]] = deque()
+        #: units yielded so far, and the number planned
+        self.done = 0
+        self.total = 0
+
+    def __enter__(self) -> BatchGrader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close(kill=exc[0] is not None)
+
+    @property
+    def parallel(self) -> bool:
+        """Whether worker processes are used (more than one job and more than one file)."""
+        return self.jobs > 1 and (len(self.files) > 1 or any(
+            _size(f) > self.chunk for f in self.files[:1] if f != "-"))
+
+    def outcomes(self) -> Iterator[UnitOutcome]:
+        """Each unit's outcome, in input order."""
+        units = list(plan_units(self.files, self.fmt, self.chunk, split=self.parallel))
+        self.total = len(units)
+        if not self.parallel:
+            for unit in units:
+                yield self._emit(grade_unit(unit, self.configs, self.names, self.fmt))
+            return
+        self._pool = ProcessPoolExecutor(
+            max_workers=self.jobs, mp_context=_mp_context(), initializer=_init_worker,
+            initargs=(self.configs, self.names, self.fmt),
+        )
+        pending = self._pending
+        # Standard input cannot be read by a worker: it is graded here, in its turn.
+        local: dict[int, Unit] = {}
+        try:
+            for seq, unit in enumerate(units):
+                if unit.paths == ("-",):
+                    local[seq] = unit
+                    pending.append(Future())
+                else:
+                    pending.append(self._pool.submit(_work, unit))
+                while len(pending) >= self.window:
+                    yield self._next(local)
+            while pending:
+                yield self._next(local)
+        finally:
+            self.close()
+
+    def _next(self, local: dict[int, Unit]) -> UnitOutcome:
+        future = self._pending.popleft()
+        index = self.done
+        if index in local:
+            outcome = grade_unit(local.pop(index), self.configs, self.names, self.fmt)
+        else:
+            outcome = future.result()
+        return self._emit(outcome)
+
+    def _emit(self, outcome: UnitOutcome) -> UnitOutcome:
+        self.done += 1
+        if self.on_unit is not None:
+            self.on_unit(self.done, self.total)
+        return outcome
+
+    def results(self) -> Iterator[GraderResult]:
+        """Every result in input order (error messages go to ``on_error``)."""
+        for outcome in self.outcomes():
+            for item in outcome.items():
+                if isinstance(item, str):
+                    if self.on_error is not None:
+                        self.on_error(item)
+                else:
+                    yield item
+
+    def close(self, kill: bool = False) -> None:
+        """Cancel units not started and shut the pool down; ``kill`` also terminates
+        running workers at once (interruption)."""
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        for future in self._pending:
+            future.cancel()
+        self._pending.clear()
+        if kill:
+            # No public API stops running workers; the executor's own table is the way.
+            for proc in list(getattr(pool, "_processes", {}).values()):
+                proc.terminate()
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+class _Bar:
+    """A rich progress bar on standard error, updated from ``on_unit`` (parent only)."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+        from rich.progress import TimeElapsedColumn, TimeRemainingColumn
+
+        self.progress = Progress(
+            TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TextColumn("units"),
+            TimeElapsedColumn(), TimeRemainingColumn(),
+            console=Console(stderr=True), transient=True, redirect_stdout=True,
+            redirect_stderr=True,
+        )
+        self.task = self.progress.add_task("grading", total=None)
+
+    def __call__(self, done: int, total: int) -> None:
+        self.progress.update(self.task, completed=done, total=total)
+
+
+class progress_bar:
+    """Context manager giving an ``on_unit`` callback that drives a progress bar, or None
+    when ``enabled`` is false (not a terminal, ``--quiet``). Standard output written
+    inside the block is shown above the bar."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.bar = _Bar() if enabled else None
+
+    def __enter__(self) -> Callable[[int, int], None] | None:
+        if self.bar is not None:
+            self.bar.progress.start()
+        return self.bar
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.progress.stop()

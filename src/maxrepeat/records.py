@@ -1,0 +1,116 @@
+"""Plain functions for data engines: grade one record, or a batch of records, to result dicts.
+
+Spark, Dask, Ray or a plain ``multiprocessing.Pool`` can map these: they take and return
+only plain, picklable values, build nothing at import beyond what ``maxrepeat`` itself
+builds, and need no optional dependency.
+
+A record is a trajectory in any of the shapes a row or a JSONL line takes: a dict in the
+trajectory JSON shape (or carrying it under ``trajectory``), a `Trajectory`, or JSON text
+or bytes of one such object. Each record gives one result dict (spec §5,
+`GraderResult.to_dict`) per config; a record that cannot be read gives ``error`` results,
+never an exception.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from ._config import MaxRepeatConfig, unique_names
+from ._errors import TrajectoryFormatError
+from ._grade import error_result, grade
+from ._model import Trajectory, trajectory_from_dict
+
+__all__ = ["grade_record", "grade_batch", "as_configs"]
+
+ConfigLike = MaxRepeatConfig | Mapping[str, Any]
+Configs = ConfigLike | Sequence[ConfigLike]
+
+
+def as_configs(configs: Configs) -> tuple[MaxRepeatConfig, ...]:
+    """Configs from one config or many, each a `MaxRepeatConfig` or its ``config:`` mapping
+    (a ``name`` key names it).
+
+    >>> [c.max for c in as_configs({"max": 3})]
+    [3]
+    """
+    items: Sequence[ConfigLike] = (
+        [configs] if isinstance(configs, (MaxRepeatConfig, Mapping)) else configs
+    )
+    out = []
+    for item in items:
+        if isinstance(item, MaxRepeatConfig):
+            out.append(item)
+        else:
+            raw = dict(item)
+            name = raw.pop("name", None)
+            out.append(MaxRepeatConfig.from_mapping(raw, name=name))
+    return tuple(out)
+
+
+def _plain(value: Any) -> Any:
+    # Columnar engines hand nested lists back as numpy arrays; the grader wants JSON values.
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    tolist = getattr(value, "tolist", None)
+    if tolist is not None and not isinstance(value, (str, bytes)):
+        return _plain(tolist())
+    return value
+
+
+def _trajectory(record: Any, source: str) -> Trajectory:
+    if isinstance(record, Trajectory):
+        return record
+    if isinstance(record, (str, bytes, bytearray, memoryview)):
+        from .readers.vally import read_one
+
+        data = record.encode("utf-8", "surrogatepass") if isinstance(record, str) else bytes(record)
+        return read_one(data, source)
+    if isinstance(record, Mapping):
+        return trajectory_from_dict(_plain(record), source=source)
+    raise TrajectoryFormatError(
+        source, f"a record must be a trajectory object or JSON text (got {type(record).__name__})"
+    )
+
+
+def _grade(
+    record: Any, configs: Sequence[MaxRepeatConfig], names: Sequence[str], source: str
+) -> list[dict[str, Any]]:
+    try:
+        traj = _trajectory(record, source)
+    except TrajectoryFormatError as err:
+        label = err.source or source
+        return [error_result(label, c, str(err), name=n).to_dict() for c, n in zip(configs, names)]
+    return [grade(traj, c, name=n).to_dict() for c, n in zip(configs, names)]
+
+
+def grade_record(record: Any, configs: Configs, *, source: str = "<record>") -> list[dict[str, Any]]:
+    """The result dicts (one per config) for one record; ``source`` names a record that has
+    no ``id``.
+
+    >>> rows = grade_record('{"id": "r1", "events": []}', {"max": 2})
+    >>> rows[0]["trajectory"], rows[0]["passed"]
+    ('r1', True)
+    """
+    cfgs = as_configs(configs)
+    return _grade(record, cfgs, unique_names(cfgs), source)
+
+
+def grade_batch(
+    records: Iterable[Any], configs: Configs, *, source: str = "<record>"
+) -> list[dict[str, Any]]:
+    """The result dicts of many records, in order (each record's results together); record
+    ``i`` without an ``id`` is named ``source[i]``.
+
+    >>> rows = grade_batch([{"events": []}, '{"id": "b", "events": []}'], {"max": 1})
+    >>> [r["trajectory"] for r in rows]
+    ['<record>[0]', 'b']
+    """
+    cfgs = as_configs(configs)
+    names = unique_names(cfgs)
+    out: list[dict[str, Any]] = []
+    for i, record in enumerate(records):
+        out.extend(_grade(record, cfgs, names, f"{source}[{i}]"))
+    return out
