@@ -113,7 +113,8 @@ def iter_records(source: Source) -> Iterator[tuple[int, dict[str, Any], bool]]:
     """
     with source.open() as fh:
         for n, line in iter_lines(fh):
-            value, lenient = decode(line, source.name, line0=n - 1)
+            # without its newline, an early end is placed on this line, not the next
+            value, lenient = decode(line.rstrip(b"\r\n"), source.name, line0=n - 1)
             if not isinstance(value, dict):
                 raise TrajectoryFormatError(
                     source.name, f"each line must be a JSON object (got {type_name(value)})",

@@ -156,6 +156,8 @@ class _Rollout:
             if call_id is None:
                 call_id = f"line-{n}"
                 self.unnamed[name].append(call_id)
+            elif self.b.has_call(call_id):
+                return  # a resumed or forked rollout repeats earlier items
             self._ensure_turn()
             self.b.add_call(name, call_id, args)
         elif isinstance(kind, str) and kind.endswith("_output") and call_id is not None:

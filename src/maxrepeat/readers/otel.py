@@ -215,7 +215,7 @@ def _read(source: Source) -> Iterator[Item]:
             for n, line in iter_lines(fh):
                 # A bad line is reported and skipped: the other lines' traces still count.
                 try:
-                    rec, loose = decode(line, source.name, line0=n - 1)
+                    rec, loose = decode(line.rstrip(b"\r\n"), source.name, line0=n - 1)
                     lenient = lenient or loose
                     spans.extend(_spans_of(rec, f"line {n}", source.name, len(spans)))
                 except TrajectoryFormatError as err:
