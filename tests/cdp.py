@@ -8,11 +8,13 @@ exceptions, evaluates JavaScript and dispatches real mouse clicks.
 from __future__ import annotations
 
 import base64
+import fcntl
 import json
 import os
 import select
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -47,13 +49,25 @@ class Browser:
         self.profile = tempfile.mkdtemp(prefix="maxrepeat-chromium-")
         to_browser_r, self._to_browser = os.pipe()
         self._from_browser, from_browser_w = os.pipe()
-        # The shell puts our pipe ends on the fds 3 and 4 Chromium's pipe mode expects.
-        cmd = " ".join([
-            'exec "$0"', *FLAGS, f"--user-data-dir={self.profile}", "about:blank",
-            f"3<&{to_browser_r}", f"4>&{from_browser_w}",
-        ])
+        # Lift the child's ends above fd 9, so that moving them onto 3 and 4 cannot clobber.
+        for name in ("to_browser_r", "from_browser_w"):
+            fd = locals()[name]
+            high = fcntl.fcntl(fd, fcntl.F_DUPFD, 10)
+            os.close(fd)
+            if name == "to_browser_r":
+                to_browser_r = high
+            else:
+                from_browser_w = high
+        # A trampoline puts our pipe ends on the fds 3 and 4 that Chromium's pipe mode reads
+        # and writes, then becomes Chromium (a shell cannot: dash takes only fds 0-9).
+        trampoline = (
+            "import os, sys; os.dup2(int(sys.argv[1]), 3); os.dup2(int(sys.argv[2]), 4); "
+            "os.execv(sys.argv[3], sys.argv[3:])"
+        )
         self.proc = subprocess.Popen(
-            ["sh", "-c", cmd, executable], pass_fds=(to_browser_r, from_browser_w),
+            [sys.executable, "-c", trampoline, str(to_browser_r), str(from_browser_w),
+             executable, *FLAGS, f"--user-data-dir={self.profile}", "about:blank"],
+            pass_fds=(to_browser_r, from_browser_w),
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
         os.close(to_browser_r)
@@ -64,6 +78,14 @@ class Browser:
         self.session: str | None = None
 
     def __enter__(self) -> Browser:
+        try:
+            self._attach()
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def _attach(self) -> None:
         target = self.send("Target.createTarget", {"url": "about:blank"}, session=False)
         attached = self.send("Target.attachToTarget",
                              {"targetId": target["targetId"], "flatten": True}, session=False)
@@ -72,7 +94,6 @@ class Browser:
             self.send(f"{domain}.enable")
         self.send("Emulation.setDeviceMetricsOverride",
                   {"width": 1100, "height": 820, "deviceScaleFactor": 1, "mobile": False})
-        return self
 
     def __exit__(self, *exc: object) -> None:
         try:
