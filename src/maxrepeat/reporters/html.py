@@ -218,6 +218,7 @@ details.traj>summary{cursor:pointer;padding:6px 10px;display:flex;gap:10px;align
 .step.inrun{box-shadow:0 -3px 0 var(--fail) inset}
 .step.sel{outline:3px solid #0969da;outline-offset:1px}
 .run{height:14px;background:rgba(207,34,46,.18);border:1px solid var(--fail);border-radius:3px;font-size:10px;line-height:14px;color:var(--fail);overflow:hidden;white-space:nowrap;cursor:pointer;padding:0 2px}
+.tick{font-size:10px;color:var(--muted);white-space:nowrap}
 .legend{display:flex;gap:10px;flex-wrap:wrap;font-size:12px;margin:6px 0}
 .legend i{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:4px;vertical-align:middle}
 .detail{background:var(--panel);border:1px solid var(--line);border-radius:6px;padding:8px 10px;margin-top:8px}
@@ -393,6 +394,12 @@ _JS: Final = r"""
         " occurrences of period " + r[2] + ": " + r[6];
       bar.addEventListener("click", function () { buttons[r[0]].focus(); buttons[r[0]].click(); });
       grid.appendChild(bar);
+    });
+    res.steps.forEach(function (s, i) {
+      if (i % 5) return;
+      var tick = el("div", "tick", s.i);
+      tick.style.gridRow = String(res.runs.length + 2); tick.style.gridColumn = String(i + 1);
+      grid.appendChild(tick);
     });
     scroller.appendChild(grid); box.appendChild(scroller);
     if (res.hidden) box.appendChild(el("div", "muted", res.hidden + " more steps not drawn"));
