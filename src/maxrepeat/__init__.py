@@ -21,6 +21,7 @@ from ._configfile import lint, load_config
 from ._errors import ConfigError, MaxRepeatError, MissingExtraError, TrajectoryFormatError
 from ._grade import grade, steps
 from ._model import Event, EventData, Trajectory, tool_call, tool_result, turn_end, turn_start
+from ._monitor import Monitor
 from ._result import GraderResult, ResultMetadata, Run
 from ._steps import Call, Fingerprint, Step
 from ._summary import Summary, summarize
@@ -39,6 +40,7 @@ __all__ = [
     "lint",
     "read_trajectories",
     "summarize",
+    "Monitor",
     "grade_record",
     "grade_batch",
     # values

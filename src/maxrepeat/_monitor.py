@@ -1,0 +1,583 @@
+"""The incremental max-repeat detector: `grade()`'s answer for every prefix, event by event.
+
+`Monitor` keeps what the batch grader would compute as a small state that each event
+updates. The design (``docs/design/monitor.md``) in short:
+
+* Steps are formed exactly as `group_steps` forms them. A step is **settled** once its
+  fingerprint can no longer change: its turn is closed and, in ``observation`` mode, every
+  call in it with a call id has its (first) result. Settled steps enter the pattern search
+  for good; the steps after the first unsettled one form the **tail**.
+* For every period p the search keeps the stretch of equalities ``F[i] == F[i-p]`` that
+  reaches the settled frontier (its start and length) and, once it holds two copies, the
+  block it repeats. Stretches that end are final: the best one is kept, and those above
+  ``max`` become `Run` values. Only the last ``2 * max_cycle_period`` settled steps are
+  kept (for comparisons, block capture and ``endEvent``).
+* `result()` runs the same search over the tail on copies of that state (the tail's
+  fingerprints may still change), so the answer is exact for any order of events.
+
+Cost in the normal order (each result arrives before the next turn starts; the tail is the
+open turn): O(max_cycle_period) amortized work per event, plus copying the run list while
+a run above ``max`` is still growing. Otherwise each event costs O(max_cycle_period × u)
+for u = the steps from the oldest step still waiting for a result (or in an open turn) to
+the end. Memory: the last ``2 × max_cycle_period`` steps, the tail, one `Run` per loop
+above ``max``, and in ``observation`` mode one short entry (16-byte digest and preview)
+per answered call id, so that a late call reusing an old id is fingerprinted as
+`grade()` would (the first result for an id wins, wherever it stands).
+"""
+
+from __future__ import annotations
+
+from bisect import insort
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Final
+
+import msgspec
+
+from ._canonical import canonical_bytes, decode_value, is_empty
+from ._config import MaxRepeatConfig
+from ._errors import TrajectoryFormatError
+from ._grade import build_result, error_result, loop_steps
+from ._model import TOOL_CALL, TOOL_RESULT, TURN_END, TURN_START, Event, Trajectory
+from ._model import event_from_dict
+from ._preview import call_preview, inert, json_preview
+from ._result import GraderResult, Run
+from ._steps import MISSING, _watcher, digest, name_bytes, step_key
+
+__all__ = ["Monitor"]
+
+#: Bumped whenever the saved state's layout or meaning changes.
+STATE_VERSION: Final = 1
+
+_NO_OBSERVATION: Final = b"\x00no-observation"
+_TOO_DEEP: Final = "a value in the trajectory is nested too deeply to compare"
+
+
+class _Answer(msgspec.Struct, array_like=True):
+    """The first result of one call id, reduced to what fingerprints and previews need."""
+
+    key: bytes | None  # digest of the canonical value; None when the value is empty
+    preview: str
+    error: str | None = None  # why the value cannot be compared (a grading error if used)
+
+
+class _Call(msgspec.Struct, array_like=True):
+    event: int
+    name: str
+    cid: str | None
+    head: str  # preview of the tool name (and arguments, except in name mode)
+    digest: bytes  # name / name-args: the call's fingerprint; observation: the name bytes
+
+
+class _Open(msgspec.Struct, array_like=True):
+    """A step of the tail: its calls may still grow or their results arrive."""
+
+    index: int
+    calls: list[_Call]
+    closed: bool
+    waiting: int = 0  # calls whose result has not arrived (observation mode)
+
+
+class _Done(msgspec.Struct, array_like=True):
+    """A step reduced to what the search and the result need."""
+
+    index: int
+    first: int  # event index of its first watched call
+    last: int  # event index of its last watched call
+    key: bytes | None  # None: empty fingerprint, equal to nothing
+    preview: str
+    names: list[str]
+
+
+class _Stretch(msgspec.Struct, array_like=True):
+    """Equalities F[i] == F[i-p] back to back, reaching the settled frontier."""
+
+    start: int = 0
+    length: int = 0
+    primitive: bool = True
+    block: list[_Done] = msgspec.field(default_factory=list)  # captured at two copies
+
+
+class _Best(msgspec.Struct, array_like=True):
+    occurrences: int
+    period: int
+    start: int
+    block: list[_Done]
+    end_event: int
+
+
+class _State(msgspec.Struct):
+    version: int
+    events: int = 0
+    in_turn: bool = False
+    open_turn: bool = False  # the last tail step is the open turn's step
+    steps: int = 0
+    calls: int = 0
+    settled: int = 0
+    settled_empty: int = 0
+    first_nonempty: _Done | None = None
+    window: list[_Done] = msgspec.field(default_factory=list)
+    tail: list[_Open] = msgspec.field(default_factory=list)
+    answers: dict[str, _Answer] = msgspec.field(default_factory=dict)
+    stretches: list[_Stretch] = msgspec.field(default_factory=list)
+    best: _Best | None = None
+    runs: list[Run] = msgspec.field(default_factory=list)
+    loop_steps: int = 0
+    error: GraderResult | None = None
+
+
+def _same(a: bytes | None, b: bytes | None) -> bool:
+    return a is not None and a == b
+
+
+def _primitive(block: list[_Done]) -> bool:
+    p = len(block)
+    for q in range(1, p):
+        if p % q == 0 and all(_same(block[j].key, block[j + q].key) for j in range(p - q)):
+            return False
+    return True
+
+
+def _rank(occurrences: int, period: int, start: int) -> tuple[int, int, int]:
+    # The spec's order: most copies, then the smaller period, then the earlier start.
+    return (occurrences, -period, -start)
+
+
+def _make_run(best: _Best) -> Run:
+    return Run(
+        period=best.period,
+        occurrences=best.occurrences,
+        start_step=best.start,
+        end_step=best.start + best.period * best.occurrences - 1,
+        start_event=best.block[0].first,
+        end_event=best.end_event,
+        pattern=tuple(d.preview for d in best.block),
+    )
+
+
+def _run_order(run: Run) -> tuple[int, int, int]:
+    return (run.start_step, run.period, run.occurrences)
+
+
+class _Search:
+    """One pass of the stretch search over steps appended to a sequence.
+
+    ``at(i)`` gives step i (only the last 2P before the current one are asked for);
+    ``finish`` receives every stretch that ends with at least two copies.
+    """
+
+    __slots__ = ("stretches", "at", "finish")
+
+    def __init__(
+        self,
+        stretches: list[_Stretch],
+        at: Callable[[int], _Done],
+        finish: Callable[[_Best], None],
+    ) -> None:
+        self.stretches = stretches
+        self.at = at
+        self.finish = finish
+
+    def push(self, i: int, step: _Done) -> None:
+        key = step.key
+        at = self.at
+        for p, st in enumerate(self.stretches, 1):
+            if i >= p and key is not None and at(i - p).key == key:
+                if st.length == 0:
+                    st.start = i - p
+                st.length += 1
+                if st.length == p:
+                    # Two copies now: the block is steps start..start+p-1, still at hand.
+                    st.block = [at(j) for j in range(st.start, st.start + p)]
+                    st.primitive = p == 1 or _primitive(st.block)
+            elif st.length:
+                self.close(p, st, i - 1)
+
+    def close(self, p: int, st: _Stretch, last: int) -> None:
+        """End the stretch of period p whose last step is ``last``."""
+        if st.length >= p and st.primitive:
+            k = st.length // p + 1
+            end = st.start + p * k - 1
+            self.finish(_Best(k, p, st.start, st.block, self.at(end).last))
+        st.length = 0
+        st.block = []
+        st.primitive = True
+
+
+class Monitor:
+    """The max-repeat grader, live: feed events one by one, read the result so far.
+
+    After events e1…ek the result equals, field for field, `grade()` of a trajectory
+    holding exactly e1…ek (an open turn counts as closed; results not yet seen are
+    missing). Events are dicts of the trajectory JSON or `Event` values.
+
+    Cost: amortized O(``max_cycle_period``) work per event and memory that does not grow
+    with the trajectory when each result arrives before the next turn starts. A result
+    that arrives later (or never) keeps its step and every later one open to change: each
+    event then costs O(``max_cycle_period`` × steps since that step) until it arrives. In
+    ``observation`` mode one short entry per answered call id is kept, so that a call
+    reusing an old id is fingerprinted as `grade()` would. See ``docs/design/monitor.md``.
+
+    >>> m = Monitor(MaxRepeatConfig(max=2, match="name"))
+    >>> for i in range(3):
+    ...     r = m.feed({"type": "tool_call", "data": {"toolName": "ls", "toolCallId": str(i)}})
+    >>> r.passed, r.metadata.occurrences, r.evidence
+    (False, 3, 'ls repeated 3 times in a row at steps 0-2 (max 2)')
+    """
+
+    def __init__(
+        self,
+        config: MaxRepeatConfig,
+        *,
+        name: str | None = None,
+        id: str | None = None,
+        source: str | None = None,
+        format: str = "vally",
+    ) -> None:
+        self._config = config
+        self._name = name or config.display_name
+        self._traj = Trajectory(events=(), id=id, source=source, format=format)
+        self._period = config.max_cycle_period
+        self._match = config.match
+        self._observation = config.match == "observation"
+        self._watches = _watcher(config)
+        self._st = _State(
+            version=STATE_VERSION, stretches=[_Stretch() for _ in range(self._period)]
+        )
+        self._pending: dict[str, list[_Open]] = {}
+        self._cached: GraderResult | None = None
+        self._best_run: tuple[_Best, Run] | None = None
+        self._config_error: GraderResult | None = None
+        empty = config.empty_patterns()
+        if empty:
+            self._config_error = error_result(
+                self._traj.label,
+                config,
+                f"tools pattern {inert(repr(empty[0]))} compiles to an empty regular "
+                "expression, which would watch every tool; remove it or write a real pattern",
+                name=self._name,
+                trajectory=self._traj,
+            )
+
+    # -- public -----------------------------------------------------------------------
+
+    @property
+    def config(self) -> MaxRepeatConfig:
+        """The grader config this monitor applies."""
+        return self._config
+
+    @property
+    def events(self) -> int:
+        """How many events have been fed."""
+        return self._st.events
+
+    def feed(self, event: Event | Mapping[str, Any]) -> GraderResult:
+        """Add one event and return the result for the trajectory so far."""
+        self._add(event)
+        return self.result()
+
+    def feed_all(self, events: Iterable[Event | Mapping[str, Any]]) -> GraderResult:
+        """Add several events; the result after the last one."""
+        for event in events:
+            self._add(event)
+        return self.result()
+
+    def result(self) -> GraderResult:
+        """The result for the events fed so far (what `grade()` says of them)."""
+        if self._st.error is not None:
+            return self._st.error
+        if self._config_error is not None:
+            return self._config_error
+        if self._cached is None:
+            try:
+                self._cached = self._compute()
+            except RecursionError:
+                self._fail(_TOO_DEEP)
+                return self.result()
+        return self._cached
+
+    def to_bytes(self) -> bytes:
+        """The monitor's state, to be restored by `from_bytes` with the same config."""
+        return msgspec.msgpack.encode(self._st)
+
+    @classmethod
+    def from_bytes(
+        cls,
+        data: bytes,
+        config: MaxRepeatConfig,
+        *,
+        name: str | None = None,
+        id: str | None = None,
+        source: str | None = None,
+        format: str = "vally",
+    ) -> Monitor:
+        """A monitor restored from `to_bytes`; `ValueError` when the data is not a state
+        of this version or does not fit the config."""
+        try:
+            state = msgspec.msgpack.decode(data, type=_State)
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as exc:
+            raise ValueError(f"not a monitor state: {exc}") from None
+        if state.version != STATE_VERSION or len(state.stretches) != config.max_cycle_period:
+            raise ValueError("monitor state of another version or config")
+        mon = cls(config, name=name, id=id, source=source, format=format)
+        mon._st = state
+        for step in state.tail:
+            for call in step.calls:
+                if call.cid is not None and call.cid not in state.answers:
+                    mon._pending.setdefault(call.cid, []).append(step)
+        return mon
+
+    # -- events -----------------------------------------------------------------------
+
+    def _add(self, event: Event | Mapping[str, Any]) -> None:
+        st = self._st
+        index = st.events
+        st.events += 1
+        if st.error is not None:
+            return
+        self._cached = None
+        if isinstance(event, Mapping):
+            try:
+                event = event_from_dict(event, index)
+            except TrajectoryFormatError as err:
+                # grade() refuses the whole trajectory, so every longer prefix too.
+                st.error = error_result(
+                    self._traj.id if self._traj.id is not None else "<trajectory>",
+                    self._config, f"malformed trajectory: {err}", name=self._name,
+                )
+                return
+        etype = event.type
+        if etype == TOOL_CALL:
+            self._call(index, event)
+        elif etype == TOOL_RESULT:
+            data = event.data
+            cid = data.tool_call_id if data is not None else None
+            if cid is not None and self._observation and cid not in st.answers:
+                self._answer(cid, data.result if data is not None else None)
+        elif etype == TURN_START:
+            self._close_turn()
+            st.in_turn = True
+        elif etype == TURN_END:
+            self._close_turn()
+            st.in_turn = False
+        else:
+            return
+        if st.tail and st.error is None:
+            self._settle()
+
+    def _fail(self, reason: str) -> None:
+        self._st.error = error_result(
+            self._traj.label, self._config, reason, name=self._name, trajectory=self._traj
+        )
+
+    def _call(self, index: int, event: Any) -> None:
+        st = self._st
+        data = event.data
+        name = data.tool_name if data is not None else None
+        if not isinstance(name, str):
+            got = "null" if name is None else type(name).__name__
+            err = TrajectoryFormatError(
+                None, f"events[{index}].data.toolName must be a string (got {got})"
+            )
+            where = self._traj.source or self._traj.label
+            self._fail(f"malformed trajectory: {where}: {err}")
+            return
+        if not self._watches(name):
+            return
+        cid = data.tool_call_id
+        arguments = decode_value(data.arguments) if self._match != "name" else None
+        nb = name_bytes(name)
+        if self._match == "name":
+            head, fp = call_preview(name, None, MISSING, "name"), nb
+        else:
+            head = call_preview(name, arguments, MISSING, "name-args")
+            if self._match == "name-args":
+                try:
+                    fp = digest(nb + canonical_bytes(arguments))
+                except RecursionError:
+                    self._fail(_TOO_DEEP)
+                    return
+                except (ValueError, TypeError) as exc:
+                    self._fail(f"malformed value in trajectory: {exc}")
+                    return
+            else:
+                fp = nb
+        call = _Call(index, name, cid, head, fp)
+        st.calls += 1
+        if st.in_turn and st.open_turn:
+            step = st.tail[-1]
+            step.calls.append(call)
+        else:
+            step = _Open(st.steps, [call], closed=not st.in_turn)
+            st.steps += 1
+            st.tail.append(step)
+            st.open_turn = st.in_turn
+        if self._observation and cid is not None:
+            answer = st.answers.get(cid)
+            if answer is None:
+                step.waiting += 1
+                self._pending.setdefault(cid, []).append(step)
+            elif answer.error is not None:
+                self._fail(answer.error)
+
+    def _answer(self, cid: str, value: Any) -> None:
+        try:
+            value = decode_value(value)
+            key = None if is_empty(value) else digest(canonical_bytes(value))
+            answer = _Answer(key, json_preview(value))
+        except RecursionError:
+            answer = _Answer(None, "…", _TOO_DEEP)
+        except (ValueError, TypeError) as exc:
+            answer = _Answer(None, "…", f"malformed value in trajectory: {exc}")
+        self._st.answers[cid] = answer
+        waiting = self._pending.pop(cid, None)
+        if waiting:
+            if answer.error is not None:
+                self._fail(answer.error)
+                return
+            for step in waiting:
+                step.waiting -= 1
+
+    def _close_turn(self) -> None:
+        st = self._st
+        if st.open_turn:
+            st.tail[-1].closed = True
+            st.open_turn = False
+
+    # -- steps ------------------------------------------------------------------------
+
+    def _done(self, step: _Open) -> _Done:
+        """The step as the search sees it now (final once the step is settled)."""
+        calls = step.calls
+        if self._observation:
+            answers = self._st.answers
+            digests = []
+            previews = []
+            empties = 0
+            for c in calls:
+                answer = answers.get(c.cid) if c.cid is not None else None
+                if answer is None or answer.key is None:
+                    empties += 1
+                    digests.append(digest(c.digest + _NO_OBSERVATION))
+                else:
+                    digests.append(digest(c.digest + b"\x01" + answer.key))
+                previews.append(
+                    c.head + " -> " + ("(no result)" if answer is None else answer.preview)
+                )
+            empty = bool(empties) and (empties == len(calls) or self._period > 1)
+            key = None if empty else step_key(digests)
+            preview = " + ".join(previews)
+        else:
+            key = step_key([c.digest for c in calls])
+            preview = " + ".join(c.head for c in calls)
+        return _Done(step.index, calls[0].event, calls[-1].event, key, preview,
+                     [c.name for c in calls])
+
+    def _settle(self) -> None:
+        """Move every leading tail step whose fingerprint is final into the search."""
+        st = self._st
+        tail = st.tail
+        n = 0
+        while n < len(tail) and tail[n].closed and not tail[n].waiting:
+            n += 1
+        if not n:
+            return
+        window = st.window
+        keep = 2 * self._period
+
+        def at(i: int) -> _Done:
+            return window[i - st.settled + len(window)]
+
+        search = _Search(st.stretches, at, self._keep_best)
+        for step in tail[:n]:
+            done = self._done(step)
+            search.push(st.settled, done)
+            window.append(done)
+            if len(window) > keep:
+                del window[0]
+            st.settled += 1
+            if done.key is None:
+                st.settled_empty += 1
+            elif st.first_nonempty is None:
+                st.first_nonempty = done
+        del tail[:n]
+
+    def _keep_best(self, found: _Best) -> None:
+        st = self._st
+        best = st.best
+        rank = _rank(found.occurrences, found.period, found.start)
+        if best is None or rank > _rank(best.occurrences, best.period, best.start):
+            st.best = found
+        if found.occurrences > self._config.max:
+            insort(st.runs, _make_run(found), key=_run_order)
+            st.loop_steps = loop_steps(st.runs)
+
+    # -- the answer -------------------------------------------------------------------
+
+    def _compute(self) -> GraderResult:
+        st = self._st
+        tail = [self._done(step) for step in st.tail]
+        window = st.window
+        base = st.settled - len(window)
+
+        def at(i: int) -> _Done:
+            j = i - base
+            return window[j] if j < len(window) else tail[j - len(window)]
+
+        best = st.best
+        best_rank = _rank(best.occurrences, best.period, best.start) if best else None
+        extra: list[Run] = []
+
+        def finish(found: _Best) -> None:
+            nonlocal best, best_rank
+            rank = _rank(found.occurrences, found.period, found.start)
+            if best_rank is None or rank > best_rank:
+                best, best_rank = found, rank
+            if found.occurrences > self._config.max:
+                extra.append(_make_run(found))
+
+        if tail or any(s.length for s in st.stretches):
+            stretches = [
+                _Stretch(s.start, s.length, s.primitive, s.block) for s in st.stretches
+            ]
+            search = _Search(stretches, at, finish)
+            for j, done in enumerate(tail):
+                search.push(st.settled + j, done)
+            last = st.settled + len(tail) - 1
+            for p, s in enumerate(stretches, 1):
+                if s.length:
+                    search.close(p, s, last)
+
+        if best is None:
+            first = st.first_nonempty
+            if first is None:
+                first = next((d for d in tail if d.key is not None), None)
+            if first is not None:
+                best = _Best(1, 1, first.index, [first], first.last)
+        run: Run | None = None
+        tools: tuple[str, ...] = ()
+        if best is not None:
+            if self._best_run is not None and self._best_run[0] is best:
+                run = self._best_run[1]
+            else:
+                run = _make_run(best)
+                self._best_run = (best, run)
+            tools = tuple(sorted({n for d in best.block for n in d.names}))
+        if extra:
+            runs = sorted([*st.runs, *extra], key=_run_order)
+            loops = loop_steps(runs)
+        else:
+            runs = st.runs
+            loops = st.loop_steps
+        return build_result(
+            self._traj,
+            self._config,
+            self._name,
+            best=run,
+            best_tools=tools,
+            runs=tuple(runs),
+            watched_steps=st.steps,
+            watched_calls=st.calls,
+            empty_steps=st.settled_empty + sum(1 for d in tail if d.key is None),
+            loop_steps=loops,
+        )
+

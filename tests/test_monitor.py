@@ -1,0 +1,186 @@
+"""maxrepeat.Monitor: after every event, exactly what grade() says of the prefix."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import maxrepeat
+from maxrepeat import Event, EventData, MaxRepeatConfig, Monitor, Trajectory, grade
+
+from .conftest import call, result, turn
+
+TOOLS = ["bash", "read", "edit"]
+VALUES: list[Any] = [None, "", " \n", "ok", "ok", "fail", [], {}, {"a": 1}, {"a": 1.0}, 0, False]
+
+
+@st.composite
+def event_streams(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Events with repeated blocks, parallel calls, late/early/duplicate/missing results,
+    stray turn boundaries, calls without ids and reused ids."""
+    blocks: list[list[dict[str, Any]]] = []
+    counter = 0
+    late: list[dict[str, Any]] = []
+    for _ in range(draw(st.integers(0, 6))):
+        kind = draw(st.sampled_from(["turn", "turn", "bare", "stray", "message", "open"]))
+        if kind == "stray":
+            blocks.append([{"type": draw(st.sampled_from(["turn_end", "turn_start"])),
+                            "data": {}}])
+            continue
+        if kind == "message":
+            blocks.append([{"type": "assistant_message", "data": {"content": "hi"}}])
+            continue
+        body: list[dict[str, Any]] = []
+        for _ in range(1 if kind == "bare" else draw(st.integers(1, 3))):
+            counter += 1
+            cid: str | None = f"c{counter}"
+            if draw(st.integers(0, 9)) == 0:
+                cid = None
+            elif draw(st.integers(0, 9)) == 0:
+                cid = f"c{draw(st.integers(1, counter))}"  # a reused id
+            ev = call(draw(st.sampled_from(TOOLS)), cid, draw(st.sampled_from(VALUES)))
+            if draw(st.booleans()):
+                del ev["data"]["arguments"]
+            res = result(cid or "none", draw(st.sampled_from(VALUES)))
+            where = draw(st.sampled_from(["after", "after", "after", "before", "late",
+                                          "missing", "twice"]))
+            if where == "before":
+                body += [res, ev]
+            elif where == "late":
+                body.append(ev)
+                late.append(res)
+            elif where == "missing":
+                body.append(ev)
+            elif where == "twice":
+                body += [ev, res, result(cid or "none", draw(st.sampled_from(VALUES)))]
+            else:
+                body += [ev, res]
+        if kind == "turn":
+            body = turn(*body)
+        elif kind == "open":
+            body = [{"type": "turn_start", "data": {}}, *body]
+        blocks.append(body)
+        if late and draw(st.booleans()):
+            blocks.append([late.pop(0)])
+    # Repeat a random slice of blocks so that runs of every period show up.
+    if blocks:
+        i = draw(st.integers(0, len(blocks) - 1))
+        j = draw(st.integers(i + 1, len(blocks)))
+        blocks[j:j] = blocks[i:j] * draw(st.integers(0, 4))
+    events = [e for b in blocks for e in b] + late
+    return events
+
+
+configs = st.builds(
+    MaxRepeatConfig,
+    max=st.integers(1, 4),
+    max_cycle_period=st.integers(1, 10),
+    match=st.sampled_from(["observation", "name", "name-args"]),
+    tools=st.sampled_from([None, None, ["^bash$"], ["e"]]),
+)
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(events=event_streams(), config=configs)
+def test_every_prefix_equals_grade(events: list[dict[str, Any]], config: MaxRepeatConfig) -> None:
+    """feed() returns grade() of the prefix, field for field, after every event."""
+    monitor = Monitor(config)
+    assert monitor.result().to_dict() == grade({"events": []}, config).to_dict()
+    for k, event in enumerate(events, 1):
+        got = monitor.feed(event).to_dict()
+        assert got == grade({"events": events[:k]}, config).to_dict(), k
+
+
+@settings(max_examples=60, deadline=None)
+@given(events=event_streams(), config=configs, cut=st.integers(0, 200))
+def test_saved_state_continues_exactly(
+    events: list[dict[str, Any]], config: MaxRepeatConfig, cut: int
+) -> None:
+    """A monitor restored from to_bytes() mid-stream ends with the same result."""
+    cut = min(cut, len(events))
+    first = Monitor(config)
+    first.feed_all(events[:cut])
+    second = Monitor.from_bytes(first.to_bytes(), config)
+    assert second.events == cut
+    assert second.feed_all(events[cut:]).to_dict() == grade({"events": events}, config).to_dict()
+
+
+def test_typed_events_and_identity() -> None:
+    """Event values work like dicts, and the trajectory id and format reach the result."""
+    cfg = MaxRepeatConfig(max=1, match="name-args")
+    events = [maxrepeat.tool_call("bash", f"c{i}", {"command": "ls"}) for i in range(3)]
+    monitor = Monitor(cfg, id="run-7", format="claude-code")
+    got = monitor.feed_all(events)
+    want = grade(Trajectory(events=tuple(events), id="run-7", format="claude-code"), cfg)
+    assert got.to_dict() == want.to_dict()
+    assert got.trajectory == "run-7" and got.metadata.format == "claude-code"
+
+
+def test_malformed_event_sticks() -> None:
+    """A malformed event makes every later prefix an error result, as grade() does."""
+    cfg = MaxRepeatConfig(max=2)
+    events: list[dict[str, Any]] = [call("bash", "c1"), {"type": "tool_call", "data": {}},
+                                    call("bash", "c2")]
+    monitor = Monitor(cfg)
+    for k, event in enumerate(events, 1):
+        assert monitor.feed(event).to_dict() == grade({"events": events[:k]}, cfg).to_dict()
+    assert monitor.result().status == "error"
+
+
+def test_typed_event_without_name_is_an_error() -> None:
+    """A typed tool_call without a tool name gives grade()'s error result."""
+    cfg = MaxRepeatConfig(max=2)
+    bad = Event("tool_call", EventData(tool_call_id="c1"))
+    got = Monitor(cfg).feed(bad)
+    assert got.to_dict() == grade(Trajectory(events=(bad,)), cfg).to_dict()
+    assert got.status == "error"
+
+
+def test_empty_tools_pattern_is_an_error() -> None:
+    """A tools pattern that compiles to an empty regex errors on every prefix."""
+    cfg = MaxRepeatConfig(max=2, tools=["(?i)"])
+    got = Monitor(cfg).feed(call("bash", "c1"))
+    assert got.status == "error"
+    assert got.to_dict() == grade({"events": [call("bash", "c1")]}, cfg).to_dict()
+
+
+def test_late_result_changes_an_earlier_step() -> None:
+    """In observation mode a late result re-fingerprints its step: the loop appears."""
+    cfg = MaxRepeatConfig(max=2)
+    events = [*turn(call("bash", "c1"), result("c1", "x")),
+              *turn(call("bash", "c2"), result("c2", "x")),
+              *turn(call("bash", "c3")),
+              *turn(call("bash", "c4"), result("c4", "x")),
+              result("c3", "x")]
+    monitor = Monitor(cfg)
+    before = monitor.feed_all(events[:-1])
+    after = monitor.feed(events[-1])
+    assert (before.metadata.occurrences, after.metadata.occurrences) == (2, 4)
+    assert after.to_dict() == grade({"events": events}, cfg).to_dict()
+
+
+def test_memory_stays_bounded_in_normal_order() -> None:
+    """A long run in the normal order keeps a window of 2 × period steps and an empty tail."""
+    cfg = MaxRepeatConfig(max=3, max_cycle_period=3, match="name-args")
+    monitor = Monitor(cfg)
+    for i in range(3000):
+        monitor.feed_all(turn(call("bash", f"c{i}", {"n": i % 7}), result(f"c{i}", "ok")))
+    state = monitor._st
+    assert len(state.window) == 6 and not state.tail and len(state.answers) == 0
+    assert len(monitor.to_bytes()) < 4096
+
+
+@pytest.mark.parametrize("match", ["observation", "name", "name-args"])
+def test_a_loop_fails_at_the_step_that_exceeds_max(match: str) -> None:
+    """The verdict flips to failed exactly when the (max+1)-th copy arrives."""
+    cfg = MaxRepeatConfig(max=3, match=match)
+    monitor = Monitor(cfg)
+    verdicts = []
+    for i in range(5):
+        r = monitor.feed_all(turn(call("bash", f"c{i}", {"command": "make"}),
+                                  result(f"c{i}", "error 1")))
+        verdicts.append(r.passed)
+    assert verdicts == [True, True, True, False, False]
