@@ -47,10 +47,17 @@ HEAD_BYTES: Final = 64 * 1024
 _MODULES: Final[dict[str, str]] = {
     "vally": "maxrepeat.readers.vally",
     "atif": "maxrepeat.readers.atif",
+    "claude-code": "maxrepeat.readers.claude_code",
     "codex": "maxrepeat.readers.codex",
     "gemini-cli": "maxrepeat.readers.gemini_cli",
     "copilot-cli": "maxrepeat.readers.copilot_cli",
     "otel": "maxrepeat.readers.otel",
+    "swe-agent": "maxrepeat.readers.swe_agent",
+    "mini-swe-agent": "maxrepeat.readers.mini_swe_agent",
+    "openhands": "maxrepeat.readers.openhands",
+    "inspect": "maxrepeat.readers.inspect_log",
+    "openai-messages": "maxrepeat.readers.openai_messages",
+    "anthropic-messages": "maxrepeat.readers.anthropic_messages",
 }
 
 Item = Trajectory | TrajectoryFormatError

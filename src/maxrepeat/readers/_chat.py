@@ -1,0 +1,328 @@
+"""Helpers for the readers of chat-shaped logs (swe-agent, mini-swe-agent, openhands,
+inspect, openai-messages, anthropic-messages).
+
+`load_document` decodes one whole JSON file with positions; `find_key`/`starts_with` are the
+cheap byte tests the sniffers use; `MessageWalk` turns an OpenAI-style message list
+(assistant ``tool_calls``, ``role: tool`` results, legacy ``function_call``) into turns,
+which the openai-messages, mini-swe-agent and swe-agent readers share.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+from .._errors import TrajectoryFormatError
+import msgspec
+
+from . import HEAD_BYTES, Source
+from ._json import JSON_DECODER, decode, first_json_char, iter_lines, looks_like_jsonl, strip_bom
+from ._toolevents import EventBuilder, content_text, decode_arguments, type_name
+
+__all__ = [
+    "is_jsonl",
+    "load_document",
+    "has_key",
+    "first_char",
+    "tool_call_parts",
+    "MessageWalk",
+    "Run",
+    "iter_runs",
+    "read_runs",
+    "iter_json_lines",
+]
+
+
+def is_jsonl(source: Source) -> bool:
+    """Whether the input is JSONL: its first line is a whole JSON object and more follows.
+
+    The head decides in the common case; a first line longer than the head (an OpenHands
+    ``output.jsonl`` record holds a whole run) is read to its end to find out.
+    """
+    head = source.head
+    if looks_like_jsonl(head):
+        return True
+    body = strip_bom(head).lstrip()
+    if not body.startswith(b"{") or b"\n" in body or len(head) < HEAD_BYTES:
+        return False
+    with source.open() as fh:
+        first = fh.readline()
+        try:
+            value = JSON_DECODER.decode(strip_bom(first))
+        except (msgspec.DecodeError, RecursionError):
+            return False
+        rest = fh.read(4096)
+        while rest and not rest.strip():
+            rest = fh.read(4096)
+    return isinstance(value, dict) and bool(rest)
+
+
+def load_document(source: Source) -> tuple[Any, bool]:
+    """(value, lenient) of a whole JSON file; `TrajectoryFormatError` with line and column."""
+    return decode(source.read_bytes(), source.name)
+
+
+def has_key(head: bytes, key: str, value_start: bytes = b"") -> bool:
+    """Whether ``"key":`` (any spacing) occurs in ``head``, followed by ``value_start``.
+
+    >>> has_key(b'{"traj" : [1]}', "traj", b"[")
+    True
+    """
+    pattern = rb'"' + re.escape(key.encode()) + rb'"\s*:\s*' + re.escape(value_start)
+    return re.search(pattern, head) is not None
+
+
+def first_char(head: bytes) -> bytes:
+    """The first JSON character of the input (``{``, ``[``, ...) or ``b""``."""
+    return first_json_char(strip_bom(head))
+
+
+def tool_call_parts(call: Any, where: str) -> tuple[str, str | None, Any]:
+    """(name, id, arguments) of one OpenAI-shaped tool call.
+
+    Accepts ``{"id", "function": {"name", "arguments"}}`` and the flat
+    ``{"id", "name", "arguments"}`` of tau2-bench; string arguments are decoded.
+
+    >>> tool_call_parts({"id": "c1", "function": {"name": "f", "arguments": '{"a": 1}'}}, "x")
+    ('f', 'c1', {'a': 1})
+    """
+    if not isinstance(call, Mapping):
+        raise TrajectoryFormatError(
+            None, f"must be an object (got {type_name(call)})", position=where)
+    function = call.get("function")
+    if isinstance(function, Mapping):
+        name, args = function.get("name"), function.get("arguments")
+    else:
+        # Inspect writes the name as a string under "function"; tau2 flat under "name".
+        name = function if isinstance(function, str) else call.get("name")
+        args = call.get("arguments")
+    if not isinstance(name, str):
+        name = call.get("name")
+    if not isinstance(name, str):
+        raise TrajectoryFormatError(
+            None, f"must be a string (got {type_name(name)})", position=f"{where}.function.name")
+    cid = call.get("id")
+    return name, cid if isinstance(cid, str) else None, decode_arguments(args)
+
+
+class MessageWalk:
+    """Turns an OpenAI-style message list into events, one assistant message per turn.
+
+    A turn opens at each assistant message that asks for tools and stays open over the
+    tool (or legacy ``function``) messages that follow, closing at the next message of any
+    other role. Calls without an id get ``<prefix><message index>.<n>``; a legacy
+    ``function`` message answers the oldest unanswered call of the same name.
+
+    ``path`` names the list in error positions (``messages[3].tool_calls[0]``).
+    ``calls_of(message, index)`` may replace the tool-call extraction (mini-swe-agent's
+    text actions); ``failed(message)`` says whether a result message carries an error flag.
+    """
+
+    def __init__(
+        self,
+        *,
+        path: str = "messages",
+        prefix: str = "call-",
+        calls_of: Callable[[Mapping[str, Any], int], list[tuple[str, str | None, Any]]]
+        | None = None,
+        failed: Callable[[Mapping[str, Any]], bool] | None = None,
+        result_roles: Sequence[str] = ("tool", "function"),
+    ) -> None:
+        self.builder = EventBuilder()
+        self._path = path
+        self._prefix = prefix
+        self._calls_of = calls_of or self.openai_calls
+        self._failed = failed or (lambda m: m.get("error") not in (None, False))
+        self._result_roles = tuple(result_roles)
+        self._unanswered: list[tuple[str, str]] = []  # (name, id) in call order
+        self._latest: dict[str, str] = {}  # id in the log -> id of its newest call
+
+    def openai_calls(self, message: Mapping[str, Any], index: int) -> list[
+            tuple[str, str | None, Any]]:
+        """The calls an assistant message asks for (``tool_calls``, else ``function_call``)."""
+        calls = message.get("tool_calls")
+        out = []
+        if isinstance(calls, list):
+            for n, call in enumerate(calls):
+                out.append(tool_call_parts(call, f"{self._path}[{index}].tool_calls[{n}]"))
+        legacy = message.get("function_call")
+        if not out and isinstance(legacy, Mapping):
+            out.append(tool_call_parts({"function": legacy},
+                                       f"{self._path}[{index}].function_call"))
+        return out
+
+    def add(self, message: Any, index: int) -> None:
+        """Take the next message of the list."""
+        if not isinstance(message, Mapping):
+            raise TrajectoryFormatError(
+                None, f"must be a message object (got {type_name(message)})",
+                position=f"{self._path}[{index}]")
+        role = message.get("role")
+        if role == "assistant":
+            self.builder.end_turn()
+            calls = self._calls_of(message, index)
+            if calls:
+                self.builder.start_turn()
+                for n, (name, cid, args) in enumerate(calls):
+                    own = cid if cid is not None else f"{self._prefix}{index}.{n}"
+                    if self.builder.has_call(own):
+                        # Hand-written logs reuse ids; the list still shows a new call,
+                        # and later results with that id answer the newest one.
+                        own = f"{own}@{index}.{n}"
+                    self.builder.add_call(name, own, args)
+                    if cid is not None:
+                        self._latest[cid] = own
+                    self._unanswered.append((name, own))
+            return
+        if role in self._result_roles:
+            for cid in self._answered_ids(message):
+                self.answer(cid, message)
+            return
+        self.builder.end_turn()
+
+    def answer(self, cid: str, message: Mapping[str, Any], result: Any = None) -> None:
+        """Record ``message`` (or ``result``) as the result of call ``cid``."""
+        self._unanswered = [u for u in self._unanswered if u[1] != cid]
+        value = content_text(message.get("content")) if result is None else result
+        self.builder.add_result(cid, value, not self._failed(message))
+
+    def pending(self) -> list[tuple[str, str]]:
+        """The (name, id) of calls without a result yet, oldest first."""
+        return list(self._unanswered)
+
+    def _answered_ids(self, message: Mapping[str, Any]) -> list[str]:
+        cid = message.get("tool_call_id")
+        if isinstance(cid, str):
+            return [self._latest.get(cid, cid)]
+        ids = message.get("tool_call_ids")
+        if isinstance(ids, list) and ids:
+            return [self._latest.get(i, i) for i in ids if isinstance(i, str)]
+        name = message.get("name")
+        for pending_name, pending_id in self._unanswered:
+            if name is None or pending_name == name:
+                return [pending_id]
+        return []
+
+
+class Run:
+    """One conversation found in a file: its messages and how to name it."""
+
+    __slots__ = ("id", "source", "messages", "path", "metadata")
+
+    def __init__(self, id: str | None, source: str, messages: list[Any], path: str,
+                 metadata: dict[str, Any] | None = None) -> None:
+        self.id = id
+        self.source = source
+        self.messages = messages
+        self.path = path
+        self.metadata = metadata or {}
+
+
+def _scalar_id(value: Any) -> str | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (str, int, float)):
+        return str(value)
+    return None
+
+
+def _tau_id(run: Mapping[str, Any]) -> str | None:
+    task = _scalar_id(run.get("task_id"))
+    if task is None:
+        return _scalar_id(run.get("id"))
+    trial = _scalar_id(run.get("trial"))
+    return f"task{task}" if trial is None else f"task{task}-trial{trial}"
+
+
+def _run_of(obj: Mapping[str, Any], source: str, path: str) -> Run | None:
+    if isinstance(obj.get("traj"), list):
+        # tau-bench result: {task_id, reward, info, traj, trial}
+        meta = {k: obj[k] for k in ("reward",) if k in obj}
+        return Run(_tau_id(obj), source, obj["traj"], f"{path}traj", meta)
+    if isinstance(obj.get("messages"), list):
+        ident = _tau_id(obj) if "task_id" in obj else _scalar_id(obj.get("id"))
+        return Run(ident, source, obj["messages"], f"{path}messages")
+    return None
+
+
+def iter_runs(value: Any, source: str) -> Iterator[Run | TrajectoryFormatError]:
+    """The conversations in a decoded document: a bare message list; an object with
+    ``messages``; a tau-bench result ``{task_id, traj, trial, ...}``; a tau2 file with
+    ``simulations``; or a list of such objects (one run per element)."""
+    if isinstance(value, list):
+        first = next((m for m in value if isinstance(m, Mapping)), None)
+        if first is None or "role" in first:
+            yield Run(None, source, value, "")
+            return
+        for i, obj in enumerate(value):
+            run = _run_of(obj, f"{source}[{i}]", f"[{i}].") if isinstance(obj, Mapping) else None
+            yield run if run is not None else TrajectoryFormatError(
+                f"{source}[{i}]", "expected an object with messages or traj (a conversation)",
+                position=f"[{i}]")
+        return
+    if isinstance(value, Mapping):
+        sims = value.get("simulations")
+        if isinstance(sims, list):
+            for i, obj in enumerate(sims):
+                run = _run_of(obj, f"{source}[{i}]", f"simulations[{i}].") \
+                    if isinstance(obj, Mapping) else None
+                yield run if run is not None else TrajectoryFormatError(
+                    source, "expected an object with messages", position=f"simulations[{i}]")
+            return
+        run = _run_of(value, source, "")
+        if run is not None:
+            yield run
+            return
+    yield TrajectoryFormatError(
+        source, f"expected a message list or an object with messages (got {type_name(value)})")
+
+
+def read_runs(source: Source, convert: Callable[[Run, bool], Any]) -> Iterator[Any]:
+    """Every run of a JSON document, or of each JSONL line, converted by ``convert``.
+
+    Errors (bad JSON with line and column, bad shapes with key paths) are yielded in place
+    of the run they spoil; JSONL is streamed line by line.
+    """
+    if is_jsonl(source):
+        for n, record, lenient in iter_json_lines(source):
+            if isinstance(record, TrajectoryFormatError):
+                yield record
+                continue
+            for run in iter_runs(record, f"{source.name}:{n}"):
+                yield _convert(run, convert, lenient)
+        return
+    try:
+        value, lenient = load_document(source)
+    except TrajectoryFormatError as err:
+        yield err
+        return
+    for run in iter_runs(value, source.name):
+        yield _convert(run, convert, lenient)
+
+
+def iter_json_lines(source: Source) -> Iterator[tuple[int, Any, bool]]:
+    """(line number, value or error, lenient) for each non-blank JSONL line, streamed; a
+    bad line becomes an error with its line and column and reading goes on."""
+    with source.open() as fh:
+        for n, line in iter_lines(fh):
+            try:
+                # without its newline, a cut line's fault is placed on the line itself
+                value, lenient = decode(line.rstrip(b"\r\n"), source.name, line0=n - 1)
+            except TrajectoryFormatError as err:
+                yield n, err, False
+                continue
+            yield n, value, lenient
+
+
+def _convert(run: Run | TrajectoryFormatError, convert: Callable[[Run, bool], Any],
+             lenient: bool) -> Any:
+    if isinstance(run, TrajectoryFormatError):
+        return run
+    try:
+        return convert(run, lenient)
+    except TrajectoryFormatError as err:
+        position = err.position
+        if position is not None and run.path and not position.startswith(run.path):
+            position = run.path + position
+        return TrajectoryFormatError(run.source, err.reason, position=position)

@@ -1,0 +1,208 @@
+"""Inspect AI logs: ``.eval`` (a zip archive) and the legacy ``.json`` log.
+
+A ``.eval`` holds ``header.json`` (the log without samples; ``_journal/start.json`` while
+a run is still going) and one ``samples/<id>_epoch_<n>.json`` per sample and epoch; it is
+read with the standard library's ``zipfile``, one sample at a time. A ``.json`` log is one
+``EvalLog`` object with ``samples[]``.
+
+One trajectory per sample and epoch, with id ``<task>/<sample id>/epoch<n>`` (``task`` from
+``eval.task``).
+
+What marks a model response (one turn): each ``role: assistant`` message of the sample's
+``messages``. Its ``tool_calls`` are the calls (``function``, ``id``, ``arguments`` — already
+an object, decoded if a string). ``role: tool`` messages answer by ``tool_call_id``; the
+result is the ``content`` (a content list becomes its text; when it is empty and the tool
+failed, the error message the model was shown), and an ``error`` object becomes
+``success: false``. Large strings stored as ``attachment://<hash>`` are replaced by the
+sample's ``attachments`` entry before anything is compared.
+"""
+
+from __future__ import annotations
+
+import zipfile
+import zlib
+from collections.abc import Iterator, Mapping
+from typing import Any, Final
+
+from .._errors import TrajectoryFormatError
+from .._model import Trajectory
+from . import Item, Reader, Source
+from ._chat import MessageWalk, first_char, has_key, load_document
+from ._json import decode
+from ._toolevents import content_text, type_name
+
+__all__ = ["READER", "trajectory_from_sample"]
+
+NAME = "inspect"
+_ATTACHMENT: Final = "attachment://"
+_ZIP_MAGIC: Final = b"PK\x03\x04"
+
+
+def _resolve(value: Any, attachments: Mapping[str, Any]) -> Any:
+    """``value`` with every ``attachment://<hash>`` string replaced by its content."""
+    if isinstance(value, str):
+        if value.startswith(_ATTACHMENT):
+            found = attachments.get(value[len(_ATTACHMENT):])
+            return found if isinstance(found, str) else value
+        return value
+    if isinstance(value, list):
+        return [_resolve(v, attachments) for v in value]
+    if isinstance(value, Mapping):
+        return {k: _resolve(v, attachments) for k, v in value.items()}
+    return value
+
+
+def _failed(message: Mapping[str, Any]) -> bool:
+    return isinstance(message.get("error"), Mapping)
+
+
+def trajectory_from_sample(sample: Any, task: str, *, source: str, lenient: bool = False,
+                           path: str = "") -> Trajectory:
+    """A `Trajectory` from one Inspect sample object.
+
+    >>> s = {"id": 1, "epoch": 2, "messages": [
+    ...   {"role": "assistant", "content": "", "tool_calls": [
+    ...     {"id": "c1", "function": "bash", "arguments": {"cmd": "attachment://h1"}}]},
+    ...   {"role": "tool", "tool_call_id": "c1", "content": "", "function": "bash",
+    ...    "error": {"type": "timeout", "message": "timed out"}}],
+    ...   "attachments": {"h1": "ls -la"}}
+    >>> t = trajectory_from_sample(s, "demo", source="log.json")
+    >>> t.id, t.events[1].data.arguments, t.events[2].data.result, t.events[2].data.success
+    ('demo/1/epoch2', {'cmd': 'ls -la'}, 'timed out', False)
+    """
+    if not isinstance(sample, Mapping):
+        raise TrajectoryFormatError(
+            source, f"a sample must be an object (got {type_name(sample)})", position=path or None)
+    attachments = sample.get("attachments")
+    attachments = attachments if isinstance(attachments, Mapping) else {}
+    messages = sample.get("messages")
+    if not isinstance(messages, list):
+        raise TrajectoryFormatError(
+            source, f"must be an array (got {type_name(messages)})",
+            position=f"{path}.messages" if path else "messages")
+    sample_id = sample.get("id")
+    epoch = sample.get("epoch", 1)
+    ident = f"{task}/{sample_id}/epoch{epoch}"
+
+    walk = MessageWalk(path=f"{path}.messages" if path else "messages", failed=_failed)
+    try:
+        for index, message in enumerate(messages):
+            if attachments:
+                message = _resolve(message, attachments)
+            if isinstance(message, Mapping) and message.get("role") == "tool":
+                text = content_text(message.get("content"))
+                error = message.get("error")
+                if (text is None or text == "") and isinstance(error, Mapping) and isinstance(
+                        error.get("message"), str):
+                    cid = message.get("tool_call_id")
+                    if isinstance(cid, str):
+                        walk.answer(cid, message, error["message"])
+                        continue
+            walk.add(message, index)
+    except TrajectoryFormatError as err:
+        raise TrajectoryFormatError(source, err.reason, position=err.position) from None
+    return Trajectory(events=walk.builder.events(), id=ident, source=source, format=NAME,
+                      lenient=lenient)
+
+
+def _task(log: Any) -> str:
+    spec = log.get("eval") if isinstance(log, Mapping) else None
+    task = spec.get("task") if isinstance(spec, Mapping) else None
+    return task if isinstance(task, str) else "task"
+
+
+def _read_json(source: Source) -> Iterator[Item]:
+    try:
+        log, lenient = load_document(source)
+    except TrajectoryFormatError as err:
+        yield err
+        return
+    samples = log.get("samples") if isinstance(log, Mapping) else None
+    if not isinstance(samples, list):
+        if isinstance(log, Mapping) and "samples" not in log and "eval" in log:
+            return  # a log written without samples (header only): no trajectories
+        yield TrajectoryFormatError(
+            source.name, f"must be an array (got {type_name(samples)})", position="samples")
+        return
+    task = _task(log)
+    for i, sample in enumerate(samples):
+        try:
+            yield trajectory_from_sample(sample, task, source=f"{source.name}[{i}]",
+                                         lenient=lenient, path=f"samples[{i}]")
+        except TrajectoryFormatError as err:
+            yield err
+
+
+def _sample_key(name: str) -> tuple[int, Any, int]:
+    # samples/<id>_epoch_<n>.json: numeric ids in numeric order, then by epoch
+    stem = name[len("samples/"):-len(".json")]
+    sid, _, epoch = stem.rpartition("_epoch_")
+    return (0, int(sid), int(epoch)) if sid.isdigit() and epoch.isdigit() else (
+        1, stem, 0)
+
+
+def _read_eval(source: Source) -> Iterator[Item]:
+    try:
+        with source.open() as fh, zipfile.ZipFile(fh) as archive:
+            names = archive.namelist()
+            task = "task"
+            for header in ("header.json", "_journal/start.json"):
+                if header in names:
+                    try:
+                        task = _task(decode(archive.read(header),
+                                            f"{source.name}!{header}")[0])
+                    except TrajectoryFormatError as err:
+                        yield err
+                    break
+            samples = sorted((n for n in names if n.startswith("samples/")
+                              and n.endswith(".json")), key=_sample_key)
+            for name in samples:
+                member = f"{source.name}!{name}"
+                try:
+                    value, lenient = decode(archive.read(name), member)
+                    yield trajectory_from_sample(value, task, source=member, lenient=lenient)
+                except TrajectoryFormatError as err:
+                    yield err
+                except (zipfile.BadZipFile, EOFError, OSError, zlib.error) as exc:
+                    yield TrajectoryFormatError(
+                        source.name, f"cannot read zip member {name}: {exc}")
+    except (zipfile.BadZipFile, EOFError) as exc:
+        yield TrajectoryFormatError(
+            source.name, f"not a readable .eval zip archive (truncated or corrupt?): {exc}",
+            position=f"byte {_size(source)} (end of file)")
+
+
+def _size(source: Source) -> int:
+    with source.open() as fh:
+        return fh.seek(0, 2)
+
+
+def _read(source: Source) -> Iterator[Item]:
+    if source.head.startswith(_ZIP_MAGIC):
+        yield from _read_eval(source)
+    else:
+        yield from _read_json(source)
+
+
+def _sniff(head: bytes, source: Source) -> int:
+    if head.startswith(_ZIP_MAGIC):
+        if source.suffix == ".eval":
+            return 95
+        return 85 if (b"_journal/" in head or b"header.json" in head or b"samples/" in head) \
+            else 0
+    if first_char(head) != b"{":
+        return 0
+    if has_key(head, "eval", b"{") and has_key(head, "task") and (
+            has_key(head, "run_id") or has_key(head, "eval_id") or has_key(head, "task_id")):
+        return 90
+    return 0
+
+
+READER = Reader(
+    name=NAME,
+    description="Inspect AI logs: .eval (zip) and legacy .json; one trajectory per sample "
+    "and epoch",
+    extensions=(".eval", ".json"),
+    sniff=_sniff,
+    read=_read,
+)

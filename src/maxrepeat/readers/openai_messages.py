@@ -1,0 +1,93 @@
+"""OpenAI chat-completions message lists, bare or embedded.
+
+Accepted layouts: a bare JSON list of messages; an object with ``messages`` (a request
+body, a tau2-bench simulation); a tau-bench result ``{task_id, reward, info, traj, trial}``
+or a list of them (one trajectory per element, id ``task<task_id>-trial<trial>``); a
+tau2-bench file with ``simulations``; JSONL with one such object per line.
+
+What marks a model response (one turn): each ``role: assistant`` message with
+``tool_calls`` (or the legacy ``function_call``). Its calls are ``function.name`` with
+``function.arguments`` decoded from their JSON string (kept as the string when it does not
+parse). ``role: tool`` messages answer by ``tool_call_id``; a legacy ``role: function``
+message answers the oldest unanswered call of its ``name``. Results are the ``content``
+(content-part lists become their text). Chat completions have no error flag; tau2-bench's
+``error: true`` on a tool message becomes ``success: false``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from .._model import Trajectory
+from . import Item, Reader, Source
+from ._chat import MessageWalk, Run, first_char, has_key, read_runs
+from ._json import JSON_DECODER, looks_like_jsonl, strip_bom
+
+__all__ = ["READER", "trajectory_from_messages"]
+
+NAME = "openai-messages"
+
+
+def trajectory_from_messages(run: Run, lenient: bool = False) -> Trajectory:
+    """A `Trajectory` from one conversation in the chat-completions shape.
+
+    >>> msgs = [{"role": "assistant", "tool_calls": [{"id": "c1", "type": "function",
+    ...          "function": {"name": "ls", "arguments": "{\\"d\\": \\".\\"}"}}]},
+    ...         {"role": "tool", "tool_call_id": "c1", "content": "a.txt"}]
+    >>> t = trajectory_from_messages(Run(None, "x.json", msgs, ""))
+    >>> [(e.type, e.data.arguments or e.data.result) for e in t.events]
+    [('turn_start', None), ('tool_call', {'d': '.'}), ('tool_result', 'a.txt'), ('turn_end', None)]
+    """
+    walk = MessageWalk(path=run.path)
+    for index, message in enumerate(run.messages):
+        walk.add(message, index)
+    return Trajectory(events=walk.builder.events(), id=run.id, source=run.source,
+                      format=NAME, lenient=lenient, metadata=run.metadata)
+
+
+def _read(source: Source) -> Iterator[Item]:
+    yield from read_runs(source, trajectory_from_messages)
+
+
+def _anthropic_blocks(head: bytes) -> bool:
+    return any(has_key(head, "type", v) for v in (b'"tool_use"', b'"tool_result"'))
+
+
+def _sniff(head: bytes, source: Source) -> int:
+    start = first_char(head)
+    if start not in (b"[", b"{"):
+        return 0
+    if looks_like_jsonl(head):
+        line = strip_bom(head).lstrip().split(b"\n", 1)[0]
+        record = JSON_DECODER.decode(line)
+        if not isinstance(record.get("messages"), list) and not isinstance(
+                record.get("traj"), list):
+            return 0
+    if _anthropic_blocks(head):
+        return 10
+    if has_key(head, "tool_call_metadata") or has_key(head, "samples", b"["):
+        return 0  # OpenHands events and Inspect logs embed chat messages too
+    if has_key(head, "traj", b"[") and has_key(head, "task_id"):
+        return 88
+    if has_key(head, "task_id") and has_key(head, "reward") and has_key(head, "info", b"{"):
+        return 70  # a tau-bench result whose traj lies beyond the head
+    if not has_key(head, "role", b'"'):
+        return 0
+    tools = has_key(head, "tool_calls", b"[") or has_key(head, "role", b'"tool"') or has_key(
+        head, "function_call", b"{")
+    if start == b"[" and tools:
+        return 80
+    if has_key(head, "messages", b"[") or has_key(head, "simulations", b"["):
+        return 70 if tools else 40
+    return 40 if start == b"[" else 0
+
+
+READER = Reader(
+    name=NAME,
+    description="OpenAI chat-completions message lists with tool_calls and role tool "
+    "results, bare or embedded (tau-bench results, {messages: [...]})",
+    extensions=(".json", ".jsonl"),
+    sniff=_sniff,
+    read=_read,
+)
