@@ -4,6 +4,7 @@ with their expected events, detection, error positions, and the shared helpers."
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -337,3 +338,53 @@ def test_builder_drops_repeated_call_ids_and_orphan_results() -> None:
     assert not b.add_call("bash", "c1", {"a": 1})
     b.end_turn()
     assert [e.type for e in b.events()] == ["turn_start", "tool_call", "turn_end"]
+
+
+# --- robustness -------------------------------------------------------------------------
+
+MUTABLE_FIXTURES = [
+    ("atif", "v16_parallel.json"), ("atif", "dialect14.json"), ("atif", "stream.atif.jsonl"),
+    ("atif", "v17_copied_and_subagents.json"), ("codex", "rollout.jsonl"),
+    ("gemini-cli", "session.jsonl"), ("gemini-cli", "legacy.json"),
+    ("copilot-cli", "events.jsonl"), ("otel", "export.json"),
+]
+
+
+def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    out = [prefix]
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out += _paths(v, (*prefix, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out += _paths(v, (*prefix, i))
+    return out
+
+
+def _replace(value: Any, path: tuple[Any, ...], new: Any) -> Any:
+    if not path:
+        return new
+    copy = dict(value) if isinstance(value, dict) else list(value)
+    copy[path[0]] = _replace(value[path[0]], path[1:], new)
+    return copy
+
+
+@pytest.mark.parametrize("fmt,name", MUTABLE_FIXTURES)
+@settings(max_examples=int(os.environ.get("MAXREPEAT_FUZZ_EXAMPLES", "40")), deadline=None)
+@given(data=st.data())
+def test_any_value_anywhere_gives_trajectories_or_errors(fmt: str, name: str,
+                                                         data: st.DataObject) -> None:
+    """Replacing any value of a fixture by any JSON value never raises from a reader."""
+    raw = (FIXTURES / fmt / name).read_text(encoding="utf-8")
+    jsonl = name.endswith(".jsonl")
+    doc: Any = [json.loads(line) for line in raw.splitlines()] if jsonl else json.loads(raw)
+    path = data.draw(st.sampled_from(_paths(doc)[1:] if jsonl else _paths(doc)))
+    doc = _replace(doc, path, data.draw(JSON_VALUES))
+    if jsonl:
+        text = "".join(json.dumps(r) + "\n" for r in doc)
+    else:
+        text = json.dumps(doc)
+    for item in read_source(Source.from_bytes(text.encode(), "m"), fmt):
+        assert isinstance(item, (Trajectory, TrajectoryFormatError))
+        if isinstance(item, Trajectory):
+            grade(item, MaxRepeatConfig(max=1, max_cycle_period=3, match="observation"))

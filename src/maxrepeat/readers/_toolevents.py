@@ -58,7 +58,8 @@ def _block_text(block: Any) -> str | None:
         return block
     if isinstance(block, dict):
         text = block.get("text")
-        if isinstance(text, str) and block.get("type", "text") in _TEXT_TYPES:
+        kind = block.get("type", "text")
+        if isinstance(text, str) and isinstance(kind, str) and kind in _TEXT_TYPES:
             return text
     return None
 

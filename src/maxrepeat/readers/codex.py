@@ -137,7 +137,7 @@ class _Rollout:
             self.b.mark_failed(payload["call_id"])
 
     def _item(self, n: int, p: dict[str, Any]) -> None:
-        kind = p.get("type")
+        kind = p.get("type") if isinstance(p.get("type"), str) else ""
         call_id = p.get("call_id") if isinstance(p.get("call_id"), str) else None
         if kind in ("function_call", "custom_tool_call", "local_shell_call", "tool_call"):
             name: Any
@@ -160,7 +160,7 @@ class _Rollout:
                 return  # a resumed or forked rollout repeats earlier items
             self._ensure_turn()
             self.b.add_call(name, call_id, args)
-        elif isinstance(kind, str) and kind.endswith("_output") and call_id is not None:
+        elif kind.endswith("_output") and call_id is not None:
             self.b.end_turn()
             value, ok = _output(p)
             self.b.add_result(call_id, value, ok)

@@ -172,7 +172,7 @@ def _read_jsonl(source: Source) -> Iterator[Item]:
             lenient = lenient or loose
             if "$rewindTo" in rec:
                 target = rec["$rewindTo"]
-                if target in messages:
+                if isinstance(target, str) and target in messages:
                     keys = list(messages)
                     for key in keys[keys.index(target):]:
                         del messages[key]
