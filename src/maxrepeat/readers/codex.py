@@ -137,7 +137,8 @@ class _Rollout:
             self.b.mark_failed(payload["call_id"])
 
     def _item(self, n: int, p: dict[str, Any]) -> None:
-        kind = p.get("type") if isinstance(p.get("type"), str) else ""
+        raw_kind = p.get("type")
+        kind = raw_kind if isinstance(raw_kind, str) else ""
         call_id = p.get("call_id") if isinstance(p.get("call_id"), str) else None
         if kind in ("function_call", "custom_tool_call", "local_shell_call", "tool_call"):
             name: Any
