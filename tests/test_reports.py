@@ -326,3 +326,18 @@ def test_console_neutralises_control_sequences(color: bool) -> None:
     left = own_sgr.sub("", text)
     assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f\u202e]", left)
     assert "run\\u001b[2J" in left
+
+
+def test_html_detail_budget_serves_failing_results_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the size budget, passing results lose their step details before failing ones."""
+    results, summary, timelines = graded()
+    failing = [i for i, r in enumerate(results) if r.failed]
+    need = sum(len(c.arguments) + len(c.observation or "")
+               for i in failing for s in timelines[i].steps for c in s.calls)  # type: ignore[union-attr]
+    monkeypatch.setattr(html, "DETAIL_BUDGET", need)
+    doc = _data_of(html.render(results, summary, timelines))
+    for t in doc["trajectories"]:
+        for r in t["results"]:
+            for step in r["steps"] or []:
+                omitted = [len(c) == 6 for c in step["c"]]
+                assert all(omitted) if r["status"] == "pass" else not any(omitted)

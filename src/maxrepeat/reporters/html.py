@@ -39,6 +39,9 @@ __all__ = ["CallView", "StepView", "Timeline", "timeline", "timeline_of", "rende
 DETAIL_LIMIT: Final = 2000
 #: watched steps drawn per timeline (the rest are counted, not drawn)
 STEP_LIMIT: Final = 2000
+#: characters of arguments and observations in one page; past it, results (passing ones
+#: first) keep their timelines but not their step details, so huge batches stay openable
+DETAIL_BUDGET: Final = 32_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,19 +124,40 @@ def _status(result: GraderResult) -> str:
 _RANK: Final = {"error": 0, "fail": 1, "pass": 2}
 
 
+def _detail_budget(
+    results: Sequence[GraderResult], timelines: Sequence[Timeline | None]
+) -> set[int]:
+    """The results whose step details fit in `DETAIL_BUDGET`, failing ones served first."""
+    order = sorted(range(len(results)), key=lambda i: _RANK[_status(results[i])])
+    left = DETAIL_BUDGET
+    shown: set[int] = set()
+    for i in order:
+        tl = timelines[i]
+        if tl is None:
+            continue
+        cost = sum(len(c.arguments) + len(c.observation or "") for s in tl.steps for c in s.calls)
+        if cost <= left:
+            left -= cost
+            shown.add(i)
+    return shown
+
+
 def _data(
     results: Sequence[GraderResult], summary: Summary, timelines: Sequence[Timeline | None]
 ) -> dict[str, Any]:
     tools: dict[str, int] = {}
     groups: list[dict[str, Any]] = []
-    for r, tl in zip(results, timelines):
+    shown = _detail_budget(results, timelines)
+    for n, (r, tl) in enumerate(zip(results, timelines)):
         meta = r.metadata
         steps = None
         if tl is not None:
             steps = [
                 {"i": s.index,
                  "c": [[tools.setdefault(c.tool, len(tools)), c.event, c.call_id, c.arguments,
-                        c.observation] for c in s.calls]}
+                        c.observation] if n in shown else
+                       [tools.setdefault(c.tool, len(tools)), c.event, c.call_id, None, None, 1]
+                       for c in s.calls]}
                 for s in tl.steps
             ]
         item = {
@@ -328,6 +352,12 @@ _JS: Final = r"""
       name.appendChild(el("b", "tool", DATA.tools[c[0]]));
       if (c[2] !== null) name.appendChild(el("span", "muted", "  id " + c[2]));
       box.appendChild(name);
+      if (c[5]) {
+        box.appendChild(el("div", "muted", "arguments and observation left out: the report " +
+          "keeps its size bounded (failing results are served first)"));
+        panel.appendChild(box);
+        return;
+      }
       box.appendChild(el("div", "k", "arguments"));
       box.appendChild(el("pre", "args", c[3]));
       box.appendChild(el("div", "k", "observation"));
@@ -492,6 +522,7 @@ def render(
     verdict = (
         f"{summary.trajectories} trajectories, {summary.total} results: {summary.passed} passed, "
         f"{summary.failed} failed, {summary.errors} errors"
+        + (" (interrupted)" if summary.interrupted else "")
     )
     return (
         "<!DOCTYPE html>\n"
