@@ -101,7 +101,7 @@ def trajectory_from_events(
     [('tool_call', {'command': 'ls'}, None), ('tool_result', None, 'a.txt')]
     """
     builder = EventBuilder()
-    by_event: dict[Any, str] = {}
+    by_event: dict[int | str, str] = {}
     current: str | None = None
     for index, event in enumerate(events):
         where = f"{path}[{index}]"
@@ -136,14 +136,15 @@ def trajectory_from_events(
             own = cid if isinstance(cid, str) and not builder.has_call(cid) else (
                 f"event-{event.get('id', index)}")
             builder.add_call(name, own, arguments)
-            if "id" in event:
+            if isinstance(event.get("id"), (int, str)):
                 by_event[event["id"]] = own
             if meta is None or group is None:
                 builder.end_turn()
                 current = None
             continue
         if "observation" in event:
-            cid = by_event.get(event.get("cause"))
+            cause = event.get("cause")
+            cid = by_event.get(cause) if isinstance(cause, (int, str)) else None
             if cid is None and meta is not None and isinstance(meta.get("tool_call_id"), str):
                 cid = meta["tool_call_id"]
             if cid is not None and builder.has_call(cid):
