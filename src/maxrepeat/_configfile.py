@@ -296,6 +296,11 @@ def lint(path: str | Path) -> list[ConfigError]:
     """Every problem in a config file, each with file, line, column and key path.
 
     An unreadable file is one problem.
+
+    >>> lint("examples/graders.yaml")
+    []
+    >>> [str(p) for p in lint("no-such.yaml")]
+    ['no-such.yaml: file must be a readable file (got No such file or directory)']
     """
     try:
         text, file = _read(path)
@@ -308,6 +313,9 @@ def load_config(path: str | Path) -> list[MaxRepeatConfig]:
     """The ``max-repeat`` graders of a config file; raises the first `ConfigError`.
 
     The raised error carries every problem found in ``problems``.
+
+    >>> [(c.name, c.max, c.max_cycle_period) for c in load_config("examples/graders.yaml")]
+    [('same-output', 3, 1), ('bash-cycles', 2, 3)]
     """
     text, file = _read(path)
     configs, problems = parse_config_text(text, file)

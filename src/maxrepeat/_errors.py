@@ -17,7 +17,15 @@ __all__ = [
 
 
 class MaxRepeatError(Exception):
-    """Base of every error maxrepeat raises on purpose."""
+    """Base of every error maxrepeat raises on purpose.
+
+    >>> import maxrepeat
+    >>> try:
+    ...     maxrepeat.MaxRepeatConfig(max=0)
+    ... except maxrepeat.MaxRepeatError as err:
+    ...     print(type(err).__name__, err)
+    ConfigError max must be an integer >= 1 (got 0)
+    """
 
 
 def _where(file: str | None, line: int | None, col: int | None) -> str:

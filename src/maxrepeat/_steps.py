@@ -68,7 +68,15 @@ class Fingerprint:
 
 @dataclass(frozen=True, slots=True)
 class Call:
-    """One watched tool call with its observation (`MISSING` when no result answered it)."""
+    """One watched tool call with its observation (`MISSING` when no result answered it).
+
+    >>> from maxrepeat import MaxRepeatConfig, Trajectory, steps, tool_call, tool_result
+    >>> run = Trajectory([tool_call("bash", "c1", {"cmd": "ls"}), tool_result("c1", "a.txt")])
+    >>> [step] = steps(run, MaxRepeatConfig(1))
+    >>> call = step.calls[0]
+    >>> call.tool_name, call.arguments, call.observation
+    ('bash', {'cmd': 'ls'}, 'a.txt')
+    """
 
     event_index: int
     tool_name: str
@@ -79,7 +87,16 @@ class Call:
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """One agent turn's watched calls; ``fingerprint`` is None when it is empty (spec §3)."""
+    """One agent turn's watched calls; ``fingerprint`` is None when it is empty (spec §3).
+
+    >>> from maxrepeat import MaxRepeatConfig, Trajectory, steps, tool_call, turn_end, turn_start
+    >>> run = Trajectory([turn_start(), tool_call("bash", "a"), tool_call("bash", "b"),
+    ...                   turn_end(), tool_call("bash", "c")])
+    >>> [(s.index, len(s.calls)) for s in steps(run, MaxRepeatConfig(1, match="name"))]
+    [(0, 2), (1, 1)]
+    >>> steps(run, MaxRepeatConfig(1))[0].fingerprint is None  # no results: empty
+    True
+    """
 
     index: int
     calls: tuple[Call, ...]

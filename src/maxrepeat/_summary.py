@@ -94,7 +94,15 @@ class SummaryBuilder:
 
 
 def summarize(results: Iterable[GraderResult], graders: int = 1) -> Summary:
-    """The `Summary` of a batch of results (each trajectory graded by ``graders`` graders)."""
+    """The `Summary` of a batch of results (each trajectory graded by ``graders`` graders).
+
+    >>> from maxrepeat import MaxRepeatConfig, Trajectory, grade, tool_call
+    >>> loop = Trajectory([tool_call("bash", f"c{i}") for i in range(4)])
+    >>> configs = [MaxRepeatConfig(2, match="name"), MaxRepeatConfig(5, match="name")]
+    >>> summary = summarize([grade(loop, c) for c in configs], graders=2)
+    >>> summary.trajectories, summary.passed, summary.failed, summary.exit_code
+    (1, 1, 1, 1)
+    """
     builder = SummaryBuilder(graders)
     for r in results:
         builder.add(r)

@@ -286,9 +286,9 @@ def read_trajectories(
     unreadable record raises `TrajectoryFormatError`; with ``errors="yield"`` the error is
     yielded in its place and reading goes on.
 
-    >>> import json, tempfile, os
-    >>> d = tempfile.mkdtemp(); p = os.path.join(d, "t.json")
-    >>> _ = open(p, "w").write(json.dumps({"id": "run-1", "events": []}))
+    >>> import json, tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "t.json"
+    >>> _ = p.write_text(json.dumps({"id": "run-1", "events": []}))
     >>> [t.label for t in read_trajectories(p)]
     ['run-1']
     """
