@@ -204,7 +204,8 @@ def test_gemini_legacy_json_falls_back_to_result_display() -> None:
 # --- copilot-cli ------------------------------------------------------------------------
 
 def test_copilot_counts_each_call_once_and_splits_responses_and_subagents() -> None:
-    """Copilot CLI: toolRequests + execution_start count once; subagent calls are a run."""
+    """Copilot CLI: toolRequests + execution_start count once; a call after every call of
+    the turn was answered opens a new turn; subagent calls are a run of their own."""
     main, sub = read_fixture("copilot-cli", "events.jsonl")
     assert main.metadata == {"session_id": "cop-fixture"}
     assert compact(main) == [
@@ -221,6 +222,10 @@ def test_copilot_counts_each_call_once_and_splits_responses_and_subagents() -> N
         ("T", "1"),
         ("call", "bash", "c4", {"command": "ls", "description": "list"}),
         ("res", "c4", "a.txt\n", True),
+        ("/T",),
+        ("T", "1"),
+        ("call", "bash", "c5", {"command": "ls"}),
+        ("res", "c5", "a.txt\n", True),
         ("/T",),
     ]
     assert sub.label.endswith("events.jsonl#subagent:c3")

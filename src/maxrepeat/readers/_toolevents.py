@@ -174,6 +174,14 @@ class EventBuilder:
         """Whether the open turn holds a call already."""
         return self._open is not None and any(isinstance(i, _Call) for i in self._open.items)
 
+    @property
+    def turn_answered(self) -> bool:
+        """Whether the open turn holds calls and every one of them has its result."""
+        if self._open is None:
+            return False
+        ids = [i.call_id for i in self._open.items if isinstance(i, _Call)]
+        return bool(ids) and all(c is not None and c in self._answered for c in ids)
+
     def start_turn(self, turn_id: str | None = None) -> None:
         """Open a turn (closing the open one)."""
         self._open = _Segment(True, turn_id)

@@ -199,7 +199,7 @@ def _read_jsonl(source: Source) -> Iterator[Item]:
 
 
 def _read(source: Source) -> Iterator[Item]:
-    if _HEADER.search(source.head[:4096]):
+    if _HEADER.search(strip_bom(source.head[:4096])):
         yield from _read_jsonl(source)
         return
     try:

@@ -79,6 +79,7 @@ class _Session:
             self._run(data)[1].start_turn(self.turn_id)
         elif kind == "assistant.turn_end":
             self._run(data)[1].end_turn()
+            self.turn_id = None
         elif kind == "assistant.message":
             self._message(data)
         elif kind == "tool.execution_start":
@@ -87,7 +88,8 @@ class _Session:
             if call_id is None or not isinstance(name, str) or call_id in self.owner:
                 return
             parent, b = self._run(data)
-            if not b.in_turn:
+            # A new call after every call of the turn was answered: the model responded again.
+            if not b.in_turn or b.turn_answered:
                 b.start_turn(self.turn_id)
             b.add_call(name, call_id, decode_arguments(data.get("arguments")))
             self.owner[call_id] = parent
