@@ -7,7 +7,8 @@ What marks a model response: one ``assistant.message`` is one model response; it
 ``toolRequests[]`` are the calls it asked for. ``assistant.turn_start`` /
 ``assistant.turn_end`` bracket the turn; when a second message with new tool requests
 arrives inside one bracket (the agent looped without new turn markers), it opens a new
-turn, so each response's calls still form their own turn.
+turn, and so does a call started after every call of the open turn was answered (the
+model must have responded again); so each response's calls form their own turn.
 
 Read as follows: a call is announced twice (``toolRequests`` in the message, then
 ``tool.execution_start``) and counted once, by ``toolCallId``; its arguments are those the
