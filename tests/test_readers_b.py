@@ -417,3 +417,25 @@ def test_truncated_corpus_copy_is_an_error_with_position(folder: str, path: Path
     assert errors
     assert all(e.source is not None and e.source.startswith(name) for e in errors)
     assert all(e.line is not None or e.position is not None for e in errors)
+
+
+def test_swe_agent_retry_attempts_are_runs() -> None:
+    """A RetryAgent .traj gives one trajectory per attempt and skips the top-level copy."""
+    path = FIXTURES / "swe-agent" / "retry_attempts.traj"
+    ts = trajectories(path)
+    assert [t.source for t in ts] == [f"{path}#attempt0", f"{path}#attempt1"]
+    assert [grade(t, GOLDEN_CONFIG).metadata.occurrences for t in ts] == [2, 1]
+    assert ts[0].metadata["exit_status"] == "exit_cost"
+
+
+def test_openhands_sdk_v1_events() -> None:
+    """SDK events: calls grouped by llm_response_id, arguments from tool_call, results by
+    tool_call_id with is_error and AgentErrorEvent failing."""
+    t = only(FIXTURES / "openhands" / "sdk_events.json")
+    assert compact(t) == [
+        ("[",), ("call", "terminal", "call_1", {"command": "pytest"}),
+        ("call", "file_editor", "call_2", {"command": "view", "path": "/w/a.py"}),
+        ("res", "call_1", "1 failed", False), ("res", "call_2", "print(1)", True), ("]",),
+        ("[",), ("call", "terminal", "call_3", {"command": "pytest"}),
+        ("res", "call_3", "Command timed out", False), ("]",),
+    ]

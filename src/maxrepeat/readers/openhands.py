@@ -19,6 +19,12 @@ An observation event answers the action whose ``id`` is its ``cause`` (else the 
 its ``tool_call_metadata.tool_call_id``); the result is its ``content``. It failed when
 ``observation`` is ``error``, its ``success`` is false, ``extras.metadata.exit_code`` is
 not 0, or the content starts with ``ERROR:``.
+
+The SDK (V1) event model (``kind: "ActionEvent"`` / ``"ObservationEvent"`` /
+``"AgentErrorEvent"`` / ``"UserRejectObservation"``) is read too: a call is an
+``ActionEvent`` (``tool_name``; arguments decoded from ``tool_call.arguments``), grouped
+into turns by ``llm_response_id``; results join by ``tool_call_id`` (``observation.content``
+as text, ``observation.is_error`` or an error/rejection event -> ``success: false``).
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ from .._errors import TrajectoryFormatError
 from .._model import Trajectory
 from . import Item, Reader, Source
 from ._chat import first_char, has_key, is_jsonl, iter_json_lines, load_document
-from ._toolevents import EventBuilder, decode_arguments, type_name
+from ._toolevents import EventBuilder, content_text, decode_arguments, type_name
 
 __all__ = ["READER", "trajectory_from_events"]
 
@@ -86,6 +92,57 @@ def _response_id(meta: Any) -> str | None:
     return None
 
 
+def _is_v1(event: Mapping[str, Any]) -> bool:
+    kind = event.get("kind")
+    return isinstance(kind, str) and kind.endswith(("Event", "Observation")) and (
+        "observation" not in event or isinstance(event.get("observation"), Mapping))
+
+
+def _v1_event(builder: EventBuilder, event: Mapping[str, Any], current: str | None,
+              where: str, source: str) -> str | None:
+    """Take one SDK (V1) event; returns the LLM response id of the open turn."""
+    kind = event["kind"]
+    cid = event.get("tool_call_id")
+    if kind == "ActionEvent":
+        call = event.get("tool_call")
+        call = call if isinstance(call, Mapping) else {}
+        name = event.get("tool_name", call.get("name"))
+        if not isinstance(name, str):
+            raise TrajectoryFormatError(
+                source, f"must be a string (got {type_name(name)})", position=f"{where}.tool_name")
+        if "arguments" in call:
+            arguments = decode_arguments(call["arguments"])
+        else:
+            action = event.get("action")
+            arguments = {k: v for k, v in action.items() if k not in _NOISE} \
+                if isinstance(action, Mapping) else action
+        group = event.get("llm_response_id")
+        group = group if isinstance(group, str) else None
+        if group is None or group != current or not builder.in_turn:
+            builder.start_turn(group)
+        ident = event.get("id")
+        own = cid if isinstance(cid, str) and not builder.has_call(cid) else (
+            f"event-{ident if isinstance(ident, str) else where}")
+        builder.add_call(name, own, arguments)
+        if group is None:
+            builder.end_turn()
+        return group
+    if isinstance(cid, str) and builder.has_call(cid):
+        observation = event.get("observation")
+        if isinstance(observation, Mapping):
+            result = content_text(observation.get("content"))
+            ok = observation.get("is_error") is not True
+        elif kind == "AgentErrorEvent":
+            result, ok = event.get("error"), False
+        else:  # a user rejection: the reason is what the model is shown
+            result, ok = event.get("rejection_reason"), False
+        builder.add_result(cid, result, ok)
+    elif kind == "MessageEvent" and event.get("source") == "agent":
+        builder.end_turn()
+        return None
+    return current
+
+
 def trajectory_from_events(
     events: list[Any], *, source: str, id: str | None = None, lenient: bool = False,
     path: str = "", metadata: Mapping[str, Any] | None = None,
@@ -108,6 +165,9 @@ def trajectory_from_events(
         if not isinstance(event, Mapping):
             raise TrajectoryFormatError(
                 source, f"must be an event object (got {type_name(event)})", position=where)
+        if _is_v1(event):
+            current = _v1_event(builder, event, current, where, source)
+            continue
         meta = event.get("tool_call_metadata")
         meta = meta if isinstance(meta, Mapping) else None
         action = event.get("action")
@@ -194,10 +254,12 @@ def _sniff(head: bytes, source: Source) -> int:
     if start == b"{" and has_key(head, "instance_id") and has_key(head, "instruction") and (
             has_key(head, "agent_class")):
         return 75  # history lies beyond the head
-    if start != b"[" or not has_key(head, "source", b'"'):
+    if start != b"[" or not (has_key(head, "source", b'"') or has_key(head, "kind", b'"')):
         return 0
     if has_key(head, "tool_call_metadata") or has_key(head, "cause"):
         return 90
+    if has_key(head, "kind", b'"ActionEvent"') or has_key(head, "llm_response_id"):
+        return 88  # the SDK (V1) event model
     if has_key(head, "action", b'"') or has_key(head, "observation", b'"'):
         return 70 if has_key(head, "timestamp") else 40
     return 0

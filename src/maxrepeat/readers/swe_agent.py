@@ -16,6 +16,9 @@ What marks a model response (one turn):
 SWE-agent has no per-step error flag (failures are in the observation text), so every
 result is ``success: true``; the run's ``info.exit_status`` goes into the trajectory's
 metadata. Messages flagged ``is_demo`` are demonstrations, not part of the run.
+
+A RetryAgent file (``attempts[]``, each a whole ``.traj``, with the chosen attempt copied to
+the top level) gives one trajectory per attempt, named ``<file>#attempt<n>``.
 """
 
 from __future__ import annotations
@@ -166,6 +169,20 @@ def trajectory_from_traj(value: Any, source: str, lenient: bool = False) -> Traj
 def _read(source: Source) -> Iterator[Item]:
     try:
         value, lenient = load_document(source)
+    except TrajectoryFormatError as err:
+        yield err
+        return
+    attempts = value.get("attempts") if isinstance(value, Mapping) else None
+    if isinstance(attempts, list) and attempts:
+        # RetryAgent: every attempt is a run; the top level repeats the chosen one.
+        for i, attempt in enumerate(attempts):
+            try:
+                yield trajectory_from_traj(attempt, f"{source.name}#attempt{i}", lenient)
+            except TrajectoryFormatError as err:
+                yield TrajectoryFormatError(err.source, err.reason, position=(
+                    f"attempts[{i}].{err.position}" if err.position else f"attempts[{i}]"))
+        return
+    try:
         yield trajectory_from_traj(value, source.name, lenient)
     except TrajectoryFormatError as err:
         yield err
