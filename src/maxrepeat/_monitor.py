@@ -39,7 +39,7 @@ from ._errors import TrajectoryFormatError
 from ._grade import build_result, error_result, loop_steps
 from ._model import TOOL_CALL, TOOL_RESULT, TURN_END, TURN_START, Event, Trajectory
 from ._model import event_from_dict
-from ._preview import call_preview, inert, json_preview
+from ._preview import STEP_CALL_LIMIT, call_preview, inert, json_preview
 from ._result import GraderResult, Run
 from ._steps import MISSING, _watcher, digest, name_bytes, step_key
 
@@ -135,6 +135,14 @@ def _primitive(block: list[_Done]) -> bool:
         if p % q == 0 and all(_same(block[j].key, block[j + q].key) for j in range(p - q)):
             return False
     return True
+
+
+def _join(previews: list[str]) -> str:
+    # step_preview's layout, from call previews made when each call arrived.
+    if len(previews) > STEP_CALL_LIMIT:
+        more = len(previews) - STEP_CALL_LIMIT
+        previews = [*previews[:STEP_CALL_LIMIT], f"… ({more} more calls)"]
+    return " + ".join(previews)
 
 
 def _rank(occurrences: int, period: int, start: int) -> tuple[int, int, int]:
@@ -465,10 +473,10 @@ class Monitor:
                 )
             empty = bool(empties) and (empties == len(calls) or self._period > 1)
             key = None if empty else step_key(digests)
-            preview = " + ".join(previews)
+            preview = _join(previews)
         else:
             key = step_key([c.digest for c in calls])
-            preview = " + ".join(c.head for c in calls)
+            preview = _join([c.head for c in calls])
         return _Done(step.index, calls[0].event, calls[-1].event, key, preview,
                      [c.name for c in calls])
 

@@ -380,6 +380,16 @@ def formats_cmd() -> None:
         click.echo(f"{reader.name:<{width}}  {reader.description}")
 
 
+def _add_hook_command() -> None:
+    # Imported here: hook.py uses inline_config from this module.
+    from .hook import hook_cmd
+
+    cli.add_command(hook_cmd)
+
+
+_add_hook_command()
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of the ``maxrepeat`` command."""
     cli.main(args=list(argv) if argv is not None else None, prog_name="maxrepeat")

@@ -26,6 +26,7 @@ same events as a full read.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from typing import Any, Final
 
@@ -43,13 +44,18 @@ _IGNORED: Final = frozenset(
     {"progress", "file-history-snapshot", "queue-operation", "summary", "system", "result"}
 )
 MAIN: Final = ""
+_TOOL_EVENTS: Final = frozenset({"tool_call", "tool_result"})
+
+
+def _mark(uuid: str) -> bytes:
+    return hashlib.blake2b(uuid.encode("utf-8", "surrogatepass"), digest_size=8).digest()
 
 
 class _Group(msgspec.Struct):
     """Conversion state of one trajectory: the open turn and the records already seen."""
 
     turn: str | None = None
-    seen: set[str] = msgspec.field(default_factory=set)
+    seen: set[bytes] = msgspec.field(default_factory=set)  # 8-byte digests of uuids
     session: str | None = None
 
 
@@ -87,13 +93,14 @@ class SessionStream(msgspec.Struct):
             if isinstance(session, str):
                 group.session = session
         uuid = rec.get("uuid")
-        if isinstance(uuid, str):
-            if uuid in group.seen:
-                return key, []
+        mark = _mark(uuid) if isinstance(uuid, str) else None
+        if mark is not None and mark in group.seen:
+            return key, []
         events = (_assistant if kind == "assistant" else _user)(rec["message"], rec, group)
-        if events and isinstance(uuid, str):
-            # Only records that gave events are remembered: the state stays small.
-            group.seen.add(uuid)
+        if mark is not None and any(e.type in _TOOL_EVENTS for e in events):
+            # Only records with tool events are remembered, as short digests: the state
+            # that the hook saves after every call stays small.
+            group.seen.add(mark)
         return key, events
 
     def finish(self, key: str) -> list[Event]:

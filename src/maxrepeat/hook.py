@@ -1,0 +1,345 @@
+"""``maxrepeat hook claude-code``: the max-repeat grader as a live Claude Code guard.
+
+Claude Code runs the command after each tool call (a ``PostToolUse`` hook) with a JSON
+object on standard input that names the session (``session_id``) and its transcript
+(``transcript_path``). The hook grades the transcript so far with the ``claude-code``
+reader and `Monitor` (the same figure ``maxrepeat grade`` gives that transcript) and,
+while the model keeps repeating itself beyond ``max``, answers
+``{"decision": "block", "reason": ...}``: Claude Code shows the reason to the model,
+which then changes course. Otherwise it prints nothing and exits 0.
+
+Each call reads only the lines added since the previous one: the conversion state and the
+monitors are kept per session in a cache file (``$XDG_CACHE_HOME/maxrepeat/hook/`` or
+``--cache-dir``). A cache that is missing, unreadable, of another version or config, or
+that no longer fits the transcript (shorter, or different bytes before the saved offset)
+is ignored and the transcript read from its start.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, Final, NoReturn
+
+import click
+import msgspec
+
+from . import __version__
+from ._config import MaxRepeatConfig, unique_names
+from ._errors import ConfigError, TrajectoryFormatError
+from ._monitor import STATE_VERSION, Monitor
+from ._preview import inert, shorten
+from ._result import GraderResult, Run
+from .readers.claude_code import SessionStream, events_of_line
+
+__all__ = ["HookVerdict", "guard", "hook_cmd", "looping_run", "decide", "default_cache_dir"]
+
+#: Changes whenever the cache layout changes; part of every cache file.
+CACHE_FORMAT: Final = 1
+_CHECK_BYTES: Final = 4096
+WHEN_CHOICES: Final = ("looping", "failed")
+
+
+class _Cache(msgspec.Struct):
+    version: str
+    signature: str
+    path: str
+    offset: int
+    lines: int
+    head: bytes
+    before: bytes
+    stream: SessionStream
+    monitors: list[bytes]
+
+
+@dataclass(frozen=True)
+class HookVerdict:
+    """What one hook call decided, and on what.
+
+    ``results`` are the graders' results for the transcript so far; ``block`` whether the
+    hook blocks; ``reason`` the message for the model; ``read_from`` the byte offset the
+    call started reading at (0: a full read).
+    """
+
+    block: bool
+    reason: str | None
+    results: tuple[GraderResult, ...]
+    read_from: int
+    cache_used: bool
+
+    def output(self) -> dict[str, Any] | None:
+        """The JSON object to print for Claude Code (None: print nothing)."""
+        if not self.block or self.reason is None:
+            return None
+        return {"decision": "block", "reason": self.reason}
+
+
+def default_cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/maxrepeat/hook`` (``~/.cache/maxrepeat/hook`` by default)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
+    return Path(base) / "maxrepeat" / "hook"
+
+
+def looping_run(result: GraderResult) -> Run | None:
+    """The run above ``max`` that reaches the last watched step (the loop still going on),
+    the longest one when several do; None when the model is not looping now."""
+    last = result.metadata.watched_steps - 1
+    live = [r for r in result.metadata.runs if r.end_step + r.period > last]
+    if not live:
+        return None
+    return max(live, key=lambda r: (r.occurrences, -r.period))
+
+
+def _describe(run: Run) -> str:
+    if run.period == 1:
+        return f"{run.pattern[0]} {run.occurrences} times in a row"
+    return (f"the cycle of {run.period} steps [{' | '.join(run.pattern)}] "
+            f"{run.occurrences} times in a row")
+
+
+def decide(results: Sequence[GraderResult], when: str = "looping") -> str | None:
+    """The reason to block, or None. ``when="looping"`` blocks while a run above ``max``
+    is still growing; ``when="failed"`` blocks on every call once a grader fails."""
+    lines = []
+    for r in results:
+        if not r.failed:
+            continue
+        if when == "failed":
+            lines.append(f"{r.name}: {r.evidence}")
+            continue
+        run = looping_run(r)
+        if run is not None:
+            lines.append(f"{r.name}: you repeated {_describe(run)} "
+                         f"(at most {r.metadata.max} allowed)")
+    if not lines:
+        return None
+    return shorten(
+        "maxrepeat loop guard: you are repeating the same actions without progress.\n"
+        + "\n".join(lines)
+        + "\nDo not run this again. Change course: read the error, try a different approach, "
+        "or stop and ask the user.",
+        4000,
+    )
+
+
+def _signature(configs: Sequence[MaxRepeatConfig], names: Sequence[str]) -> str:
+    return json.dumps([[c.to_dict(), n] for c, n in zip(configs, names)], sort_keys=True)
+
+
+def _cache_file(cache_dir: Path, session: str, path: str) -> Path:
+    key = hashlib.sha256(f"{session}\0{path}".encode("utf-8", "surrogatepass")).hexdigest()
+    return cache_dir / f"{key[:40]}.state"
+
+
+def _digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def _load(file: Path, fh: IO[bytes], size: int, version: str, signature: str,
+          path: str) -> _Cache | None:
+    """The cache when it still fits the transcript; None otherwise (a full read follows)."""
+    try:
+        cache = msgspec.msgpack.decode(file.read_bytes(), type=_Cache)
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return None
+    if cache.version != version or cache.signature != signature or cache.path != path:
+        return None
+    if not 0 < cache.offset <= size:
+        return None
+    fh.seek(0)
+    if _digest(fh.read(min(cache.offset, _CHECK_BYTES))) != cache.head:
+        return None
+    start = max(0, cache.offset - _CHECK_BYTES)
+    fh.seek(start)
+    if _digest(fh.read(cache.offset - start)) != cache.before:
+        return None
+    return cache
+
+
+def _save(file: Path, cache: _Cache) -> None:
+    try:
+        file.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=file.parent, prefix=".tmp-", suffix=".state")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(msgspec.msgpack.encode(cache))
+            # Atomic: parallel tool calls may run the hook at once; last writer wins.
+            os.replace(tmp, file)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except OSError:
+        pass  # a cache we cannot write only costs a full read next time
+
+
+def guard(
+    payload: Mapping[str, Any],
+    configs: Sequence[MaxRepeatConfig],
+    *,
+    cache_dir: Path | None = None,
+    when: str = "looping",
+) -> HookVerdict:
+    """Grade the transcript named by a hook payload, reading only what is new.
+
+    Raises `TrajectoryFormatError` when the transcript cannot be read or a complete line
+    of it is not JSON (the cache then stays where it was).
+    """
+    session = payload.get("session_id")
+    path = payload.get("transcript_path")
+    if not isinstance(path, str) or not path:
+        raise TrajectoryFormatError("<hook input>", "transcript_path must be a non-empty string")
+    session_id = session if isinstance(session, str) and session else None
+    names = unique_names(configs)
+    version = f"{__version__}/{STATE_VERSION}/{CACHE_FORMAT}"
+    signature = _signature(configs, names)
+    cache_file = _cache_file(cache_dir or default_cache_dir(), session_id or "", path)
+
+    def fresh_monitors() -> list[Monitor]:
+        return [Monitor(c, name=n, id=session_id, source=path, format="claude-code")
+                for c, n in zip(configs, names)]
+
+    try:
+        fh = open(path, "rb")
+    except OSError as exc:
+        raise TrajectoryFormatError(path, f"cannot read: {exc.strerror or exc}") from None
+    with fh:
+        size = os.fstat(fh.fileno()).st_size
+        cache = _load(cache_file, fh, size, version, signature, path)
+        monitors: list[Monitor] = []
+        if cache is not None:
+            try:
+                monitors = [
+                    Monitor.from_bytes(data, c, name=n, id=session_id, source=path,
+                                       format="claude-code")
+                    for data, c, n in zip(cache.monitors, configs, names)
+                ]
+            except ValueError:
+                cache = None
+        if cache is None or len(monitors) != len(configs):
+            cache = _Cache(version, signature, path, 0, 0, b"", b"", SessionStream(), [])
+            monitors = fresh_monitors()
+        read_from = cache.offset
+        fh.seek(read_from)
+        new = fh.read()
+        cut = new.rfind(b"\n") + 1
+        complete, partial = new[:cut], new[cut:]
+        stream = cache.stream
+        lines = cache.lines
+        for raw in complete.splitlines(keepends=True):
+            lines += 1
+            if not raw.strip():
+                continue
+            _feed(stream, monitors, events_of_line(raw, path, lines))
+        if cut:
+            offset = read_from + cut
+            fh.seek(0)
+            head = _digest(fh.read(min(offset, _CHECK_BYTES)))
+            start = max(0, offset - _CHECK_BYTES)
+            fh.seek(start)
+            before = _digest(fh.read(offset - start))
+            _save(cache_file, _Cache(version, signature, path, offset, lines, head, before,
+                                     stream, [m.to_bytes() for m in monitors]))
+    if partial.strip():
+        # The last line is still being written: use it when it is already whole JSON,
+        # without saving it (the next call reads it again, with its newline).
+        try:
+            _feed(stream, monitors, events_of_line(partial, path, lines + 1))
+        except TrajectoryFormatError:
+            pass
+    results = tuple(m.result() for m in monitors)
+    reason = decide(results, when)
+    return HookVerdict(reason is not None, reason, results, read_from, read_from > 0)
+
+
+def _feed(stream: SessionStream, monitors: list[Monitor], record: dict[str, Any]) -> None:
+    key, events = stream.record(record)
+    if events and key == stream.primary:
+        for m in monitors:
+            m.feed_all(events)
+
+
+def _fail(message: str) -> NoReturn:
+    # Exit 1: Claude Code reports a non-blocking hook error to the user, not the model.
+    click.echo(f"maxrepeat hook: {inert(message)}", err=True)
+    sys.exit(1)
+
+
+@click.group("hook")
+def hook_cmd() -> None:
+    """Guard a live agent run: grade its transcript after each tool call (agent hooks)."""
+
+
+@hook_cmd.command("claude-code", epilog="Exit codes: 0 graded (blocking or not: the JSON on "
+                  "standard output says); 1 the hook could not run (bad input, config or "
+                  "transcript; reported to the user, not to the model).")
+@click.option("-c", "--config", "config_file", metavar="FILE",
+              help="YAML file with a graders: list of max-repeat graders.")
+@click.option("--max", "max_", metavar="N", help="Inline grader: block above N occurrences.")
+@click.option("--max-cycle-period", "period", metavar="P",
+              help="Inline grader: longest cycle period to detect (1-10, default 1).")
+@click.option("--match", metavar="MODE",
+              help="Inline grader: observation (default), name or name-args.")
+@click.option("--tools", multiple=True, metavar="REGEX",
+              help="Inline grader: watch only tools matching REGEX (repeatable).")
+@click.option("--name", metavar="NAME", help="Inline grader: display name.")
+@click.option("--cache-dir", metavar="DIR", type=click.Path(file_okay=False),
+              help="Where per-session state is kept (default $XDG_CACHE_HOME/maxrepeat/hook).")
+@click.option("--when", type=click.Choice(WHEN_CHOICES), default="looping", show_default=True,
+              help="looping: block while a run above max is still growing; failed: block on "
+              "every call once a grader fails.")
+def claude_code_cmd(
+    config_file: str | None,
+    max_: str | None,
+    period: str | None,
+    match: str | None,
+    tools: tuple[str, ...],
+    name: str | None,
+    cache_dir: str | None,
+    when: str,
+) -> None:
+    """Claude Code PostToolUse hook: reads the hook JSON on standard input and, when the
+    session repeats an action (or a cycle) more than MAX times, prints the JSON that
+    blocks and tells the model what it repeats.
+
+    \b
+    In .claude/settings.json:
+      {"hooks": {"PostToolUse": [{"matcher": "*", "hooks": [{"type": "command",
+        "command": "maxrepeat hook claude-code --max 3 --max-cycle-period 2 --match name-args"}]}]}}
+    """
+    from ._configfile import load_config
+    from .cli import inline_config
+
+    inline = any(v is not None for v in (max_, period, match, name)) or bool(tools)
+    if config_file is not None and inline:
+        _fail("give either --config FILE or the inline grader flags (--max …), not both")
+    try:
+        if config_file is not None:
+            configs = load_config(config_file)
+        elif max_ is not None:
+            configs = [inline_config(max_, period, match, tools, name)]
+        else:
+            _fail("no grader: give --config FILE, or --max N (with optional "
+                  "--max-cycle-period, --match, --tools)")
+    except ConfigError as err:
+        _fail("; ".join(str(p) for p in err.problems) if err.problems else str(err))
+    raw = sys.stdin.buffer.read()
+    try:
+        payload = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        _fail(f"the hook input on standard input is not JSON: {exc}")
+    if not isinstance(payload, dict):
+        _fail("the hook input on standard input must be a JSON object")
+    try:
+        verdict = guard(payload, configs, cache_dir=Path(cache_dir) if cache_dir else None,
+                        when=when)
+    except TrajectoryFormatError as err:
+        _fail(str(err))
+    out = verdict.output()
+    if out is not None:
+        click.echo(json.dumps(out, ensure_ascii=False))

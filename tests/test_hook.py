@@ -1,0 +1,243 @@
+"""`maxrepeat hook claude-code`: live decisions equal the monitor's and grade()'s."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+import maxrepeat
+from maxrepeat import MaxRepeatConfig, Monitor, grade
+from maxrepeat.cli import cli
+from maxrepeat.hook import decide, guard, looping_run
+from maxrepeat.readers.claude_code import SessionStream
+
+from .conftest import CORPUS, needs_corpus
+
+CONFIGS = [
+    MaxRepeatConfig(max=1, max_cycle_period=3, match="name"),
+    MaxRepeatConfig(max=1, max_cycle_period=2, match="observation"),
+    MaxRepeatConfig(max=2, match="name-args", tools=["^(Read|Bash)$"]),
+]
+#: corpus transcripts in which CONFIGS find a loop above max (so the hook must block)
+LOOPING = {"spotter_258c7280.jsonl", "spotter_4d5611e5__subagents__agent-a2898e3.jsonl",
+           "spotter_ae4a77f8.jsonl", "spotter_tool_heavy.jsonl"}
+FILES = sorted((CORPUS / "claude-code").glob("*.jsonl")) if CORPUS.is_dir() else []
+
+
+def _record(kind: str, uuid: str, mid: str | None, blocks: list[dict[str, Any]]) -> str:
+    msg: dict[str, Any] = {"role": kind, "content": blocks}
+    if mid is not None:
+        msg["id"] = mid
+    return json.dumps({"type": kind, "uuid": uuid, "sessionId": "S", "parentUuid": None,
+                       "isSidechain": False, "message": msg}) + "\n"
+
+
+def _loop_lines(n: int, command: str = "make") -> list[str]:
+    """A session whose model runs the same Bash command n times."""
+    out = [json.dumps({"type": "file-history-snapshot", "messageId": "m", "snapshot": {}}) + "\n"]
+    for i in range(n):
+        use = {"type": "tool_use", "id": f"t{i}", "name": "Bash", "input": {"command": command}}
+        res = {"type": "tool_result", "tool_use_id": f"t{i}", "content": "Error 1",
+               "is_error": True}
+        out.append(_record("assistant", f"a{i}", f"msg_{i}", [use]))
+        out.append(_record("user", f"u{i}", None, [res]))
+    return out
+
+
+def _payload(path: Path, session: str = "S") -> dict[str, Any]:
+    return {"session_id": session, "transcript_path": str(path), "cwd": "/tmp",
+            "hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_input": {}}
+
+
+def _strip(result: maxrepeat.GraderResult) -> dict[str, Any]:
+    out = result.to_dict()
+    del out["trajectory"]
+    return out
+
+
+def _graded(path: Path) -> list[dict[str, Any]]:
+    """grade() of the transcript's first trajectory, read in full by the reader."""
+    traj = next(iter(maxrepeat.read_trajectories(path, format="claude-code")))
+    return [_strip(grade(traj, c, name=n)) for c, n in
+            zip(CONFIGS, maxrepeat._config.unique_names(CONFIGS))]
+
+
+@needs_corpus
+@pytest.mark.parametrize("source", FILES, ids=[p.name for p in FILES])
+def test_replayed_corpus_transcript_decisions_equal_the_monitor(
+    source: Path, tmp_path: Path
+) -> None:
+    """Replaying a real transcript line by line, every hook call decides as the monitor
+    (and, at sampled prefixes, as grade()) does on that prefix."""
+    lines = source.read_bytes().splitlines(keepends=True)
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_bytes(b"")
+    cache = tmp_path / "cache"
+    stream = SessionStream()
+    names = maxrepeat._config.unique_names(CONFIGS)
+    reference = [Monitor(c, name=n, format="claude-code") for c, n in zip(CONFIGS, names)]
+    sample = set(range(0, len(lines), max(1, len(lines) // 8))) | {len(lines) - 1}
+    blocks = 0
+    with transcript.open("ab") as out:
+        for k, line in enumerate(lines):
+            out.write(line)
+            out.flush()
+            key, events = stream.record(json.loads(line))
+            if events and key == stream.primary:
+                for m in reference:
+                    m.feed_all(events)
+            verdict = guard(_payload(transcript), CONFIGS, cache_dir=cache)
+            assert verdict.read_from > 0 or k == 0, "the cache was not used"
+            want = [m.result() for m in reference]
+            assert [_strip(r) for r in verdict.results] == [_strip(r) for r in want], k
+            assert verdict.reason == decide(want)
+            blocks += verdict.block
+            if k in sample:
+                assert [_strip(r) for r in verdict.results] == _graded(transcript), k
+    if source.name in LOOPING:
+        assert blocks > 0, "no loop above max found: the replay checks no block"
+
+
+def test_cache_missing_falls_back_to_a_full_read(tmp_path: Path) -> None:
+    """Without its cache file the hook reads the whole transcript and decides the same."""
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_text("".join(_loop_lines(3)), encoding="utf-8")
+    first = guard(_payload(transcript), CONFIGS, cache_dir=tmp_path / "c")
+    for f in (tmp_path / "c").iterdir():
+        f.unlink()
+    again = guard(_payload(transcript), CONFIGS, cache_dir=tmp_path / "c")
+    assert again.read_from == 0 and not again.cache_used
+    assert [r.to_dict() for r in again.results] == [r.to_dict() for r in first.results]
+
+
+@pytest.mark.parametrize("change", ["shrunk", "rewritten", "corrupt", "config", "version"])
+def test_stale_cache_falls_back_to_a_full_read(
+    tmp_path: Path, change: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cache that no longer fits (transcript shrunk or rewritten, garbage, other config
+    or version) is ignored: the result equals grade() of the transcript."""
+    transcript = tmp_path / "s.jsonl"
+    cache = tmp_path / "c"
+    lines = _loop_lines(4)
+    transcript.write_text("".join(lines), encoding="utf-8")
+    guard(_payload(transcript), CONFIGS, cache_dir=cache)
+    configs = CONFIGS
+    if change == "shrunk":
+        transcript.write_text("".join(lines[:3]), encoding="utf-8")
+    elif change == "rewritten":
+        # Same length, different bytes before the saved offset.
+        transcript.write_text("".join(_loop_lines(4, command="mako")), encoding="utf-8")
+    elif change == "corrupt":
+        for f in cache.iterdir():
+            f.write_bytes(b"\x93garbage")
+    elif change == "config":
+        configs = [MaxRepeatConfig(max=3, match="name")]
+    else:
+        monkeypatch.setattr(maxrepeat.hook, "CACHE_FORMAT", 999)
+    verdict = guard(_payload(transcript), configs, cache_dir=cache)
+    assert verdict.read_from == 0
+    traj = next(iter(maxrepeat.read_trajectories(transcript, format="claude-code")))
+    names = maxrepeat._config.unique_names(configs)
+    assert [r.to_dict() for r in verdict.results] == [
+        grade(traj, c, name=n).to_dict() for c, n in zip(configs, names)]
+
+
+def test_a_growing_transcript_is_read_from_the_saved_offset(tmp_path: Path) -> None:
+    """The second call starts where the first one stopped."""
+    transcript = tmp_path / "s.jsonl"
+    lines = _loop_lines(3)
+    transcript.write_text("".join(lines[:3]), encoding="utf-8")
+    guard(_payload(transcript), CONFIGS, cache_dir=tmp_path / "c")
+    with transcript.open("a", encoding="utf-8") as out:
+        out.write("".join(lines[3:]))
+    verdict = guard(_payload(transcript), CONFIGS, cache_dir=tmp_path / "c")
+    assert verdict.read_from == len("".join(lines[:3]).encode())
+
+
+def test_an_unterminated_last_line_counts_but_is_not_saved(tmp_path: Path) -> None:
+    """A last line without its newline is graded when it is whole JSON, and read again
+    next time."""
+    transcript = tmp_path / "s.jsonl"
+    lines = _loop_lines(2)
+    text = "".join(lines)
+    transcript.write_text(text[:-1], encoding="utf-8")
+    verdict = guard(_payload(transcript), CONFIGS, cache_dir=tmp_path / "c")
+    assert verdict.results[0].metadata.watched_calls == 2
+    transcript.write_text(text, encoding="utf-8")
+    again = guard(_payload(transcript), CONFIGS, cache_dir=tmp_path / "c")
+    assert again.read_from == len(text.encode()) - len(lines[-1].encode())
+    assert [r.to_dict() for r in again.results] == [r.to_dict() for r in verdict.results]
+
+
+def test_looping_blocks_only_while_the_loop_goes_on(tmp_path: Path) -> None:
+    """With --when looping the hook blocks while the run grows and stops once it ends;
+    with --when failed it keeps blocking."""
+    cfg = [MaxRepeatConfig(max=2, match="name-args")]
+    transcript = tmp_path / "s.jsonl"
+    lines = _loop_lines(3) + _loop_lines(1, command="ls")[1:]
+    lines[-2] = lines[-2].replace('"a0"', '"b0"').replace('"t0"', '"x0"').replace(
+        '"msg_0"', '"msg_x"')
+    lines[-1] = lines[-1].replace('"u0"', '"v0"').replace('"t0"', '"x0"')
+    transcript.write_text("".join(lines[:-2]), encoding="utf-8")
+    assert guard(_payload(transcript), cfg, cache_dir=tmp_path / "c").block
+    transcript.write_text("".join(lines), encoding="utf-8")
+    after = guard(_payload(transcript), cfg, cache_dir=tmp_path / "c")
+    assert after.results[0].failed and looping_run(after.results[0]) is None
+    assert not after.block
+    assert guard(_payload(transcript), cfg, cache_dir=tmp_path / "c", when="failed").block
+
+
+def test_cli_blocks_with_claude_codes_hook_json(tmp_path: Path) -> None:
+    """The command prints {"decision": "block", "reason": …} naming the pattern and count."""
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_text("".join(_loop_lines(4)), encoding="utf-8")
+    run = CliRunner().invoke(
+        cli, ["hook", "claude-code", "--max", "3", "--match", "name-args",
+              "--cache-dir", str(tmp_path / "c")], input=json.dumps(_payload(transcript)))
+    assert run.exit_code == 0, run.output
+    out = json.loads(run.stdout)
+    assert out["decision"] == "block"
+    assert 'Bash {"command": "make"} 4 times in a row' in out["reason"]
+
+
+def test_cli_is_silent_when_no_grader_fails(tmp_path: Path) -> None:
+    """Below max the hook prints nothing and exits 0."""
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_text("".join(_loop_lines(3)), encoding="utf-8")
+    run = CliRunner().invoke(
+        cli, ["hook", "claude-code", "--max", "3", "--cache-dir", str(tmp_path / "c")],
+        input=json.dumps(_payload(transcript)))
+    assert run.exit_code == 0 and run.stdout == ""
+
+
+def test_cli_reads_graders_from_a_config_file(tmp_path: Path) -> None:
+    """--config FILE works like the inline flags."""
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_text("".join(_loop_lines(3)), encoding="utf-8")
+    cfg = tmp_path / "g.yaml"
+    cfg.write_text("graders:\n  - type: max-repeat\n    config: {max: 2, match: name}\n")
+    run = CliRunner().invoke(
+        cli, ["hook", "claude-code", "--config", str(cfg), "--cache-dir", str(tmp_path / "c")],
+        input=json.dumps(_payload(transcript)))
+    assert run.exit_code == 0 and json.loads(run.stdout)["decision"] == "block"
+
+
+@pytest.mark.parametrize("stdin", ["not json", "[]", '{"session_id": "S"}',
+                                   '{"session_id": "S", "transcript_path": "/nonexistent/x"}'])
+def test_cli_bad_input_is_a_non_blocking_error(stdin: str, tmp_path: Path) -> None:
+    """Bad hook input or a missing transcript exits 1 with a message on standard error."""
+    run = CliRunner().invoke(
+        cli, ["hook", "claude-code", "--max", "3", "--cache-dir", str(tmp_path / "c")],
+        input=stdin)
+    assert run.exit_code == 1
+    assert run.stdout == "" and "maxrepeat hook:" in run.stderr
+
+
+def test_cli_without_grader_is_an_error(tmp_path: Path) -> None:
+    """No --config and no --max: exit 1, nothing on standard output."""
+    run = CliRunner().invoke(cli, ["hook", "claude-code"], input="{}")
+    assert run.exit_code == 1 and "no grader" in run.stderr
