@@ -24,14 +24,14 @@ Hook points (for interruption handling and atomic reports):
 
 from __future__ import annotations
 
-import glob
 import os
-import signal
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:  # imported when a pool is made: start-up of one small file stays cheap
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 from ._config import MaxRepeatConfig, unique_names
 from ._errors import TrajectoryFormatError
@@ -81,6 +81,8 @@ def expand_inputs(paths: Iterable[str]) -> list[str]:
     >>> expand_inputs(["-"])
     ['-']
     """
+    import glob
+
     from .readers import expand_paths
 
     out: list[str] = []
@@ -257,6 +259,8 @@ _WORKER: dict[str, Any] = {}
 
 
 def _init_worker(configs: Sequence[MaxRepeatConfig], names: Sequence[str], fmt: str) -> None:
+    import signal
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _WORKER.update(configs=tuple(configs), names=tuple(names), fmt=fmt)
 
@@ -335,6 +339,8 @@ class BatchGrader:
             for unit in units:
                 yield self._emit(grade_unit(unit, self.configs, self.names, self.fmt))
             return
+        from concurrent.futures import Future, ProcessPoolExecutor
+
         self._pool = ProcessPoolExecutor(
             max_workers=self.jobs, mp_context=_mp_context(), initializer=_init_worker,
             initargs=(self.configs, self.names, self.fmt),

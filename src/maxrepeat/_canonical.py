@@ -17,7 +17,7 @@ from typing import Any, Final
 
 import msgspec
 
-__all__ = ["canonical_bytes", "is_empty", "decode_value", "normalize"]
+__all__ = ["canonical_bytes", "is_empty", "decode_value", "normalize", "observation_bytes"]
 
 
 def _float_hook(text: str) -> Any:
@@ -29,6 +29,21 @@ def _float_hook(text: str) -> Any:
 
 
 _DECODER: Final = msgspec.json.Decoder(float_hook=_float_hook)
+
+
+def _canonical_float(text: str) -> Any:
+    """As `_float_hook`, but an overflowing literal (``1e400``) becomes the same token that
+    `normalize` gives infinity, not a float that the encoder would write as ``null``."""
+    value = float(text)
+    if math.isinf(value):
+        return {"$maxrepeat$nonfinite": "Infinity" if value > 0 else "-Infinity"}
+    if value.is_integer():
+        return int(value)
+    return value
+
+
+#: Decodes Raw slices for comparison only (never shown): values come out normalized.
+_CANON_DECODER: Final = msgspec.json.Decoder(float_hook=_canonical_float)
 _ENCODE: Final = msgspec.json.Encoder(order="sorted").encode
 
 
@@ -98,7 +113,7 @@ def canonical_bytes(value: Any) -> bytes:
         # Fast path for the commonest observation; the tag keeps it distinct from JSON text.
         return b"s" + value.encode("utf-8", "surrogatepass")
     if isinstance(value, msgspec.Raw):
-        value = _DECODER.decode(value)
+        value = _CANON_DECODER.decode(value)
         if isinstance(value, str):
             return b"s" + value.encode("utf-8", "surrogatepass")
         return b"j" + _encode(value)
@@ -114,6 +129,27 @@ def _encode(value: Any) -> bytes:
         return b"u" + json.dumps(
             value, sort_keys=True, ensure_ascii=True, separators=(",", ":")
         ).encode("ascii")
+
+
+def observation_bytes(value: Any) -> bytes | None:
+    """`canonical_bytes` of an observation, or None when it `is_empty` (a Raw slice is
+    decoded once for both questions).
+
+    >>> observation_bytes("  "), observation_bytes("ok")
+    (None, b'sok')
+    """
+    if isinstance(value, str):
+        return b"s" + value.encode("utf-8", "surrogatepass") if value.strip() else None
+    if isinstance(value, msgspec.Raw):
+        decoded = _CANON_DECODER.decode(value)
+        if isinstance(decoded, str):
+            return b"s" + decoded.encode("utf-8", "surrogatepass") if decoded.strip() else None
+        if decoded is None or (isinstance(decoded, (list, dict)) and not decoded):
+            return None
+        return b"j" + _encode(decoded)
+    if is_empty(value):
+        return None
+    return canonical_bytes(value)
 
 
 def is_empty(value: Any) -> bool:

@@ -7,13 +7,13 @@ inline flags. No YAML here: the core never parses files.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from ._errors import ConfigError
+from ._regex import backtracking_hazard, search
 
 __all__ = [
     "MaxRepeatConfig",
@@ -119,6 +119,8 @@ def show_value(value: Any, limit: int = 60) -> str:
 
 def did_you_mean(word: str, choices: Sequence[str]) -> str | None:
     """A "did you mean X?" hint when ``word`` is close to one of ``choices``."""
+    import difflib  # only for a hint on a bad value: keeps start-up cheap
+
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f"did you mean {close[0]}?" if close else None
 
@@ -232,9 +234,22 @@ def _check_tools(tools: Any) -> list[ConfigError]:
                         path, "a valid regular expression", show_value(item), hint=str(exc)
                     )
                 )
+                continue
             except RecursionError:
                 errors.append(
                     ConfigError(path, "a regular expression of sane depth", show_value(item))
+                )
+                continue
+            hazard = backtracking_hazard(item)
+            if hazard is not None:
+                errors.append(
+                    ConfigError(
+                        path, "a regular expression without nested quantifiers",
+                        show_value(item),
+                        hint=f"{hazard}, which can take exponential time on a long tool "
+                        "name; drop the inner quantifier (write a+ for (a+)+) or make it "
+                        "possessive (a++) or atomic ((?>a+))",
+                    )
                 )
     return errors
 
@@ -338,7 +353,7 @@ class MaxRepeatConfig:
         """
         if not self._patterns:
             return True
-        return any(p.search(tool_name) is not None for p in self._patterns)
+        return any(search(p, tool_name) for p in self._patterns)
 
     def to_dict(self) -> dict[str, Any]:
         """The config as written in a config file (snake_case keys)."""

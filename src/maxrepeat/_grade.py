@@ -9,7 +9,7 @@ from ._config import MaxRepeatConfig
 from ._errors import TrajectoryFormatError
 from ._model import Trajectory, trajectory_from_dict
 from ._patterns import Span, search
-from ._preview import inert, shorten, step_preview
+from ._preview import inert, shorten, step_preview, utf8_safe
 from ._result import GraderResult, ResultMetadata, Run
 from ._steps import MISSING, Step, StepTable, build_step_table, make_steps
 
@@ -56,7 +56,7 @@ def error_result(
     'error'
     """
     return GraderResult(
-        trajectory=label,
+        trajectory=utf8_safe(label),
         name=name or config.display_name,
         status="error",
         passed=False,
@@ -203,14 +203,14 @@ def build_result(
         watched_calls=watched_calls,
         empty_steps=empty_steps,
         pattern=best.pattern if best is not None else (),
-        pattern_tools=best_tools,
+        pattern_tools=tuple(utf8_safe(t) for t in best_tools),
         runs=runs,
         loop_steps=_loop_steps(runs) if loop_steps is None else loop_steps,
         format=base.format,
         lenient=base.lenient,
     )
     return GraderResult(
-        trajectory=trajectory.label,
+        trajectory=utf8_safe(trajectory.label),
         name=name,
         status="ok",
         passed=passed,

@@ -15,7 +15,7 @@ from typing import Any, Final
 from ._canonical import decode_value, normalize
 from ._steps import MISSING
 
-__all__ = ["inert", "shorten", "json_preview", "call_preview", "step_preview"]
+__all__ = ["inert", "shorten", "json_preview", "call_preview", "step_preview", "utf8_safe"]
 
 NAME_LIMIT: Final = 60
 VALUE_LIMIT: Final = 60
@@ -48,6 +48,22 @@ def inert(text: str) -> str:
             code = ord(ch)
             out.append(f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
     return "".join(out)
+
+
+def utf8_safe(text: str) -> str:
+    """``text`` with lone surrogates written as ``\\udXXX``, so that it encodes as UTF-8.
+
+    Lenient JSON reading keeps lone surrogates (``"\\ud800"``) in ids and tool names; no
+    report can write them, so values that reach results verbatim pass through here.
+
+    >>> utf8_safe("a\\ud800b")
+    'a\\\\ud800b'
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
 
 
 def shorten(text: str, limit: int) -> str:
@@ -93,6 +109,19 @@ def call_preview(name: str, arguments: Any, observation: Any, match: str) -> str
     return text
 
 
+#: calls shown per step; a turn of a million parallel calls must not make a 30 MB preview
+STEP_CALL_LIMIT: Final = 8
+
+
 def step_preview(calls: Sequence[tuple[str, Any, Any]], match: str) -> str:
-    """One step (its calls, joined by `` + ``) as shown in a pattern preview."""
-    return " + ".join(call_preview(n, a, o, match) for n, a, o in calls)
+    """One step (its calls, joined by `` + ``) as shown in a pattern preview.
+
+    At most `STEP_CALL_LIMIT` calls are shown, then how many more there are.
+
+    >>> step_preview([("ls", None, "a")] * 10, "name")
+    'ls + ls + ls + ls + ls + ls + ls + ls + … (2 more calls)'
+    """
+    shown = [call_preview(n, a, o, match) for n, a, o in calls[:STEP_CALL_LIMIT]]
+    if len(calls) > STEP_CALL_LIMIT:
+        shown.append(f"… ({len(calls) - STEP_CALL_LIMIT} more calls)")
+    return " + ".join(shown)

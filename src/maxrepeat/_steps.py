@@ -8,11 +8,16 @@ step's key is its sorted digests joined, interned to a small int for the pattern
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from itertools import compress, count, islice, repeat
+from operator import attrgetter, eq, not_
+from typing import Any, Final, cast
 
-from ._canonical import canonical_bytes, is_empty
+import msgspec
+
+from ._canonical import canonical_bytes, observation_bytes
 from ._config import MaxRepeatConfig
 from ._errors import TrajectoryFormatError
 from ._model import TOOL_CALL, TOOL_RESULT, TURN_END, TURN_START
@@ -23,6 +28,7 @@ __all__ = [
     "Fingerprint",
     "MISSING",
     "group_steps",
+    "group_steps_loop",
     "StepTable",
     "build_step_table",
     "step_key",
@@ -103,6 +109,18 @@ class Step:
     fingerprint: Fingerprint | None
 
 
+# One byte per event for the C-level grouping in `group_steps`.
+_C, _R, _S, _E, _OTHER = b"C"[0], b"R"[0], b"S"[0], b"E"[0], b"."[0]
+_CODES: Final = {TOOL_CALL: _C, TOOL_RESULT: _R, TURN_START: _S, TURN_END: _E}
+_NOT_GROUPING: Final = b"R."
+_STEP_RUNS: Final = re.compile(rb"SC+|C")
+_TYPE: Final = attrgetter("type")
+_DATA: Final = attrgetter("data")
+_NAME: Final = attrgetter("tool_name")
+_CALL_ID: Final = attrgetter("tool_call_id")
+_RESULT: Final = attrgetter("result")
+
+
 def _watcher(config: MaxRepeatConfig) -> Callable[[str], bool]:
     if not config.patterns:
         return lambda name: True
@@ -125,7 +143,52 @@ def group_steps(
     Turn rules (spec §3.2): ``turn_start`` opens a turn (closing an open one), ``turn_end``
     closes it (ignored when none is open), a call outside any turn is a step of its own,
     and a turn without watched calls forms no step.
+
+    The work is done by C loops (``map``, ``compress``, one regex) over a byte per event,
+    so the cost per event is a few tens of nanoseconds; anything unusual (a call without
+    a string tool name) takes `group_steps_loop`, which reports it.
     """
+    n = len(events)
+    codes = bytearray(map(_CODES.get, map(_TYPE, events), repeat(_OTHER, n)))
+    calls = list(compress(range(n), map(eq, codes, repeat(_C, n))))
+    datas = list(map(_DATA, map(events.__getitem__, calls)))
+    if None in datas:
+        return group_steps_loop(events, watches)
+    names = list(map(_NAME, datas))
+    if not set(map(type, names)) <= {str}:
+        return group_steps_loop(events, watches)
+    unwatched = {name for name in set(names) if not watches(name)}
+    if unwatched:
+        keep = [name not in unwatched for name in names]
+        for i in compress(calls, map(not_, keep)):
+            codes[i] = _OTHER  # an unwatched call is as if absent
+        calls = list(compress(calls, keep))
+    # Only turn boundaries and calls matter for grouping: "S C C" is one step, a "C"
+    # outside a turn is one step each, and an empty turn ("S" alone) is none.
+    runs = _STEP_RUNS.findall(codes.translate(None, _NOT_GROUPING))
+    if len(runs) == len(calls):
+        steps = [[i] for i in calls]
+    else:
+        it = iter(calls)
+        steps = [list(islice(it, len(r) - (r[0] == _S))) for r in runs]
+    rdatas = [d for d in map(_DATA, map(events.__getitem__,
+                                        compress(range(n), map(eq, codes, repeat(_R, n)))))
+              if d is not None]
+    ids = list(map(_CALL_ID, rdatas))
+    values = list(map(_RESULT, rdatas))
+    if None in ids:
+        pairs = [(k, v) for k, v in zip(ids, values) if k is not None]
+        ids, values = [k for k, _ in pairs], [v for _, v in pairs]
+    # Reversed, so that the first result of each call id is the one that stays.
+    results = dict(zip(reversed(ids), reversed(values)))
+    return steps, results
+
+
+def group_steps_loop(
+    events: Sequence[Any], watches: Callable[[str], bool]
+) -> tuple[list[list[int]], dict[str, Any]]:
+    """`group_steps` one event at a time (the reference, and the path that reports a call
+    without a string tool name)."""
     steps: list[list[int]] = []
     results: dict[str, Any] = {}
     in_turn = False
@@ -207,14 +270,22 @@ def build_step_table(events: Sequence[Any], config: MaxRepeatConfig) -> StepTabl
     """Group and fingerprint the watched steps of ``events`` (no I/O)."""
     steps, results = group_steps(events, _watcher(config))
     keys = fingerprint_keys(events, steps, results, config)
-    intern: dict[bytes, int] = {}
-    ids: list[int] = []
-    for i, key in enumerate(keys):
-        if key is None:
-            ids.append(-1 - i)
-        else:
-            ids.append(intern.setdefault(key, len(intern)))
-    return StepTable(steps, results, keys, ids, sum(len(s) for s in steps))
+    if None in keys:
+        intern: dict[bytes, int] = {}
+        ids: list[int] = []
+        for i, key in enumerate(keys):
+            if key is None:
+                ids.append(-1 - i)
+            else:
+                ids.append(intern.setdefault(key, len(intern)))
+    else:
+        # Equal keys get the id of their first step (ids need only be equal or not).
+        ids = list(map({}.setdefault, keys, count()))  # type: ignore[arg-type]
+    n_calls = len(steps) if len(steps) == sum(map(len, steps)) else sum(map(len, steps))
+    return StepTable(steps, results, keys, ids, n_calls)
+
+
+_ONE_DIGEST: Final = (1).to_bytes(8, "little") + (16).to_bytes(8, "little")
 
 
 def fingerprint_keys(
@@ -223,38 +294,83 @@ def fingerprint_keys(
     results: dict[str, Any],
     config: MaxRepeatConfig,
 ) -> list[bytes | None]:
-    """One key per step (None when empty): the sorted call digests, joined."""
+    """One key per step (None when empty): the sorted call digests, joined.
+
+    A call's digest is computed once per distinct (tool, value) pair: the input's bytes
+    of an argument or observation (a Raw slice) look up the digest of its canonical bytes,
+    so a loop repeating one action hashes it once.
+    """
     mode = config.match
     periodic = config.max_cycle_period > 1
     name_cache: dict[str, bytes] = {}
+    single: dict[Any, bytes | None] = {}
     keys: list[bytes | None] = []
+
+    def nbytes(name: str) -> bytes:
+        nb = name_cache.get(name)
+        if nb is None:
+            nb = name_cache[name] = _name_bytes(name)
+        return nb
+
+    if mode == "name":
+        datas = [events[step[0]].data for step in steps if len(step) == 1]
+        if len(datas) == len(steps):
+            names = list(map(_NAME, datas))
+            for name in set(names):
+                single[name] = step_key([nbytes(name)])
+            return list(map(single.__getitem__, names))
+        for step in steps:
+            keys.append(step_key([nbytes(events[i].data.tool_name) for i in step]))
+        return keys
+
+    def call_digest(name: str, value: Any) -> bytes | None:
+        """The call's digest; None for an empty observation (observation mode)."""
+        cacheable = type(value) is msgspec.Raw or type(value) is str
+        if cacheable:
+            ck = (name, bytes(value) if type(value) is msgspec.Raw else value)
+            hit = digests_cache.get(ck, _NO)
+            if hit is not _NO:
+                return cast("bytes | None", hit)
+        if mode == "name-args":
+            out: bytes | None = _digest(nbytes(name) + canonical_bytes(value))
+        else:
+            body = None if value is MISSING else observation_bytes(value)
+            out = None if body is None else _digest(nbytes(name) + body)
+        if cacheable:
+            digests_cache[ck] = out
+        return out
+
+    digests_cache: dict[tuple[str, Any], object] = {}
+    empty_digests: dict[str, bytes] = {}
+    get = results.get
     for step in steps:
         digests: list[bytes] = []
         empties = 0
         for i in step:
             data = events[i].data
             name = data.tool_name
-            nb = name_cache.get(name)
-            if nb is None:
-                nb = name_cache[name] = _name_bytes(name)
-            if mode == "name":
-                digests.append(nb)
-                continue
             if mode == "name-args":
-                digests.append(_digest(nb + canonical_bytes(data.arguments)))
-                continue
-            call_id = data.tool_call_id
-            obs = results.get(call_id, MISSING) if call_id is not None else MISSING
-            if obs is MISSING or is_empty(obs):
-                empties += 1
-                digests.append(_digest(nb + b"\x00no-observation"))
+                value = data.arguments
             else:
-                digests.append(_digest(nb + canonical_bytes(obs)))
+                call_id = data.tool_call_id
+                value = get(call_id, MISSING) if call_id is not None else MISSING
+            d = call_digest(name, value)
+            if d is None:
+                empties += 1
+                d = empty_digests.get(name)
+                if d is None:
+                    d = empty_digests[name] = _digest(nbytes(name) + b"\x00no-observation")
+            digests.append(d)
         if mode == "observation" and empties and (empties == len(step) or periodic):
             keys.append(None)
+        elif len(digests) == 1:
+            keys.append(_ONE_DIGEST + digests[0])
         else:
             keys.append(step_key(digests))
     return keys
+
+
+_NO: Final = object()
 
 
 def step_key(digests: list[bytes]) -> bytes:

@@ -28,6 +28,7 @@ __all__ = [
 ]
 
 BOM: Final = b"\xef\xbb\xbf"
+_TOO_DEEP: Final = "not readable: JSON nested too deeply (more levels than the decoder allows)"
 T = TypeVar("T")
 
 
@@ -53,28 +54,33 @@ def _position(data: bytes, offset: int) -> tuple[int, int]:
     return line, offset - start + 1
 
 
+def _located(source: str, reason: str, line: int | None, col: int | None = None
+             ) -> TrajectoryFormatError:
+    """The error at ``line``; a JSONL record is named ``file:line`` already, and its
+    position must read ``file:3:40``, not ``file:3:3:40``."""
+    if line is not None and source.endswith(f":{line}"):
+        source = source[: -len(f":{line}")]
+    return TrajectoryFormatError(source, reason, line=line, col=col)
+
+
 def _fault(data: bytes, source: str, line0: int) -> TrajectoryFormatError:
     """The error for bytes neither decoder accepts, with its line and column."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line, col = _position(data, exc.start)
-        return TrajectoryFormatError(
-            source, f"not UTF-8: invalid byte 0x{data[exc.start]:02x}",
-            line=line + line0, col=col,
-        )
+        return _located(source, f"not UTF-8: invalid byte 0x{data[exc.start]:02x}",
+                        line + line0, col)
     try:
         json.loads(text)
     except json.JSONDecodeError as exc:
         msg = exc.msg
-        if exc.pos >= len(text.rstrip()):
+        if exc.pos >= len(text.rstrip()) or msg.startswith("Unterminated string"):
             msg = f"{msg} (the input ends early: truncated?)"
-        return TrajectoryFormatError(source, f"not valid JSON: {msg}", line=exc.lineno + line0,
-                                     col=exc.colno)
+        return _located(source, f"not valid JSON: {msg}", exc.lineno + line0, exc.colno)
     except RecursionError:
-        return TrajectoryFormatError(source, "not readable: JSON nested too deeply",
-                                     line=line0 + 1)
-    return TrajectoryFormatError(source, "not valid JSON", line=line0 + 1)
+        return _located(source, _TOO_DEEP, line0 + 1)
+    return _located(source, "not valid JSON", line0 + 1)
 
 
 def decode(data: bytes, source: str, *, line0: int = 0) -> tuple[Any, bool]:
@@ -88,8 +94,7 @@ def decode(data: bytes, source: str, *, line0: int = 0) -> tuple[Any, bool]:
     except msgspec.DecodeError:
         pass
     except RecursionError:
-        raise TrajectoryFormatError(source, "not readable: JSON nested too deeply",
-                                    line=line0 + 1 if line0 else None) from None
+        raise _located(source, _TOO_DEEP, line0 + 1 if line0 else None) from None
     try:
         text = data.decode("utf-8")
         value = json.loads(text, parse_float=_float_hook)

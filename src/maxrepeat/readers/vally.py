@@ -66,8 +66,12 @@ def stream_threshold() -> int:
 class _Data(msgspec.Struct, rename="camel"):
     tool_name: str | None = None
     tool_call_id: str | None = None
-    arguments: msgspec.Raw | None = None
-    result: msgspec.Raw | None = None
+    # Raw alone: msgspec reads ``Raw | None`` as "null only", which sent every call with
+    # arguments down the slow path. An absent value stays None; a present one, null
+    # included, is a Raw slice (``null`` decodes to None wherever it is read).
+    arguments: msgspec.Raw = None  # type: ignore[assignment]
+    result: msgspec.Raw = None  # type: ignore[assignment]
+    success: bool | None = None
 
 
 class _Event(msgspec.Struct):

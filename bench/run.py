@@ -1,0 +1,304 @@
+"""The maxrepeat benchmark: ``python bench/run.py`` (``--quick`` for a small run).
+
+Generates synthetic trajectories under ``bench/data/`` (git-ignored; reused when present at
+the same scale) and prints each figure next to its reference, both measured in this run:
+
+- the large trajectory (500,000 turns, one call each, ~300 MB) graded with
+  ``max_cycle_period: 10`` in each match mode, divided by the floor: msgspec decoding the
+  same bytes into structs holding only ``type`` and ``data.toolName``, ``toolCallId``,
+  ``arguments``, ``result`` (the last two as ``msgspec.Raw``). Targets: <= 1.5 (name,
+  name-args), <= 2.0 (observation);
+- the same (grading the file) divided by ``json.load`` of the file: target <= 0.5;
+- ``maxrepeat grade`` of 10,000 small files with ``-j 2`` against ``-j 1``: target >= 1.7
+  (speed-up on two cores);
+- peak memory (RSS) of ``maxrepeat grade`` over a 1 GB JSONL: target < 200 MB;
+- start-up: ``maxrepeat grade`` of one tiny file against ``python -c pass``: target <= 8.
+
+It is a measurement, never a pass/fail test. ``--scale 0.1`` shrinks every data set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE / "data"
+TOOLS = ["bash", "read_file", "edit_file", "grep", "list_dir"]
+
+
+# --- data ---------------------------------------------------------------------------------
+
+def _turn(i: int, k: int) -> str:
+    """One turn: turn_start, one tool_call, its tool_result, turn_end (~600 bytes)."""
+    # Mostly varied work, with a short loop (a cycle of period 3, six copies) now and then,
+    # so the search has real runs to report.
+    j = i % 1000
+    if j < 18:
+        k = j % 3
+    tool = TOOLS[k % len(TOOLS)]
+    cmd = f"pytest -q tests/test_mod_{k % 9973}.py -k case_{k % 101}"
+    out = (f"collected {k % 50} items; FAILED tests/test_mod_{k % 9973}.py::case_{k % 101} "
+           "- AssertionError: expected 'ok' but got 'retry' " + "." * (220 + k % 97))
+    return (
+        f'{{"type":"turn_start","data":{{"turnId":"t{i}"}}}},'
+        f'{{"type":"tool_call","data":{{"toolName":"{tool}","toolCallId":"c{i}",'
+        f'"arguments":{{"command":"{cmd}","cwd":"/work/repo","timeout":30.0,"env":{{"CI":"1"}}}}}}}},'
+        f'{{"type":"tool_result","data":{{"toolCallId":"c{i}","result":"{out}","success":true}}}},'
+        f'{{"type":"turn_end","data":{{"turnId":"t{i}"}}}}'
+    )
+
+
+def _trajectory_text(tid: str, turns: int, seed: int) -> str:
+    body = ",".join(_turn(i, (i * 7919 + seed) % 100003) for i in range(turns))
+    return f'{{"id":"{tid}","stimulus":{{"name":"bench"}},"events":[{body}]}}'
+
+
+def generate(data: Path, scale: float) -> dict[str, Path]:
+    """Write the data sets (skipped when a stamp says they exist at this scale)."""
+    data.mkdir(parents=True, exist_ok=True)
+    stamp = data / "SCALE"
+    paths = {"large": data / "large.json", "small": data / "small", "jsonl": data / "big.jsonl",
+             "tiny": data / "tiny.json"}
+    if stamp.exists() and stamp.read_text() == str(scale):
+        return paths
+    t0 = time.perf_counter()
+    turns = max(100, int(500_000 * scale))
+    with open(paths["large"], "w") as fh:
+        fh.write('{"id":"large","stimulus":{"name":"bench"},"events":[')
+        step = 10_000
+        for a in range(0, turns, step):
+            part = ",".join(_turn(i, (i * 7919) % 100003) for i in range(a, min(turns, a + step)))
+            fh.write(("," if a else "") + part)
+        fh.write("]}")
+    if paths["small"].exists():
+        shutil.rmtree(paths["small"])
+    paths["small"].mkdir()
+    files = max(20, int(10_000 * scale))
+    for n in range(files):
+        sub = paths["small"] / f"{n // 1000:02d}"
+        sub.mkdir(exist_ok=True)
+        (sub / f"run-{n:05d}.json").write_text(_trajectory_text(f"small-{n}", 12 + n % 20, n))
+    target = int(1_000_000_000 * scale)
+    written = 0
+    n = 0
+    with open(paths["jsonl"], "w") as fh:
+        while written < target:
+            line = _trajectory_text(f"rollout-{n}", 40 + n % 120, n) + "\n"
+            fh.write(line)
+            written += len(line)
+            n += 1
+    paths["tiny"].write_text(_trajectory_text("tiny", 3, 1))
+    stamp.write_text(str(scale))
+    print(f"generated data in {time.perf_counter() - t0:.1f} s: large {_mb(paths['large'])}, "
+          f"{files} small files, JSONL {_mb(paths['jsonl'])} ({n} trajectories)")
+    return paths
+
+
+def _mb(path: Path) -> str:
+    return f"{path.stat().st_size / 1e6:.0f} MB"
+
+
+# --- the floor ----------------------------------------------------------------------------
+
+class _FloorData(msgspec.Struct, rename="camel"):
+    tool_name: str | None = None
+    tool_call_id: str | None = None
+    arguments: msgspec.Raw = None  # type: ignore[assignment]
+    result: msgspec.Raw = None  # type: ignore[assignment]
+
+
+class _FloorEvent(msgspec.Struct):
+    type: str
+    data: _FloorData | None = None
+
+
+class _FloorTrajectory(msgspec.Struct):
+    events: list[_FloorEvent]
+
+
+# --- measuring ------------------------------------------------------------------------------
+
+def best_of(fn: Callable[[], Any], repeat: int) -> float:
+    """The fastest of ``repeat`` runs (seconds), with garbage collected between runs."""
+    times = []
+    for _ in range(repeat):
+        gc.collect()
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def _interleaved(fns: dict[str, Callable[[], Any]], repeat: int) -> dict[str, float]:
+    """Best time of each function, runs interleaved so drift hits all of them alike."""
+    best = {k: float("inf") for k in fns}
+    for _ in range(repeat):
+        for k, fn in fns.items():
+            best[k] = min(best[k], best_of(fn, 1))
+    return best
+
+
+def _maxrepeat_cmd() -> list[str]:
+    exe = Path(sys.executable).with_name("maxrepeat")
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "maxrepeat"]
+
+
+def _run(cmd: list[str]) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    return time.perf_counter() - t0
+
+
+def _peak_tree_rss(cmd: list[str]) -> tuple[float, float]:
+    """(peak RSS of the main process, peak summed RSS of it and its workers), in MB."""
+    try:
+        import psutil
+    except ImportError:
+        psutil = None
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    peak_tree = 0.0
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak_tree
+        if psutil is None:
+            return
+        try:
+            root = psutil.Process(proc.pid)
+        except psutil.Error:
+            return
+        while not done.is_set():
+            try:
+                total = root.memory_info().rss
+                for child in root.children(recursive=True):
+                    try:
+                        total += child.memory_info().rss
+                    except psutil.Error:
+                        pass
+            except psutil.Error:
+                break
+            peak_tree = max(peak_tree, total / 1e6)
+            time.sleep(0.02)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    done.set()
+    sampler.join()
+    return usage.ru_maxrss / 1024, peak_tree
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--scale", type=float, default=1.0,
+                        help="size of every data set relative to the full run (default 1)")
+    parser.add_argument("--quick", action="store_true", help="the same as --scale 0.02")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per timing (best kept)")
+    parser.add_argument("--data", type=Path, default=DATA, help="where the data sets go")
+    parser.add_argument("--only", default="large,json,batch,memory,startup",
+                        help="comma-separated parts to run")
+    args = parser.parse_args(argv)
+    scale = 0.02 if args.quick else args.scale
+    only = set(args.only.split(","))
+    paths = generate(args.data, scale)
+
+    import maxrepeat
+    from maxrepeat.readers.vally import read_bytes_as_trajectories
+
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.processor() or '?'}; "
+          f"{platform.system()} {platform.release()}; Python {platform.python_version()}; "
+          f"msgspec {msgspec.__version__}; scale {scale}")
+    rows: list[tuple[str, str, str, str]] = []
+
+    if only & {"large", "json"}:
+        data = paths["large"].read_bytes()
+        floor_dec = msgspec.json.Decoder(_FloorTrajectory)
+        modes = ("name", "name-args", "observation")
+        cfgs = {m: maxrepeat.MaxRepeatConfig(3, max_cycle_period=10, match=m) for m in modes}
+
+        def grade_bytes(mode: str) -> Callable[[], Any]:
+            def fn() -> Any:
+                return [maxrepeat.grade(t, cfgs[mode])
+                        for t in read_bytes_as_trajectories(data, "large.json")]
+            return fn
+
+        def grade_file(mode: str) -> Callable[[], Any]:
+            def fn() -> Any:
+                return [maxrepeat.grade(t, cfgs[mode])
+                        for t in maxrepeat.read_trajectories(paths["large"], format="vally")]
+            return fn
+
+        def json_load() -> Any:
+            with open(paths["large"], "rb") as fh:
+                return json.load(fh)
+
+        if "large" in only:
+            fns: dict[str, Callable[[], Any]] = {"floor": lambda: floor_dec.decode(data)}
+            fns.update({m: grade_bytes(m) for m in modes})
+            t = _interleaved(fns, args.repeat)
+            for m in modes:
+                target = 2.0 if m == "observation" else 1.5
+                rows.append((f"large trajectory, {m} / msgspec floor",
+                             f"{t[m]:.2f} s / {t['floor']:.2f} s", f"{t[m] / t['floor']:.2f}",
+                             f"<= {target}"))
+        if "json" in only:
+            fns = {"json.load": json_load}
+            fns.update({m: grade_file(m) for m in modes})
+            t = _interleaved(fns, max(1, args.repeat - 1))
+            for m in modes:
+                rows.append((f"large trajectory file, {m} / json.load",
+                             f"{t[m]:.2f} s / {t['json.load']:.2f} s",
+                             f"{t[m] / t['json.load']:.2f}", "<= 0.5"))
+        del data
+
+    mr = _maxrepeat_cmd()
+    base = ["--max", "3", "--max-cycle-period", "10", "-o", "jsonl", "-q"]
+    if "batch" in only:
+        small = str(paths["small"])
+        t1 = t2 = float("inf")
+        for _ in range(max(1, args.repeat - 1)):
+            t1 = min(t1, _run([*mr, "grade", small, *base, "-j", "1"]))
+            t2 = min(t2, _run([*mr, "grade", small, *base, "-j", "2"]))
+        rows.append(("batch of small files, -j 1 / -j 2 (speed-up)",
+                     f"{t1:.2f} s / {t2:.2f} s", f"{t1 / t2:.2f}", ">= 1.7"))
+    if "memory" in only:
+        for jobs in ("1", "2"):
+            own, tree = _peak_tree_rss([*mr, "grade", str(paths["jsonl"]), *base, "-j", jobs])
+            shown = f"{own:.0f} MB main" + (f", {tree:.0f} MB with workers" if tree else "")
+            rows.append((f"peak memory, 1 GB-scale JSONL, -j {jobs}", shown,
+                         f"{max(own, tree):.0f} MB", "< 200 MB"))
+    if "startup" in only:
+        tiny = [*mr, "grade", str(paths["tiny"]), "--max", "3", "-o", "jsonl", "-q"]
+        bare = [sys.executable, "-c", "pass"]
+        a, b = [], []
+        for _ in range(10):
+            a.append(_run(tiny))
+            b.append(_run(bare))
+        ta, tb = statistics.median(a), statistics.median(b)
+        rows.append(("start-up, grade one tiny file / python -c pass",
+                     f"{ta * 1000:.0f} ms / {tb * 1000:.0f} ms", f"{ta / tb:.2f}", "<= 8"))
+
+    width = max(len(r[0]) for r in rows) if rows else 10
+    print(f"\n{'measure':<{width}}  {'times':<26} {'ratio':>8}  target")
+    for name, times, ratio, target in rows:
+        print(f"{name:<{width}}  {times:<26} {ratio:>8}  {target}")
+
+
+if __name__ == "__main__":
+    main()
