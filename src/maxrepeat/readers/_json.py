@@ -71,11 +71,14 @@ def _fault(data: bytes, source: str, line0: int) -> TrajectoryFormatError:
         line, col = _position(data, exc.start)
         return _located(source, f"not UTF-8: invalid byte 0x{data[exc.start]:02x}",
                         line + line0, col)
+    # Trailing whitespace never makes JSON valid; without it a cut-off record is reported
+    # where its content ends, not on the line after its newline.
+    text = text.rstrip()
     try:
         json.loads(text)
     except json.JSONDecodeError as exc:
         msg = exc.msg
-        if exc.pos >= len(text.rstrip()) or msg.startswith("Unterminated string"):
+        if exc.pos >= len(text) or msg.startswith("Unterminated string"):
             msg = f"{msg} (the input ends early: truncated?)"
         return _located(source, f"not valid JSON: {msg}", exc.lineno + line0, exc.colno)
     except RecursionError:
