@@ -90,3 +90,24 @@ def test_call_without_name_is_reported() -> None:
         assert "events[1].data.toolName must be a string" in str(err)
     else:
         raise AssertionError("no error")
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-10**6, 10**6)
+    | st.floats(allow_nan=False, allow_infinity=False) | st.sampled_from(["", " ", "a\\b", "\n"])
+    | st.text(st.characters(blacklist_categories=["Cs"])),
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(st.text(max_size=3), inner, max_size=3), max_leaves=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=JSON_VALUES, ascii_only=st.booleans())
+def test_raw_values_compare_like_decoded_values(value: Any, ascii_only: bool) -> None:
+    """A raw JSON slice has the canonical bytes (and emptiness) of the value it spells."""
+    import json
+
+    from maxrepeat._canonical import observation_bytes
+
+    raw = msgspec.Raw(json.dumps(value, ensure_ascii=ascii_only).encode("utf-8", "surrogatepass"))
+    assert canonical_bytes(raw) == canonical_bytes(value)
+    assert observation_bytes(raw) == (None if is_empty(value) else canonical_bytes(value))

@@ -35,11 +35,19 @@ def _canonical_float(text: str) -> Any:
     """As `_float_hook`, but an overflowing literal (``1e400``) becomes the same token that
     `normalize` gives infinity, not a float that the encoder would write as ``null``."""
     value = float(text)
+    if value.is_integer():  # False for infinities
+        return int(value)
     if math.isinf(value):
         return {"$maxrepeat$nonfinite": "Infinity" if value > 0 else "-Infinity"}
-    if value.is_integer():
-        return int(value)
     return value
+
+
+def _plain_string(raw: bytes) -> bytes | None:
+    """The text of a raw JSON string that decoding would not change (ASCII, no escapes:
+    its bytes are already its UTF-8), else None."""
+    if raw[:1] == b'"' and raw.isascii() and b"\\" not in raw:
+        return raw[1:-1]
+    return None
 
 
 #: Decodes Raw slices for comparison only (never shown): values come out normalized.
@@ -113,6 +121,9 @@ def canonical_bytes(value: Any) -> bytes:
         # Fast path for the commonest observation; the tag keeps it distinct from JSON text.
         return b"s" + value.encode("utf-8", "surrogatepass")
     if isinstance(value, msgspec.Raw):
+        text = _plain_string(bytes(value))
+        if text is not None:
+            return b"s" + text
         value = _CANON_DECODER.decode(value)
         if isinstance(value, str):
             return b"s" + value.encode("utf-8", "surrogatepass")
@@ -141,6 +152,9 @@ def observation_bytes(value: Any) -> bytes | None:
     if isinstance(value, str):
         return b"s" + value.encode("utf-8", "surrogatepass") if value.strip() else None
     if isinstance(value, msgspec.Raw):
+        text = _plain_string(bytes(value))
+        if text is not None:  # only spaces can be blank here: controls are escaped
+            return b"s" + text if text.strip(b" ") else None
         decoded = _CANON_DECODER.decode(value)
         if isinstance(decoded, str):
             return b"s" + decoded.encode("utf-8", "surrogatepass") if decoded.strip() else None

@@ -35,15 +35,19 @@ class Span:
 _RUN_PATTERNS: dict[int, re.Pattern[bytes]] = {}
 
 
-def _stretches(ids: Sequence[int], p: int) -> list[tuple[int, int]]:
-    """(start, equalities) of each stretch of period p with at least two copies."""
+def _stretches(ids: Sequence[int], p: int, least: int | None = None) -> list[tuple[int, int]]:
+    """(start, equalities) of each maximal stretch of period p with at least ``least``
+    equalities (default p: two copies)."""
     n = len(ids)
     if n < 2 * p:
         return []
     eq = bytes(map(operator.eq, ids, islice(ids, p, None)))
-    pattern = _RUN_PATTERNS.get(p)
+    least = p if least is None else max(least, p)
+    pattern = _RUN_PATTERNS.get(least)
     if pattern is None:
-        pattern = _RUN_PATTERNS[p] = re.compile(b"\x01{%d,}" % p)
+        if len(_RUN_PATTERNS) > 256:
+            _RUN_PATTERNS.clear()
+        pattern = _RUN_PATTERNS[least] = re.compile(b"\x01{%d,}" % least)
     return [(m.start(), m.end() - m.start()) for m in pattern.finditer(eq)]
 
 
@@ -76,7 +80,11 @@ def search(ids: Sequence[int], max_period: int, above: int) -> tuple[Span | None
         return None, []
     runs: list[Span] = []
     for p in range(1, max_period + 1):
-        for start, m in _stretches(ids, p):
+        # Spans are visited by period, then start, so a tie never displaces the best:
+        # only a stretch with more copies than the best so far, or than ``above``, can
+        # matter, and the regex skips every shorter one (most of them, on real runs).
+        least = p * min(best.occurrences, above)
+        for start, m in _stretches(ids, p, least):
             k = m // p + 1
             if p > 1 and not _primitive(ids, start, p):
                 continue

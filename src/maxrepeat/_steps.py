@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import compress, count, islice, repeat
-from operator import attrgetter, eq, not_
-from typing import Any, Final, cast
+from operator import attrgetter, not_
+from typing import Any, Final, cast, overload
 
 import msgspec
 
@@ -28,6 +28,7 @@ __all__ = [
     "Fingerprint",
     "MISSING",
     "group_steps",
+    "SingleCallSteps",
     "group_steps_loop",
     "StepTable",
     "build_step_table",
@@ -113,6 +114,9 @@ class Step:
 _C, _R, _S, _E, _OTHER = b"C"[0], b"R"[0], b"S"[0], b"E"[0], b"."[0]
 _CODES: Final = {TOOL_CALL: _C, TOOL_RESULT: _R, TURN_START: _S, TURN_END: _E}
 _NOT_GROUPING: Final = b"R."
+# translate tables giving 1 where an event is a call (a result), 0 elsewhere
+_IS_CALL: Final = bytes(1 if i == _C else 0 for i in range(256))
+_IS_RESULT: Final = bytes(1 if i == _R else 0 for i in range(256))
 _STEP_RUNS: Final = re.compile(rb"SC+|C")
 _TYPE: Final = attrgetter("type")
 _DATA: Final = attrgetter("data")
@@ -135,9 +139,53 @@ def _watcher(config: MaxRepeatConfig) -> Callable[[str], bool]:
     return watches
 
 
+class SingleCallSteps(Sequence[list[int]]):
+    """Steps of one call each (the usual shape), kept as the list of call indices: a
+    long trajectory then costs no list per step (allocation and GC time dominate there).
+
+    >>> steps = SingleCallSteps([3, 7])
+    >>> steps[1], list(steps), steps == [[3], [7]]
+    ([7], [[3], [7]], True)
+    """
+
+    __slots__ = ("calls",)
+
+    def __init__(self, calls: list[int]) -> None:
+        self.calls = calls
+
+    def __len__(self) -> int:
+        return len(self.calls)
+
+    @overload
+    def __getitem__(self, index: int) -> list[int]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[list[int]]: ...
+
+    def __getitem__(self, index: int | slice) -> list[int] | list[list[int]]:
+        if isinstance(index, slice):
+            return [[i] for i in self.calls[index]]
+        return [self.calls[index]]
+
+    def __iter__(self) -> Iterator[list[int]]:
+        return ([i] for i in self.calls)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, SingleCallSteps):
+            return self.calls == other.calls
+        if isinstance(other, Sequence):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"SingleCallSteps({self.calls!r})"
+
+
 def group_steps(
     events: Sequence[Any], watches: Callable[[str], bool]
-) -> tuple[list[list[int]], dict[str, Any]]:
+) -> tuple[Sequence[list[int]], dict[str, Any]]:
     """Watched call indices grouped into steps, and the first result per call id.
 
     Turn rules (spec §3.2): ``turn_start`` opens a turn (closing an open one), ``turn_end``
@@ -150,7 +198,7 @@ def group_steps(
     """
     n = len(events)
     codes = bytearray(map(_CODES.get, map(_TYPE, events), repeat(_OTHER, n)))
-    calls = list(compress(range(n), map(eq, codes, repeat(_C, n))))
+    calls = list(compress(range(n), codes.translate(_IS_CALL)))
     datas = list(map(_DATA, map(events.__getitem__, calls)))
     if None in datas:
         return group_steps_loop(events, watches)
@@ -166,13 +214,14 @@ def group_steps(
     # Only turn boundaries and calls matter for grouping: "S C C" is one step, a "C"
     # outside a turn is one step each, and an empty turn ("S" alone) is none.
     runs = _STEP_RUNS.findall(codes.translate(None, _NOT_GROUPING))
+    steps: Sequence[list[int]]
     if len(runs) == len(calls):
-        steps = [[i] for i in calls]
+        steps = SingleCallSteps(calls)
     else:
         it = iter(calls)
         steps = [list(islice(it, len(r) - (r[0] == _S))) for r in runs]
     rdatas = [d for d in map(_DATA, map(events.__getitem__,
-                                        compress(range(n), map(eq, codes, repeat(_R, n)))))
+                                        compress(range(n), codes.translate(_IS_RESULT))))
               if d is not None]
     ids = list(map(_CALL_ID, rdatas))
     values = list(map(_RESULT, rdatas))
@@ -254,7 +303,7 @@ class StepTable:
     has its own negative id, so it equals nothing (not even another empty step).
     """
 
-    steps: list[list[int]]
+    steps: Sequence[list[int]]
     results: dict[str, Any]
     keys: list[bytes | None]
     ids: list[int]
@@ -281,7 +330,7 @@ def build_step_table(events: Sequence[Any], config: MaxRepeatConfig) -> StepTabl
     else:
         # Equal keys get the id of their first step (ids need only be equal or not).
         ids = list(map({}.setdefault, keys, count()))  # type: ignore[arg-type]
-    n_calls = len(steps) if len(steps) == sum(map(len, steps)) else sum(map(len, steps))
+    n_calls = len(steps) if isinstance(steps, SingleCallSteps) else sum(map(len, steps))
     return StepTable(steps, results, keys, ids, n_calls)
 
 
@@ -313,9 +362,8 @@ def fingerprint_keys(
         return nb
 
     if mode == "name":
-        datas = [events[step[0]].data for step in steps if len(step) == 1]
-        if len(datas) == len(steps):
-            names = list(map(_NAME, datas))
+        if isinstance(steps, SingleCallSteps):
+            names = list(map(_NAME, map(_DATA, map(events.__getitem__, steps.calls))))
             for name in set(names):
                 single[name] = step_key([nbytes(name)])
             return list(map(single.__getitem__, names))
@@ -323,43 +371,61 @@ def fingerprint_keys(
             keys.append(step_key([nbytes(events[i].data.tool_name) for i in step]))
         return keys
 
-    def call_digest(name: str, value: Any) -> bytes | None:
-        """The call's digest; None for an empty observation (observation mode)."""
-        cacheable = type(value) is msgspec.Raw or type(value) is str
-        if cacheable:
-            ck = (name, bytes(value) if type(value) is msgspec.Raw else value)
-            hit = digests_cache.get(ck, _NO)
+    args_mode = mode == "name-args"
+    cache: dict[Any, Any] = {}
+    empty_digests: dict[str, bytes] = {}
+    get = results.get
+    raw_type = msgspec.Raw
+
+    def call_digest(i: int) -> bytes | None:
+        """The digest of call ``i``; None for an empty observation (observation mode).
+        Cached by the input's bytes of the value: repeats of one action hash once."""
+        data = events[i].data
+        name = data.tool_name
+        if args_mode:
+            value = data.arguments
+        else:
+            call_id = data.tool_call_id
+            value = get(call_id, MISSING) if call_id is not None else MISSING
+        kind = type(value)
+        if kind is raw_type:
+            ck: Any = nbytes(name) + bytes(value)
+        elif kind is str:
+            ck = (name, value)
+        else:
+            ck = None
+        if ck is not None:
+            hit = cache.get(ck, _NO)
             if hit is not _NO:
                 return cast("bytes | None", hit)
-        if mode == "name-args":
+        if args_mode:
             out: bytes | None = _digest(nbytes(name) + canonical_bytes(value))
         else:
             body = None if value is MISSING else observation_bytes(value)
             out = None if body is None else _digest(nbytes(name) + body)
-        if cacheable:
-            digests_cache[ck] = out
+        if ck is not None:
+            cache[ck] = out
         return out
 
-    digests_cache: dict[tuple[str, Any], object] = {}
-    empty_digests: dict[str, bytes] = {}
-    get = results.get
+    def empty_digest(name: str) -> bytes:
+        d = empty_digests.get(name)
+        if d is None:
+            d = empty_digests[name] = _digest(nbytes(name) + b"\x00no-observation")
+        return d
+
+    if isinstance(steps, SingleCallSteps):
+        for i in steps.calls:
+            d = call_digest(i)
+            keys.append(None if d is None else _ONE_DIGEST + d)  # empty only when observing
+        return keys
     for step in steps:
         digests: list[bytes] = []
         empties = 0
         for i in step:
-            data = events[i].data
-            name = data.tool_name
-            if mode == "name-args":
-                value = data.arguments
-            else:
-                call_id = data.tool_call_id
-                value = get(call_id, MISSING) if call_id is not None else MISSING
-            d = call_digest(name, value)
+            d = call_digest(i)
             if d is None:
                 empties += 1
-                d = empty_digests.get(name)
-                if d is None:
-                    d = empty_digests[name] = _digest(nbytes(name) + b"\x00no-observation")
+                d = empty_digest(events[i].data.tool_name)
             digests.append(d)
         if mode == "observation" and empties and (empties == len(step) or periodic):
             keys.append(None)

@@ -63,7 +63,10 @@ def stream_threshold() -> int:
     return STREAM_THRESHOLD
 
 
-class _Data(msgspec.Struct, rename="camel"):
+# gc=False: these hold only strings, numbers and Raw slices (no cycles possible), and a
+# large trajectory has millions of them; left to the cyclic GC, every full collection
+# during grading would walk them all.
+class _Data(msgspec.Struct, rename="camel", gc=False):
     tool_name: str | None = None
     tool_call_id: str | None = None
     # Raw alone: msgspec reads ``Raw | None`` as "null only", which sent every call with
@@ -74,16 +77,16 @@ class _Data(msgspec.Struct, rename="camel"):
     success: bool | None = None
 
 
-class _Event(msgspec.Struct):
+class _Event(msgspec.Struct, gc=False):
     type: str
     data: _Data | None = None
 
 
-class _Stimulus(msgspec.Struct):
+class _Stimulus(msgspec.Struct, gc=False):
     name: Any = None
 
 
-class _Traj(msgspec.Struct):
+class _Traj(msgspec.Struct, gc=False):
     events: list[_Event] | None = None
     trajectory: _Traj | None = None
     id: Any = None
