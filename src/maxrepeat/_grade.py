@@ -73,7 +73,10 @@ def _pattern(events: Sequence[Any], table: StepTable, span: Span, match: str) ->
         for i in table.steps[s]:
             data = events[i].data
             cid = data.tool_call_id
-            obs = table.results.get(cid, MISSING) if cid is not None else MISSING
+            # Only observation previews show results (looking them up builds the table
+            # of results, which the other modes skip).
+            obs = (table.results.get(cid, MISSING)
+                   if cid is not None and match == "observation" else MISSING)
             calls.append((data.tool_name, data.arguments, obs))
         out.append(step_preview(calls, match))
     return tuple(out)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress, count, islice, repeat
 from operator import attrgetter, not_
@@ -196,6 +196,12 @@ def group_steps(
     so the cost per event is a few tens of nanoseconds; anything unusual (a call without
     a string tool name) takes `group_steps_loop`, which reports it.
     """
+    return _group(events, watches, results=True)
+
+
+def _group(
+    events: Sequence[Any], watches: Callable[[str], bool], *, results: bool
+) -> tuple[Sequence[list[int]], dict[str, Any]]:
     n = len(events)
     codes = bytearray(map(_CODES.get, map(_TYPE, events), repeat(_OTHER, n)))
     calls = list(compress(range(n), codes.translate(_IS_CALL)))
@@ -220,6 +226,14 @@ def group_steps(
     else:
         it = iter(calls)
         steps = [list(islice(it, len(r) - (r[0] == _S))) for r in runs]
+    return steps, _first_results(events, codes) if results else {}
+
+
+def _first_results(events: Sequence[Any], codes: bytes | bytearray | None = None) -> dict[str, Any]:
+    """The first result of each call id (``codes``: the event bytes, when already made)."""
+    n = len(events)
+    if codes is None:
+        codes = bytearray(map(_CODES.get, map(_TYPE, events), repeat(_OTHER, n)))
     rdatas = [d for d in map(_DATA, map(events.__getitem__,
                                         compress(range(n), codes.translate(_IS_RESULT))))
               if d is not None]
@@ -229,8 +243,32 @@ def group_steps(
         pairs = [(k, v) for k, v in zip(ids, values) if k is not None]
         ids, values = [k for k, _ in pairs], [v for _, v in pairs]
     # Reversed, so that the first result of each call id is the one that stays.
-    results = dict(zip(reversed(ids), reversed(values)))
-    return steps, results
+    return dict(zip(reversed(ids), reversed(values)))
+
+
+class _LazyResults(Mapping[str, Any]):
+    """The first results, found only if asked for: grading by name or arguments reads
+    them only for a step preview, or not at all."""
+
+    __slots__ = ("_events", "_found")
+
+    def __init__(self, events: Sequence[Any]) -> None:
+        self._events = events
+        self._found: dict[str, Any] | None = None
+
+    def _all(self) -> dict[str, Any]:
+        if self._found is None:
+            self._found = _first_results(self._events)
+        return self._found
+
+    def __getitem__(self, key: str) -> Any:
+        return self._all()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
 
 
 def group_steps_loop(
@@ -304,7 +342,7 @@ class StepTable:
     """
 
     steps: Sequence[list[int]]
-    results: dict[str, Any]
+    results: Mapping[str, Any]
     keys: list[bytes | None]
     ids: list[int]
     calls: int
@@ -317,7 +355,12 @@ class StepTable:
 
 def build_step_table(events: Sequence[Any], config: MaxRepeatConfig) -> StepTable:
     """Group and fingerprint the watched steps of ``events`` (no I/O)."""
-    steps, results = group_steps(events, _watcher(config))
+    results: Mapping[str, Any]
+    if config.match == "observation":
+        steps, results = group_steps(events, _watcher(config))
+    else:
+        steps, _ = _group(events, _watcher(config), results=False)
+        results = _LazyResults(events)
     keys = fingerprint_keys(events, steps, results, config)
     if None in keys:
         intern: dict[bytes, int] = {}
@@ -340,7 +383,7 @@ _ONE_DIGEST: Final = (1).to_bytes(8, "little") + (16).to_bytes(8, "little")
 def fingerprint_keys(
     events: Sequence[Any],
     steps: Sequence[Sequence[int]],
-    results: dict[str, Any],
+    results: Mapping[str, Any],
     config: MaxRepeatConfig,
 ) -> list[bytes | None]:
     """One key per step (None when empty): the sorted call digests, joined.
@@ -373,6 +416,9 @@ def fingerprint_keys(
 
     args_mode = mode == "name-args"
     cache: dict[Any, Any] = {}
+    # [lookups, hits, caching]: a trajectory whose values hardly repeat stops paying
+    # for the lookups after a sample (the cache only saves work, never changes a digest).
+    stats = [0, 0, True]
     empty_digests: dict[str, bytes] = {}
     get = results.get
     raw_type = msgspec.Raw
@@ -388,16 +434,21 @@ def fingerprint_keys(
             call_id = data.tool_call_id
             value = get(call_id, MISSING) if call_id is not None else MISSING
         kind = type(value)
-        if kind is raw_type:
-            ck: Any = nbytes(name) + bytes(value)
-        elif kind is str:
-            ck = (name, value)
-        else:
-            ck = None
+        ck: Any = None
+        if stats[2]:
+            if kind is raw_type:
+                ck = nbytes(name) + bytes(value)
+            elif kind is str:
+                ck = (name, value)
         if ck is not None:
             hit = cache.get(ck, _NO)
+            stats[0] += 1
             if hit is not _NO:
+                stats[1] += 1
                 return cast("bytes | None", hit)
+            if stats[0] == _CACHE_SAMPLE and stats[1] * 8 < stats[0]:
+                stats[2] = False
+                cache.clear()
         if args_mode:
             out: bytes | None = _digest(nbytes(name) + canonical_bytes(value))
         else:
@@ -437,6 +488,8 @@ def fingerprint_keys(
 
 
 _NO: Final = object()
+#: Lookups after which a digest cache with fewer than 1 hit in 8 is dropped.
+_CACHE_SAMPLE: Final = 4096
 
 
 def step_key(digests: list[bytes]) -> bytes:
