@@ -44,7 +44,7 @@ TOOLS = ["bash", "read_file", "edit_file", "grep", "list_dir"]
 # --- data ---------------------------------------------------------------------------------
 
 def _turn(i: int, k: int) -> str:
-    """One turn: turn_start, one tool_call, its tool_result, turn_end (~600 bytes)."""
+    """One turn: turn_start, one tool_call, its tool_result, turn_end (~620 bytes)."""
     # Mostly varied work, with a short loop (a cycle of period 3, six copies) now and then,
     # so the search has real runs to report.
     j = i % 1000
@@ -53,7 +53,7 @@ def _turn(i: int, k: int) -> str:
     tool = TOOLS[k % len(TOOLS)]
     cmd = f"pytest -q tests/test_mod_{k % 9973}.py -k case_{k % 101}"
     out = (f"collected {k % 50} items; FAILED tests/test_mod_{k % 9973}.py::case_{k % 101} "
-           "- AssertionError: expected 'ok' but got 'retry' " + "." * (220 + k % 97))
+           "- AssertionError: expected 'ok' but got 'retry' " + "." * (90 + k % 97))
     return (
         f'{{"type":"turn_start","data":{{"turnId":"t{i}"}}}},'
         f'{{"type":"tool_call","data":{{"toolName":"{tool}","toolCallId":"c{i}",'

@@ -111,3 +111,18 @@ def test_raw_values_compare_like_decoded_values(value: Any, ascii_only: bool) ->
     raw = msgspec.Raw(json.dumps(value, ensure_ascii=ascii_only).encode("utf-8", "surrogatepass"))
     assert canonical_bytes(raw) == canonical_bytes(value)
     assert observation_bytes(raw) == (None if is_empty(value) else canonical_bytes(value))
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text())
+def test_inert_fast_path_matches_per_character(text: str) -> None:
+    """Printable text is returned as is exactly when no character needs escaping."""
+    import unicodedata
+
+    from maxrepeat._preview import inert
+
+    unsafe = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
+    expected = "".join(
+        (f"\\u{ord(c):04x}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08x}")
+        if c != " " and unicodedata.category(c) in unsafe else c for c in text)
+    assert inert(text) == expected

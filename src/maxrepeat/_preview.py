@@ -38,7 +38,10 @@ def inert(text: str) -> str:
     >>> inert("ok\\x1b[31m\\u202e")
     'ok\\\\u001b[31m\\\\u202e'
     """
-    if text.isprintable() and text.isascii():
+    if text.isprintable():
+        # Printable excludes every Other (C*) and Separator (Z*) category but the ASCII
+        # space, a superset of what is escaped: nothing to do (the "…" of a cut preview
+        # included, which used to send every shortened value through the slow loop).
         return text
     out = []
     for ch in text:
