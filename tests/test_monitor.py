@@ -24,8 +24,9 @@ def event_streams(draw: st.DrawFn) -> list[dict[str, Any]]:
     blocks: list[list[dict[str, Any]]] = []
     counter = 0
     late: list[dict[str, Any]] = []
-    for _ in range(draw(st.integers(0, 6))):
-        kind = draw(st.sampled_from(["turn", "turn", "bare", "stray", "message", "open"]))
+    for _ in range(draw(st.integers(0, 8))):
+        kind = draw(st.sampled_from(["turn", "turn", "turn", "bare", "stray", "message",
+                                     "open"]))
         if kind == "stray":
             blocks.append([{"type": draw(st.sampled_from(["turn_end", "turn_start"])),
                             "data": {}}])
@@ -68,8 +69,8 @@ def event_streams(draw: st.DrawFn) -> list[dict[str, Any]]:
     # Repeat a random slice of blocks so that runs of every period show up.
     if blocks:
         i = draw(st.integers(0, len(blocks) - 1))
-        j = draw(st.integers(i + 1, len(blocks)))
-        blocks[j:j] = blocks[i:j] * draw(st.integers(0, 4))
+        j = draw(st.integers(i + 1, min(len(blocks), i + 6)))
+        blocks[j:j] = blocks[i:j] * draw(st.integers(0, 5))
     events = [e for b in blocks for e in b] + late
     return events
 
@@ -83,7 +84,7 @@ configs = st.builds(
 )
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(events=event_streams(), config=configs)
 def test_every_prefix_equals_grade(events: list[dict[str, Any]], config: MaxRepeatConfig) -> None:
     """feed() returns grade() of the prefix, field for field, after every event."""
@@ -106,6 +107,66 @@ def test_saved_state_continues_exactly(
     second = Monitor.from_bytes(first.to_bytes(), config)
     assert second.events == cut
     assert second.feed_all(events[cut:]).to_dict() == grade({"events": events}, config).to_dict()
+
+
+@st.composite
+def unique_id_streams(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Turns and bare calls whose call ids are all different; results after, before, late,
+    twice or never."""
+    events: list[dict[str, Any]] = []
+    late: list[dict[str, Any]] = []
+    plan = draw(st.lists(st.tuples(st.sampled_from(["turn", "bare"]), st.integers(1, 2)),
+                         max_size=12))
+    tools = draw(st.lists(st.sampled_from(TOOLS[:2]), min_size=1, max_size=3))
+    for n, (kind, calls) in enumerate(plan):
+        body: list[dict[str, Any]] = []
+        for c in range(calls if kind == "turn" else 1):
+            cid = f"c{n}-{c}"
+            ev = call(tools[n % len(tools)], cid, {"n": n % 2})
+            res = result(cid, draw(st.sampled_from(VALUES)))
+            where = draw(st.sampled_from(["after", "after", "before", "late", "missing",
+                                          "twice"]))
+            body += {"after": [ev, res], "before": [res, ev], "late": [ev],
+                     "missing": [ev], "twice": [ev, res, res]}[where]
+            if where == "late":
+                late.append(res)
+        events += turn(*body) if kind == "turn" else body
+        if late and draw(st.booleans()):
+            events.append(late.pop(0))
+    return events + late
+
+
+@settings(max_examples=100, deadline=None)
+@given(events=unique_id_streams(), period=st.integers(1, 4))
+def test_forget_answers_is_exact_when_call_ids_are_unique(
+    events: list[dict[str, Any]], period: int
+) -> None:
+    """With forget_answers=True and unique call ids every prefix still equals grade()."""
+    config = MaxRepeatConfig(max=1, max_cycle_period=period)
+    monitor = Monitor(config, forget_answers=True)
+    for k, event in enumerate(events, 1):
+        assert monitor.feed(event).to_dict() == grade({"events": events[:k]}, config).to_dict()
+
+
+def test_forget_answers_keeps_memory_flat() -> None:
+    """In observation mode, forget_answers=True drops each answer once its step settles."""
+    config = MaxRepeatConfig(max=3, max_cycle_period=2)
+    monitor = Monitor(config, forget_answers=True)
+    for i in range(2000):
+        monitor.feed_all(turn(call("bash", f"c{i}", {"n": i % 5}), result(f"c{i}", i % 3)))
+    assert len(monitor._st.answers) == 0 and len(monitor.to_bytes()) < 4096
+
+
+def test_a_result_that_never_comes_does_not_hold_back_later_steps() -> None:
+    """Later steps are pushed (speculatively) past a step still waiting for its result."""
+    config = MaxRepeatConfig(max=2)
+    events = turn(call("bash", "never"))
+    for i in range(50):
+        events += turn(call("bash", f"c{i}"), result(f"c{i}", "same"))
+    monitor = Monitor(config)
+    got = monitor.feed_all(events)
+    assert not monitor._st.tail and len(monitor._st.log) == 51
+    assert got.to_dict() == grade({"events": events}, config).to_dict()
 
 
 def test_typed_events_and_identity() -> None:
@@ -169,7 +230,7 @@ def test_memory_stays_bounded_in_normal_order() -> None:
     for i in range(3000):
         monitor.feed_all(turn(call("bash", f"c{i}", {"n": i % 7}), result(f"c{i}", "ok")))
     state = monitor._st
-    assert len(state.window) == 6 and not state.tail and len(state.answers) == 0
+    assert len(state.front.window) == 6 and not state.tail and not state.log and len(state.answers) == 0
     assert len(monitor.to_bytes()) < 4096
 
 

@@ -27,7 +27,7 @@ per answered call id, so that a late call reusing an old id is fingerprinted as
 
 from __future__ import annotations
 
-from bisect import insort
+from bisect import bisect_left, insort
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
@@ -36,7 +36,7 @@ import msgspec
 from ._canonical import canonical_bytes, decode_value, is_empty
 from ._config import MaxRepeatConfig
 from ._errors import TrajectoryFormatError
-from ._grade import build_result, error_result, loop_steps
+from ._grade import build_result, error_result
 from ._model import TOOL_CALL, TOOL_RESULT, TURN_END, TURN_START, Event, Trajectory
 from ._model import event_from_dict
 from ._preview import STEP_CALL_LIMIT, call_preview, inert, json_preview
@@ -75,6 +75,7 @@ class _Open(msgspec.Struct, array_like=True):
     calls: list[_Call]
     closed: bool
     waiting: int = 0  # calls whose result has not arrived (observation mode)
+    pushed: bool = False  # in the log: pushed with the observations known then
 
 
 class _Done(msgspec.Struct, array_like=True):
@@ -105,23 +106,45 @@ class _Best(msgspec.Struct, array_like=True):
     end_event: int
 
 
+class _Front(msgspec.Struct):
+    """The search over the pushed steps: everything a checkpoint must restore."""
+
+    settled: int = 0  # how many steps were pushed
+    settled_empty: int = 0
+    first_nonempty: _Done | None = None
+    window: list[_Done] = msgspec.field(default_factory=list)  # the last 2P pushed steps
+    stretches: list[_Stretch] = msgspec.field(default_factory=list)
+    best: _Best | None = None
+    runs: list[Run] = msgspec.field(default_factory=list)
+    # The steps covered by `runs`, as disjoint sorted intervals, and how many they are.
+    cover_starts: list[int] = msgspec.field(default_factory=list)
+    cover_ends: list[int] = msgspec.field(default_factory=list)
+    loop_steps: int = 0
+
+    def copy(self) -> _Front:
+        """A copy that later pushes to this one leave unchanged (steps are never mutated)."""
+        return _Front(
+            self.settled, self.settled_empty, self.first_nonempty, list(self.window),
+            [_Stretch(s.start, s.length, s.primitive, s.block) for s in self.stretches],
+            self.best, list(self.runs), list(self.cover_starts), list(self.cover_ends),
+            self.loop_steps,
+        )
+
+
 class _State(msgspec.Struct):
     version: int
+    front: _Front
     events: int = 0
     in_turn: bool = False
     open_turn: bool = False  # the last tail step is the open turn's step
     steps: int = 0
     calls: int = 0
-    settled: int = 0
-    settled_empty: int = 0
-    first_nonempty: _Done | None = None
-    window: list[_Done] = msgspec.field(default_factory=list)
-    tail: list[_Open] = msgspec.field(default_factory=list)
+    # The front before the first pushed step that still waits for a result, and the steps
+    # pushed since (replayed from there when one of their results arrives).
+    checkpoint: _Front | None = None
+    log: list[_Open] = msgspec.field(default_factory=list)
+    tail: list[_Open] = msgspec.field(default_factory=list)  # steps not pushed yet
     answers: dict[str, _Answer] = msgspec.field(default_factory=dict)
-    stretches: list[_Stretch] = msgspec.field(default_factory=list)
-    best: _Best | None = None
-    runs: list[Run] = msgspec.field(default_factory=list)
-    loop_steps: int = 0
     error: GraderResult | None = None
 
 
@@ -164,6 +187,36 @@ def _make_run(best: _Best) -> Run:
 
 def _run_order(run: Run) -> tuple[int, int, int]:
     return (run.start_step, run.period, run.occurrences)
+
+
+def _cover(starts: list[int], ends: list[int], lo: int, hi: int) -> int:
+    """Add the steps lo..hi to the disjoint intervals; how many were not covered yet."""
+    i = bisect_left(ends, lo)
+    j = i
+    before = 0
+    while j < len(starts) and starts[j] <= hi:
+        lo, hi = min(lo, starts[j]), max(hi, ends[j])
+        before += ends[j] - starts[j] + 1
+        j += 1
+    starts[i:j] = [lo]
+    ends[i:j] = [hi]
+    return hi - lo + 1 - before
+
+
+def _uncovered(starts: list[int], ends: list[int], runs: list[Run]) -> int:
+    """How many steps of ``runs`` the intervals do not cover (the intervals unchanged)."""
+    own_starts: list[int] = []
+    own_ends: list[int] = []
+    for r in runs:
+        _cover(own_starts, own_ends, r.start_step, r.end_step)
+    extra = 0
+    for lo, hi in zip(own_starts, own_ends):
+        extra += hi - lo + 1
+        j = bisect_left(ends, lo)
+        while j < len(starts) and starts[j] <= hi:
+            extra -= min(hi, ends[j]) - max(lo, starts[j]) + 1
+            j += 1
+    return extra
 
 
 class _Search:
@@ -240,6 +293,7 @@ class Monitor:
         id: str | None = None,
         source: str | None = None,
         format: str = "vally",
+        forget_answers: bool = False,
     ) -> None:
         self._config = config
         self._name = name or config.display_name
@@ -249,11 +303,14 @@ class Monitor:
         self._observation = config.match == "observation"
         self._watches = _watcher(config)
         self._st = _State(
-            version=STATE_VERSION, stretches=[_Stretch() for _ in range(self._period)]
+            version=STATE_VERSION,
+            front=_Front(stretches=[_Stretch() for _ in range(self._period)]),
         )
         self._pending: dict[str, list[_Open]] = {}
         self._cached: GraderResult | None = None
         self._best_run: tuple[_Best, Run] | None = None
+        self._runs_tuple: tuple[Run, ...] | None = None
+        self._forget = forget_answers and self._observation
         self._config_error: GraderResult | None = None
         empty = config.empty_patterns()
         if empty:
@@ -317,6 +374,7 @@ class Monitor:
         id: str | None = None,
         source: str | None = None,
         format: str = "vally",
+        forget_answers: bool = False,
     ) -> Monitor:
         """A monitor restored from `to_bytes`; `ValueError` when the data is not a state
         of this version or does not fit the config."""
@@ -324,11 +382,13 @@ class Monitor:
             state = msgspec.msgpack.decode(data, type=_State)
         except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as exc:
             raise ValueError(f"not a monitor state: {exc}") from None
-        if state.version != STATE_VERSION or len(state.stretches) != config.max_cycle_period:
+        if (state.version != STATE_VERSION
+                or len(state.front.stretches) != config.max_cycle_period):
             raise ValueError("monitor state of another version or config")
-        mon = cls(config, name=name, id=id, source=source, format=format)
+        mon = cls(config, name=name, id=id, source=source, format=format,
+                  forget_answers=forget_answers)
         mon._st = state
-        for step in state.tail:
+        for step in (*state.log, *state.tail):
             for call in step.calls:
                 if call.cid is not None and call.cid not in state.answers:
                     mon._pending.setdefault(call.cid, []).append(step)
@@ -360,7 +420,8 @@ class Monitor:
             data = event.data
             cid = data.tool_call_id if data is not None else None
             if cid is not None and self._observation and cid not in st.answers:
-                self._answer(cid, data.result if data is not None else None)
+                if self._answer(cid, data.result if data is not None else None):
+                    self._replay()
         elif etype == TURN_START:
             self._close_turn()
             st.in_turn = True
@@ -427,7 +488,8 @@ class Monitor:
             elif answer.error is not None:
                 self._fail(answer.error)
 
-    def _answer(self, cid: str, value: Any) -> None:
+    def _answer(self, cid: str, value: Any) -> bool:
+        """Record the first result of ``cid``; whether a pushed step was waiting for it."""
         try:
             value = decode_value(value)
             key = None if is_empty(value) else digest(canonical_bytes(value))
@@ -438,12 +500,16 @@ class Monitor:
             answer = _Answer(None, "…", f"malformed value in trajectory: {exc}")
         self._st.answers[cid] = answer
         waiting = self._pending.pop(cid, None)
-        if waiting:
-            if answer.error is not None:
-                self._fail(answer.error)
-                return
-            for step in waiting:
-                step.waiting -= 1
+        if not waiting:
+            return False
+        if answer.error is not None:
+            self._fail(answer.error)
+            return False
+        replay = False
+        for step in waiting:
+            step.waiting -= 1
+            replay = replay or step.pushed
+        return replay
 
     def _close_turn(self) -> None:
         st = self._st
@@ -481,49 +547,82 @@ class Monitor:
                      [c.name for c in calls])
 
     def _settle(self) -> None:
-        """Move every leading tail step whose fingerprint is final into the search."""
-        st = self._st
-        tail = st.tail
+        """Push every leading tail step that no further call can join."""
+        tail = self._st.tail
         n = 0
-        while n < len(tail) and tail[n].closed and not tail[n].waiting:
+        while n < len(tail) and tail[n].closed:
             n += 1
-        if not n:
-            return
-        window = st.window
-        keep = 2 * self._period
+        if n:
+            ready = tail[:n]
+            del tail[:n]
+            for step in ready:
+                self._push(step)
+
+    def _push(self, step: _Open) -> None:
+        """Add a closed step to the search; while it (or an earlier pushed step) waits for
+        a result, keep a checkpoint to replay from when that result arrives."""
+        st = self._st
+        done = self._done(step)
+        if step.waiting or st.checkpoint is not None:
+            if st.checkpoint is None:
+                st.checkpoint = st.front.copy()
+            step.pushed = True
+            st.log.append(step)
+        elif self._forget:
+            for c in step.calls:
+                if c.cid is not None:
+                    st.answers.pop(c.cid, None)
+        self._advance(done)
+
+    def _replay(self) -> None:
+        """A pushed step's fingerprint changed: back to the checkpoint, push the log again."""
+        st = self._st
+        assert st.checkpoint is not None
+        st.front = st.checkpoint
+        st.checkpoint = None
+        log = st.log
+        st.log = []
+        self._runs_tuple = None
+        self._best_run = None
+        for step in log:
+            step.pushed = False
+        for step in log:
+            self._push(step)
+
+    def _advance(self, done: _Done) -> None:
+        front = self._st.front
+        window = front.window
 
         def at(i: int) -> _Done:
-            return window[i - st.settled + len(window)]
+            return window[i - front.settled + len(window)]
 
-        search = _Search(st.stretches, at, self._keep_best)
-        for step in tail[:n]:
-            done = self._done(step)
-            search.push(st.settled, done)
-            window.append(done)
-            if len(window) > keep:
-                del window[0]
-            st.settled += 1
-            if done.key is None:
-                st.settled_empty += 1
-            elif st.first_nonempty is None:
-                st.first_nonempty = done
-        del tail[:n]
+        _Search(front.stretches, at, self._keep_best).push(front.settled, done)
+        window.append(done)
+        if len(window) > 2 * self._period:
+            del window[0]
+        front.settled += 1
+        if done.key is None:
+            front.settled_empty += 1
+        elif front.first_nonempty is None:
+            front.first_nonempty = done
 
     def _keep_best(self, found: _Best) -> None:
-        st = self._st
+        st = self._st.front
         best = st.best
         rank = _rank(found.occurrences, found.period, found.start)
         if best is None or rank > _rank(best.occurrences, best.period, best.start):
             st.best = found
         if found.occurrences > self._config.max:
-            insort(st.runs, _make_run(found), key=_run_order)
-            st.loop_steps = loop_steps(st.runs)
+            run = _make_run(found)
+            insort(st.runs, run, key=_run_order)
+            st.loop_steps += _cover(st.cover_starts, st.cover_ends, run.start_step, run.end_step)
+            self._runs_tuple = None
 
     # -- the answer -------------------------------------------------------------------
 
     def _compute(self) -> GraderResult:
-        st = self._st
-        tail = [self._done(step) for step in st.tail]
+        st = self._st.front
+        tail = [self._done(step) for step in self._st.tail]
         window = st.window
         base = st.settled - len(window)
 
@@ -570,21 +669,27 @@ class Monitor:
                 run = _make_run(best)
                 self._best_run = (best, run)
             tools = tuple(sorted({n for d in best.block for n in d.names}))
+        if self._runs_tuple is None:
+            self._runs_tuple = tuple(st.runs)
+        runs = self._runs_tuple
+        loops = st.loop_steps
         if extra:
-            runs = sorted([*st.runs, *extra], key=_run_order)
-            loops = loop_steps(runs)
-        else:
-            runs = st.runs
-            loops = st.loop_steps
+            # Runs still growing (a live loop): the settled ones stay as they are.
+            extra.sort(key=_run_order)
+            if not runs or _run_order(extra[0]) > _run_order(runs[-1]):
+                runs = runs + tuple(extra)
+            else:
+                runs = tuple(sorted([*runs, *extra], key=_run_order))
+            loops += _uncovered(st.cover_starts, st.cover_ends, extra)
         return build_result(
             self._traj,
             self._config,
             self._name,
             best=run,
             best_tools=tools,
-            runs=tuple(runs),
-            watched_steps=st.steps,
-            watched_calls=st.calls,
+            runs=runs,
+            watched_steps=self._st.steps,
+            watched_calls=self._st.calls,
             empty_steps=st.settled_empty + sum(1 for d in tail if d.key is None),
             loop_steps=loops,
         )
