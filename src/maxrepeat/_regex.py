@@ -27,7 +27,8 @@ from typing import Any, Final
 __all__ = ["backtracking_hazard", "search", "re2_eligible"]
 
 #: escapes with the same meaning in ``re`` and RE2 on printable ASCII text
-_SAME_ESCAPES: Final = frozenset(".-_\\/$^()[]{}|*+?!\"#%&',:;<=>@`~ dwsDWSbBAntrf")
+#: (not \\B: before Python 3.14 ``re`` never matches it in an empty string, RE2 does)
+_SAME_ESCAPES: Final = frozenset(".-_\\/$^()[]{}|*+?!\"#%&',:;<=>@`~ dwsDWSbAntrf")
 #: group openers both engines read the same way
 _SAME_GROUPS: Final = ("(?:", "(?P<", "(?i)", "(?i:")
 
