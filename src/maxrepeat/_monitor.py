@@ -1,28 +1,29 @@
 """The incremental max-repeat detector: `grade()`'s answer for every prefix, event by event.
 
-`Monitor` keeps what the batch grader would compute as a small state that each event
-updates. The design (``docs/design/monitor.md``) in short:
+`Monitor` keeps, instead of the events, a small state that each event updates. The design
+(``docs/design/monitor.md``) in short:
 
-* Steps are formed exactly as `group_steps` forms them. A step is **settled** once its
-  fingerprint can no longer change: its turn is closed and, in ``observation`` mode, every
-  call in it with a call id has its (first) result. Settled steps enter the pattern search
-  for good; the steps after the first unsettled one form the **tail**.
+* Steps are formed exactly as `group_steps` forms them. A step is **pushed** into the
+  pattern search once no further call can join it (its turn closed, or a call outside any
+  turn). Only the open turn's step waits in the **tail**.
 * For every period p the search keeps the stretch of equalities ``F[i] == F[i-p]`` that
-  reaches the settled frontier (its start and length) and, once it holds two copies, the
+  reaches the last pushed step (its start and length) and, once it holds two copies, the
   block it repeats. Stretches that end are final: the best one is kept, and those above
-  ``max`` become `Run` values. Only the last ``2 * max_cycle_period`` settled steps are
+  ``max`` become `Run` values. Only the last ``2 × max_cycle_period`` pushed steps are
   kept (for comparisons, block capture and ``endEvent``).
-* `result()` runs the same search over the tail on copies of that state (the tail's
-  fingerprints may still change), so the answer is exact for any order of events.
+* In ``observation`` mode a step pushed while one of its calls still waits for its result
+  is fingerprinted with what is known then, and the search state from before it is kept
+  as a **checkpoint** with a **log** of the steps pushed since. When such a result
+  arrives, the search goes back to the checkpoint and pushes the log again.
+* `result()` runs the same search over the tail on copies of that state, so the answer is
+  exact for any order of events.
 
-Cost in the normal order (each result arrives before the next turn starts; the tail is the
-open turn): O(max_cycle_period) amortized work per event, plus copying the run list while
-a run above ``max`` is still growing. Otherwise each event costs O(max_cycle_period × u)
-for u = the steps from the oldest step still waiting for a result (or in an open turn) to
-the end. Memory: the last ``2 × max_cycle_period`` steps, the tail, one `Run` per loop
-above ``max``, and in ``observation`` mode one short entry (16-byte digest and preview)
-per answered call id, so that a late call reusing an old id is fingerprinted as
-`grade()` would (the first result for an id wins, wherever it stands).
+Cost, normal order (each result arrives before the next turn starts): amortized
+O(max_cycle_period) work per event; memory: the last ``2 × max_cycle_period`` steps, one
+`Run` per loop above ``max`` and, in ``observation`` mode, one short entry (16-byte digest
+and preview) per answered call id unless ``forget_answers=True``. Other orders: a result
+that arrives after its turn ended keeps a log of the steps pushed since that turn (memory
+O(those steps)), and its arrival costs O(max_cycle_period × those steps) once.
 """
 
 from __future__ import annotations
@@ -269,14 +270,22 @@ class Monitor:
 
     After events e1…ek the result equals, field for field, `grade()` of a trajectory
     holding exactly e1…ek (an open turn counts as closed; results not yet seen are
-    missing). Events are dicts of the trajectory JSON or `Event` values.
+    missing). Events are dicts of the trajectory JSON or `Event` values; ``id``,
+    ``source`` and ``format`` say what the results call the trajectory.
 
     Cost: amortized O(``max_cycle_period``) work per event and memory that does not grow
-    with the trajectory when each result arrives before the next turn starts. A result
-    that arrives later (or never) keeps its step and every later one open to change: each
-    event then costs O(``max_cycle_period`` × steps since that step) until it arrives. In
-    ``observation`` mode one short entry per answered call id is kept, so that a call
-    reusing an old id is fingerprinted as `grade()` would. See ``docs/design/monitor.md``.
+    with the trajectory when each result arrives before the next turn starts, except that
+    ``observation`` mode keeps one short entry (digest and preview) per answered call id,
+    so that a later call reusing an id gets the first result as in `grade()`. With
+    ``forget_answers=True`` that entry is dropped once the call's step is final: memory
+    stays flat, and the result stays exact as long as call ids are unique. A result that
+    arrives after its turn ended makes the monitor keep the steps pushed since that turn
+    (memory O(those steps)) and costs O(``max_cycle_period`` × those steps) when it
+    arrives; a run above ``max`` still growing costs O(number of runs) per result. See
+    ``docs/design/monitor.md``.
+
+    `to_bytes` / `from_bytes` save and restore the state (the ``hook`` command keeps it
+    between calls).
 
     >>> m = Monitor(MaxRepeatConfig(max=2, match="name"))
     >>> for i in range(3):
