@@ -325,7 +325,7 @@ def _stream_one(ijson: Any, source: Source, base: str) -> Iterator[Item]:
     events = []
     try:
         for i, raw in enumerate(_items(ijson, source, base + "events.item")):
-            events.append(event_from_dict(raw, i))
+            events.append(_compact(event_from_dict(raw, i)))
     except TrajectoryFormatError as err:
         yield err.with_source(name)
         return
@@ -337,6 +337,34 @@ def _stream_one(ijson: Any, source: Source, base: str) -> Iterator[Item]:
         source=name,
         stimulus=stimulus if isinstance(stimulus, str) else None,
     )
+
+
+_ENCODE_RAW: Final = msgspec.json.Encoder().encode
+
+
+def _as_raw(value: Any) -> Any:
+    """A decoded value stored as JSON bytes again: far smaller than dicts and lists, and
+    out of the cyclic GC's way, for a trajectory too large to hold as Python values. The
+    bytes spell the same value (the document has no NaN, infinities or surrogates here:
+    those take the in-memory path), so every comparison is unchanged."""
+    if value is None:
+        return None
+    try:
+        return msgspec.Raw(_ENCODE_RAW(value))
+    except (TypeError, ValueError, OverflowError):
+        return value
+
+
+def _compact(event: Any) -> Any:
+    """The reader's own compact event (what the in-memory path makes) for a checked one."""
+    data = event.data
+    return _Event(event.type, _Data(
+        tool_name=data.tool_name, tool_call_id=data.tool_call_id,
+        # None where absent, as when msgspec decodes the field (see _Data)
+        arguments=_as_raw(data.arguments) if event.type == "tool_call" else None,  # type: ignore[arg-type]
+        result=_as_raw(data.result) if event.type == "tool_result" else None,  # type: ignore[arg-type]
+        success=data.success,
+    ))
 
 
 def _stream_array(ijson: Any, source: Source) -> Iterator[Item]:
