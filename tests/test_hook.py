@@ -241,3 +241,32 @@ def test_cli_without_grader_is_an_error(tmp_path: Path) -> None:
     """No --config and no --max: exit 1, nothing on standard output."""
     run = CliRunner().invoke(cli, ["hook", "claude-code"], input="{}")
     assert run.exit_code == 1 and "no grader" in run.stderr
+
+
+@needs_corpus
+def test_replay_through_the_command_line(tmp_path: Path) -> None:
+    """The real command, called after each line of a short real session, prints the block
+    JSON exactly when the monitor's results call for it."""
+    source = CORPUS / "claude-code" / "spotter_tool_heavy.jsonl"
+    transcript = tmp_path / "session.jsonl"
+    config = MaxRepeatConfig(max=1, match="name")
+    reference = Monitor(config, format="claude-code")
+    stream = SessionStream()
+    outputs = []
+    with transcript.open("ab") as out:
+        for line in source.read_bytes().splitlines(keepends=True):
+            out.write(line)
+            out.flush()
+            key, events = stream.record(json.loads(line))
+            if events and key == stream.primary:
+                reference.feed_all(events)
+            run = CliRunner().invoke(
+                cli, ["hook", "claude-code", "--max", "1", "--match", "name",
+                      "--cache-dir", str(tmp_path / "c")], input=json.dumps(_payload(transcript)))
+            assert run.exit_code == 0, run.output
+            reason = decide([reference.result()])
+            want = "" if reason is None else json.dumps(
+                {"decision": "block", "reason": reason}, ensure_ascii=False) + "\n"
+            assert run.stdout == want
+            outputs.append(run.stdout)
+    assert any(outputs) and not all(outputs)

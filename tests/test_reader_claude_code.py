@@ -195,3 +195,17 @@ def test_corpus_figures_match_the_golden_file() -> None:
     if UPDATE or not GOLDEN.exists():
         GOLDEN.write_text(json.dumps(got, indent=1) + "\n", encoding="utf-8")
     assert json.loads(GOLDEN.read_text(encoding="utf-8")) == got
+
+
+def test_odd_records_are_skipped_not_fatal(tmp_path: Path) -> None:
+    """A tool_use without a name, a result without an id and string content are skipped."""
+    records = [
+        _assistant("a1", "m1", {"type": "tool_use", "id": "t0", "input": {}},
+                   _use("t1", command="ls")),
+        _user("u1", {"type": "tool_result", "content": "orphan"}, _res("t1", None)),
+        {"type": "assistant", "uuid": "a2", "sessionId": "S", "message": {"content": "hi"}},
+    ]
+    (traj,) = _read(tmp_path, records)
+    calls = [e for e in _events(traj) if e["type"] in ("tool_call", "tool_result")]
+    assert [(e["type"], e["data"]["toolCallId"]) for e in calls] == [
+        ("tool_call", "t1"), ("tool_result", "t1")]

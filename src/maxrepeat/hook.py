@@ -224,20 +224,20 @@ def guard(
         if cache is None or len(monitors) != len(configs):
             cache = _Cache(version, signature, path, 0, 0, b"", b"", SessionStream(), [])
             monitors = fresh_monitors()
-        read_from = cache.offset
-        fh.seek(read_from)
-        new = fh.read()
-        cut = new.rfind(b"\n") + 1
-        complete, partial = new[:cut], new[cut:]
+        read_from = offset = cache.offset
         stream = cache.stream
         lines = cache.lines
-        for raw in complete.splitlines(keepends=True):
+        partial = b""
+        fh.seek(read_from)
+        for raw in fh:  # streamed: a first read of a long transcript stays small
+            if not raw.endswith(b"\n"):
+                partial = raw
+                break
+            offset += len(raw)
             lines += 1
-            if not raw.strip():
-                continue
-            _feed(stream, monitors, events_of_line(raw, path, lines))
-        if cut:
-            offset = read_from + cut
+            if raw.strip():
+                _feed(stream, monitors, events_of_line(raw, path, lines))
+        if offset > read_from:
             fh.seek(0)
             head = _digest(fh.read(min(offset, _CHECK_BYTES)))
             start = max(0, offset - _CHECK_BYTES)

@@ -5,7 +5,8 @@ One JSON record per line. What becomes events:
 * ``type: assistant`` records carry one content block each of one API response; the lines
   of one response share ``message.id``. **One ``message.id`` is one turn**: the first
   line of a new id closes the open turn and opens the next one, and every ``tool_use``
-  block (``id``, ``name``, ``input``) becomes a ``tool_call``.
+  block (``id``, ``name``, ``input``) becomes a ``tool_call`` (a block without a string
+  ``name`` is skipped).
 * ``type: user`` records with ``tool_result`` blocks give ``tool_result`` events
   (``tool_use_id``; content-block lists become their text; ``is_error: true`` gives
   ``success: false``). Results stay inside the turn that asked for them.
@@ -146,9 +147,11 @@ def _assistant(message: dict[str, Any], rec: dict[str, Any], group: _Group) -> l
     for block in blocks:
         if isinstance(block, dict) and block.get("type") == "tool_use":
             name = block.get("name")
+            if not isinstance(name, str):
+                continue  # not a call Claude Code could have run
             cid = block.get("id")
             events.append(Event("tool_call", EventData(
-                tool_name=name if isinstance(name, str) else str(name),
+                tool_name=name,
                 tool_call_id=cid if isinstance(cid, str) else None,
                 arguments=block.get("input"),
             )))
