@@ -270,3 +270,20 @@ def test_replay_through_the_command_line(tmp_path: Path) -> None:
             assert run.stdout == want
             outputs.append(run.stdout)
     assert any(outputs) and not all(outputs)
+
+
+def test_a_leniently_read_line_is_reported_as_grade_does(tmp_path: Path) -> None:
+    """A transcript line only the lenient decoder reads (NaN) marks the result lenient, in
+    the hook as in grade()."""
+    transcript = tmp_path / "s.jsonl"
+    lines = _loop_lines(2)
+    lines[1] = lines[1].replace('"input": {"command": "make"}', '"input": {"x": NaN}')
+    transcript.write_text("".join(lines), encoding="utf-8")
+    verdict = guard(_payload(transcript), CONFIGS, cache_dir=tmp_path / "c")
+    again = guard(_payload(transcript), CONFIGS, cache_dir=tmp_path / "c")
+    traj = next(iter(maxrepeat.read_trajectories(transcript, format="claude-code")))
+    assert traj.lenient and verdict.results[0].metadata.lenient
+    names = maxrepeat._config.unique_names(CONFIGS)
+    want = [grade(traj, c, name=n).to_dict() for c, n in zip(CONFIGS, names)]
+    assert [r.to_dict() for r in verdict.results] == want
+    assert [r.to_dict() for r in again.results] == want

@@ -146,7 +146,10 @@ class _State(msgspec.Struct):
     log: list[_Open] = msgspec.field(default_factory=list)
     tail: list[_Open] = msgspec.field(default_factory=list)  # steps not pushed yet
     answers: dict[str, _Answer] = msgspec.field(default_factory=dict)
-    error: GraderResult | None = None
+    # Why grading stopped (every longer prefix is the same error result), and whether the
+    # error comes from a malformed event dict (whose result carries no trajectory data).
+    error: str | None = None
+    malformed: bool = False
 
 
 def _same(a: bytes | None, b: bytes | None) -> bool:
@@ -302,11 +305,13 @@ class Monitor:
         id: str | None = None,
         source: str | None = None,
         format: str = "vally",
+        lenient: bool = False,
         forget_answers: bool = False,
     ) -> None:
         self._config = config
         self._name = name or config.display_name
-        self._traj = Trajectory(events=(), id=id, source=source, format=format)
+        self._traj = Trajectory(events=(), id=id, source=source, format=format,
+                                lenient=lenient)
         self._period = config.max_cycle_period
         self._match = config.match
         self._observation = config.match == "observation"
@@ -320,16 +325,12 @@ class Monitor:
         self._best_run: tuple[_Best, Run] | None = None
         self._runs_tuple: tuple[Run, ...] | None = None
         self._forget = forget_answers and self._observation
-        self._config_error: GraderResult | None = None
+        self._config_error: str | None = None
         empty = config.empty_patterns()
         if empty:
-            self._config_error = error_result(
-                self._traj.label,
-                config,
+            self._config_error = (
                 f"tools pattern {inert(repr(empty[0]))} compiles to an empty regular "
-                "expression, which would watch every tool; remove it or write a real pattern",
-                name=self._name,
-                trajectory=self._traj,
+                "expression, which would watch every tool; remove it or write a real pattern"
             )
 
     # -- public -----------------------------------------------------------------------
@@ -344,6 +345,18 @@ class Monitor:
         """How many events have been fed."""
         return self._st.events
 
+    @property
+    def lenient(self) -> bool:
+        """Whether the trajectory needed lenient JSON reading (reported in the metadata);
+        a reader that meets a lenient line later sets it."""
+        return self._traj.lenient
+
+    @lenient.setter
+    def lenient(self, value: bool) -> None:
+        if value != self._traj.lenient:
+            self._traj = msgspec.structs.replace(self._traj, lenient=value)
+            self._cached = None
+
     def feed(self, event: Event | Mapping[str, Any]) -> GraderResult:
         """Add one event and return the result for the trajectory so far."""
         self._add(event)
@@ -357,10 +370,15 @@ class Monitor:
 
     def result(self) -> GraderResult:
         """The result for the events fed so far (what `grade()` says of them)."""
-        if self._st.error is not None:
-            return self._st.error
-        if self._config_error is not None:
-            return self._config_error
+        st = self._st
+        if st.error is not None and st.malformed:
+            label = self._traj.id if self._traj.id is not None else "<trajectory>"
+            return error_result(label, self._config, st.error, name=self._name)
+        if self._config_error is not None or st.error is not None:
+            reason = self._config_error or st.error
+            assert reason is not None
+            return error_result(self._traj.label, self._config, reason, name=self._name,
+                                trajectory=self._traj)
         if self._cached is None:
             try:
                 self._cached = self._compute()
@@ -383,6 +401,7 @@ class Monitor:
         id: str | None = None,
         source: str | None = None,
         format: str = "vally",
+        lenient: bool = False,
         forget_answers: bool = False,
     ) -> Monitor:
         """A monitor restored from `to_bytes`; `ValueError` when the data is not a state
@@ -394,7 +413,7 @@ class Monitor:
         if (state.version != STATE_VERSION
                 or len(state.front.stretches) != config.max_cycle_period):
             raise ValueError("monitor state of another version or config")
-        mon = cls(config, name=name, id=id, source=source, format=format,
+        mon = cls(config, name=name, id=id, source=source, format=format, lenient=lenient,
                   forget_answers=forget_answers)
         mon._st = state
         for step in (*state.log, *state.tail):
@@ -417,10 +436,8 @@ class Monitor:
                 event = event_from_dict(event, index)
             except TrajectoryFormatError as err:
                 # grade() refuses the whole trajectory, so every longer prefix too.
-                st.error = error_result(
-                    self._traj.id if self._traj.id is not None else "<trajectory>",
-                    self._config, f"malformed trajectory: {err}", name=self._name,
-                )
+                st.error = f"malformed trajectory: {err}"
+                st.malformed = True
                 return
         etype = event.type
         if etype == TOOL_CALL:
@@ -443,9 +460,7 @@ class Monitor:
             self._settle()
 
     def _fail(self, reason: str) -> None:
-        self._st.error = error_result(
-            self._traj.label, self._config, reason, name=self._name, trajectory=self._traj
-        )
+        self._st.error = reason
 
     def _call(self, index: int, event: Any) -> None:
         st = self._st

@@ -36,7 +36,7 @@ from ._errors import ConfigError, TrajectoryFormatError
 from ._monitor import STATE_VERSION, Monitor
 from ._preview import inert, shorten
 from ._result import GraderResult, Run
-from .readers.claude_code import SessionStream, events_of_line
+from .readers.claude_code import SessionStream, record_of_line
 
 __all__ = ["HookVerdict", "guard", "hook_cmd", "looping_run", "decide", "default_cache_dir"]
 
@@ -213,10 +213,12 @@ def guard(
         cache = _load(cache_file, fh, size, version, signature, path)
         monitors: list[Monitor] = []
         if cache is not None:
+            primary = cache.stream.primary
+            lenient = primary is not None and cache.stream.lenient(primary)
             try:
                 monitors = [
                     Monitor.from_bytes(data, c, name=n, id=session_id, source=path,
-                                       format="claude-code")
+                                       format="claude-code", lenient=lenient)
                     for data, c, n in zip(cache.monitors, configs, names)
                 ]
             except ValueError:
@@ -236,7 +238,7 @@ def guard(
             offset += len(raw)
             lines += 1
             if raw.strip():
-                _feed(stream, monitors, events_of_line(raw, path, lines))
+                _feed(stream, monitors, *record_of_line(raw, path, lines))
         if offset > read_from:
             fh.seek(0)
             head = _digest(fh.read(min(offset, _CHECK_BYTES)))
@@ -249,7 +251,7 @@ def guard(
         # The last line is still being written: use it when it is already whole JSON,
         # without saving it (the next call reads it again, with its newline).
         try:
-            _feed(stream, monitors, events_of_line(partial, path, lines + 1))
+            _feed(stream, monitors, *record_of_line(partial, path, lines + 1))
         except TrajectoryFormatError:
             pass
     results = tuple(m.result() for m in monitors)
@@ -257,11 +259,14 @@ def guard(
     return HookVerdict(reason is not None, reason, results, read_from, read_from > 0)
 
 
-def _feed(stream: SessionStream, monitors: list[Monitor], record: dict[str, Any]) -> None:
-    key, events = stream.record(record)
-    if events and key == stream.primary:
+def _feed(stream: SessionStream, monitors: list[Monitor], record: dict[str, Any],
+          lenient: bool) -> None:
+    key, events = stream.record(record, lenient)
+    if key == stream.primary:
         for m in monitors:
-            m.feed_all(events)
+            m.lenient = stream.lenient(key)
+            if events:
+                m.feed_all(events)
 
 
 def _fail(message: str) -> NoReturn:

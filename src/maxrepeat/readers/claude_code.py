@@ -39,7 +39,7 @@ from . import Item, Reader, Source
 from ._json import decode, first_json_char, iter_lines, strip_bom
 from ._toolevents import content_text, type_name
 
-__all__ = ["READER", "SessionStream", "events_of_line"]
+__all__ = ["READER", "SessionStream", "record_of_line"]
 
 _IGNORED: Final = frozenset(
     {"progress", "file-history-snapshot", "queue-operation", "summary", "system", "result"}
@@ -58,6 +58,7 @@ class _Group(msgspec.Struct):
     turn: str | None = None
     seen: set[bytes] = msgspec.field(default_factory=set)  # 8-byte digests of uuids
     session: str | None = None
+    lenient: bool = False  # a record needed lenient JSON reading
 
 
 class SessionStream(msgspec.Struct):
@@ -78,8 +79,9 @@ class SessionStream(msgspec.Struct):
     primary: str | None = None
     groups: dict[str, _Group] = msgspec.field(default_factory=dict)
 
-    def record(self, rec: dict[str, Any]) -> tuple[str, list[Event]]:
-        """(group, events) for one record (no events for records that carry none)."""
+    def record(self, rec: dict[str, Any], lenient: bool = False) -> tuple[str, list[Event]]:
+        """(group, events) for one record (no events for records that carry none);
+        ``lenient`` says the record was read by the lenient JSON decoder."""
         kind = rec.get("type")
         if kind not in ("assistant", "user") or not isinstance(rec.get("message"), dict):
             return MAIN, []
@@ -89,6 +91,7 @@ class SessionStream(msgspec.Struct):
             group = self.groups[key] = _Group()
             if self.primary is None:
                 self.primary = key
+        group.lenient = group.lenient or lenient
         if group.session is None:
             session = rec.get("sessionId", rec.get("session_id"))
             if isinstance(session, str):
@@ -111,6 +114,11 @@ class SessionStream(msgspec.Struct):
             return []
         group.turn = None
         return [Event("turn_end")]
+
+    def lenient(self, key: str) -> bool:
+        """Whether a record of group ``key`` needed lenient JSON reading."""
+        group = self.groups.get(key)
+        return group is not None and group.lenient
 
     def trajectory_id(self, key: str) -> str | None:
         """The id of group ``key``'s trajectory: its session id, plus the subagent."""
@@ -176,14 +184,15 @@ def _user(message: dict[str, Any], rec: dict[str, Any], group: _Group) -> list[E
     return events
 
 
-def events_of_line(line: bytes, name: str, number: int) -> dict[str, Any]:
-    """One JSONL line as a record; `TrajectoryFormatError` naming the file and line."""
-    value, _lenient = decode(line.rstrip(b"\r\n"), name, line0=number - 1)
+def record_of_line(line: bytes, name: str, number: int) -> tuple[dict[str, Any], bool]:
+    """One JSONL line as (record, read leniently); `TrajectoryFormatError` naming the
+    file and line."""
+    value, lenient = decode(line.rstrip(b"\r\n"), name, line0=number - 1)
     if not isinstance(value, dict):
         raise TrajectoryFormatError(
             name, f"each line must be a JSON object (got {type_name(value)})", line=number
         )
-    return value
+    return value, lenient
 
 
 def _read(source: Source) -> Iterator[Item]:
@@ -192,11 +201,11 @@ def _read(source: Source) -> Iterator[Item]:
     with source.open() as fh:
         for number, line in iter_lines(fh):
             try:
-                rec = events_of_line(line, source.name, number)
+                rec, lenient = record_of_line(line, source.name, number)
             except TrajectoryFormatError as err:
                 yield err
                 return
-            key, new = stream.record(rec)
+            key, new = stream.record(rec, lenient)
             if new:
                 events.setdefault(key, []).extend(new)
     order = list(stream.groups)
@@ -205,7 +214,8 @@ def _read(source: Source) -> Iterator[Item]:
         found.extend(stream.finish(key))
         tid = stream.trajectory_id(key)
         where = source.name if key == stream.primary else f"{source.name}#{key}"
-        yield Trajectory(events=found, id=tid, source=where, format="claude-code")
+        yield Trajectory(events=found, id=tid, source=where, format="claude-code",
+                         lenient=stream.lenient(key))
     if not order:
         yield Trajectory(events=(), id=None, source=source.name, format="claude-code")
 
