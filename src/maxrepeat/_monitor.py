@@ -38,7 +38,7 @@ from ._canonical import canonical_bytes, decode_value, is_empty
 from ._config import MaxRepeatConfig
 from ._errors import TrajectoryFormatError
 from ._grade import build_result, error_result
-from ._model import TOOL_CALL, TOOL_RESULT, TURN_END, TURN_START, Event, Trajectory
+from ._model import TOOL_CALL, TOOL_RESULT, TURN_END, TURN_START, EventLike, Trajectory
 from ._model import event_from_dict
 from ._preview import STEP_CALL_LIMIT, call_preview, inert, json_preview
 from ._result import GraderResult, Run
@@ -273,8 +273,9 @@ class Monitor:
 
     After events e1…ek the result equals, field for field, `grade()` of a trajectory
     holding exactly e1…ek (an open turn counts as closed; results not yet seen are
-    missing). Events are dicts of the trajectory JSON or `Event` values; ``id``,
-    ``source`` and ``format`` say what the results call the trajectory.
+    missing). Events are dicts of the trajectory JSON, `Event` values or a reader's event
+    structs; ``id``, ``source``, ``format`` and ``lenient`` describe the trajectory in
+    the results, as the `Trajectory` fields of the same names do for `grade()`.
 
     Cost: amortized O(``max_cycle_period``) work per event and memory that does not grow
     with the trajectory when each result arrives before the next turn starts, except that
@@ -357,12 +358,12 @@ class Monitor:
             self._traj = msgspec.structs.replace(self._traj, lenient=value)
             self._cached = None
 
-    def feed(self, event: Event | Mapping[str, Any]) -> GraderResult:
+    def feed(self, event: EventLike | Mapping[str, Any]) -> GraderResult:
         """Add one event and return the result for the trajectory so far."""
         self._add(event)
         return self.result()
 
-    def feed_all(self, events: Iterable[Event | Mapping[str, Any]]) -> GraderResult:
+    def feed_all(self, events: Iterable[EventLike | Mapping[str, Any]]) -> GraderResult:
         """Add several events; the result after the last one."""
         for event in events:
             self._add(event)
@@ -424,7 +425,7 @@ class Monitor:
 
     # -- events -----------------------------------------------------------------------
 
-    def _add(self, event: Event | Mapping[str, Any]) -> None:
+    def _add(self, event: EventLike | Mapping[str, Any]) -> None:
         st = self._st
         index = st.events
         st.events += 1
