@@ -13,10 +13,10 @@ PKG = Path(maxrepeat.__file__).parent
 
 #: the functional core: no I/O, no CLI/terminal/YAML/engine library, no adapter imports
 CORE = {"_canonical", "_config", "_errors", "_grade", "_model", "_monitor", "_patterns",
-        "_preview", "_result", "_schema", "_steps", "_summary"}
+        "_preview", "_regex", "_result", "_schema", "_steps", "_summary"}
 #: adapters at the edge (they may do I/O and import libraries)
 ADAPTERS = {"__init__", "_configfile", "_evalspec", "_batch", "_streaming", "cli", "hook",
-            "inspect", "ray", "records", "__main__"}
+            "inspect", "ray", "records", "__main__", "_sigint"}
 
 FORBIDDEN_MODULES = {"os", "sys", "io", "pathlib", "tempfile", "shutil", "subprocess", "socket",
                      "click", "rich", "yaml", "ray", "inspect_ai", "ijson", "zipfile", "gzip",

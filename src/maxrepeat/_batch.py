@@ -359,6 +359,9 @@ class BatchGrader:
                     yield self._next(local)
             while pending:
                 yield self._next(local)
+        except KeyboardInterrupt:
+            self.close(kill=True)  # Ctrl-C: do not wait for the units running now
+            raise
         finally:
             self.close()
 

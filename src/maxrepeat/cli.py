@@ -204,6 +204,10 @@ def cli() -> None:
 @click.option("-f", "--format", "fmt", default="auto", metavar="NAME",
               help="Input format (default: auto-detect; see 'maxrepeat formats').")
 @click.option("-q", "--quiet", is_flag=True, help="No progress or summary on standard error.")
+@click.option("--output-file", "output_file", metavar="FILE", default=None,
+              help="Write the report to FILE instead of standard output, whole or not at all "
+                   "(a temporary file renamed into place); its ending picks the format "
+                   "(.json, .jsonl, .xml junit, .html, .md) unless --output is given.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, metavar="N",
               help="Worker processes (default: the number of cores). Results keep input order.")
 @click.option("--engine", type=click.Choice(["local", "ray"]), default="local",
@@ -221,6 +225,7 @@ def grade_cmd(
     output: str | None,
     fmt: str,
     quiet: bool,
+    output_file: str | None,
     jobs: int | None,
     engine: str,
     ray_address: str | None,
@@ -243,6 +248,10 @@ def grade_cmd(
         _die("give at least one PATH (a file, a directory, or - for standard input)")
     if fmt != "auto" and fmt not in reader_names():
         _die(f"--format must be one of auto, {', '.join(reader_names())} (got {fmt})")
+    if output is None and output_file is not None:
+        from .reporters._atomic import OUTPUT_BY_SUFFIX
+
+        output = OUTPUT_BY_SUFFIX.get(os.path.splitext(output_file)[1].lower(), "jsonl")
     if output is None:
         output = "console" if sys.stdout.isatty() else "jsonl"
     if output not in OUTPUTS:
@@ -253,7 +262,9 @@ def grade_cmd(
                else _configs(config_file, max_, period, match, tools, name))
     reporter = get_reporter(output)
     builder = SpecSummaryBuilder() if spec is not None else SummaryBuilder(len(configs))
-    color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    color = output_file is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    sink = _open_output_file(output_file) if output_file is not None else None
+    batch = None
 
     def on_error(err: TrajectoryFormatError | str) -> None:
         if output != "console":
@@ -263,11 +274,13 @@ def grade_cmd(
     collected: list[GraderResult] = []
     timelines: list[Any] = []  # html only: one per result
     from ._batch import BatchGrader, progress_bar
+    from ._sigint import SigintGuard
 
     show_bar = not quiet and sys.stderr.isatty() and "-" not in paths
     try:
-        with progress_bar(show_bar) as on_unit:
-            out = sys.stdout  # looked up here: the bar shows standard output above itself
+        with SigintGuard() as guard, progress_bar(show_bar) as on_unit:
+            # looked up here: the bar shows standard output above itself
+            out: Any = sink if sink is not None else sys.stdout
             if spec is not None:
                 from ._batch import expand_inputs
                 from ._evalspec import grade_paths_with_spec
@@ -294,17 +307,19 @@ def grade_cmd(
                 except MissingExtraError as err:
                     _die(str(err))
             else:
-                stream = BatchGrader(paths, configs, fmt=fmt, jobs=jobs, on_error=on_error,
-                                     on_unit=on_unit).results()
+                batch = BatchGrader(paths, configs, fmt=fmt, jobs=jobs, on_error=on_error,
+                                    on_unit=on_unit)
+                stream = batch.results()
             for result in stream:
-                builder.add(result)
-                if streaming:
-                    text = (reporter.line(result, color) if output == "console"
-                            else reporter.line(result))
-                    _write(out, text)
-                else:
-                    collected.append(result)
-        out = sys.stdout
+                with guard.critical():  # Ctrl-C lands between results, never inside one
+                    if streaming:
+                        text = (reporter.line(result, color) if output == "console"
+                                else reporter.line(result))
+                        _write(out, text)
+                    else:
+                        collected.append(result)
+                    builder.add(result)
+        out = sink if sink is not None else sys.stdout
         summary = builder.build()
         if streaming:
             if output == "console":
@@ -315,6 +330,8 @@ def grade_cmd(
             _write(out, reporter.render(collected, summary, timelines))
         else:
             _write(out, reporter.render(collected, summary))
+        if sink is not None:
+            sink.commit()
         if output != "console" and not quiet:
             from .reporters.console import summary_text
 
@@ -324,7 +341,44 @@ def grade_cmd(
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         summary = builder.build()
+    except KeyboardInterrupt:
+        _interrupted(batch, sink, builder.build(interrupted=True))
+    finally:
+        if sink is not None:
+            sink.discard()  # nothing, after a commit; else no half report is left behind
     sys.exit(summary.exit_code)
+
+
+def _open_output_file(path: str) -> Any:
+    from .reporters._atomic import AtomicTextFile
+
+    try:
+        return AtomicTextFile(path)
+    except OSError as exc:
+        _die(f"--output-file must be a file in a writable directory (got {path}: "
+             f"{exc.strerror or exc})")
+
+
+def _interrupted(batch: Any, sink: Any, summary: Any) -> NoReturn:
+    """Ctrl-C: stop the workers now, drop a half-written report file, print the summary
+    of the results written so far, exit 130 (128 + SIGINT, as shells do)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # a second Ctrl-C ends the process at once
+    if batch is not None:
+        batch.close(kill=True)
+    if sink is not None:
+        sink.discard()
+    from .reporters.console import summary_text
+
+    try:
+        sys.stdout.flush()
+    except (BrokenPipeError, ValueError):
+        pass
+    click.echo("maxrepeat: interrupted; partial summary of the results written so far:",
+               err=True)
+    click.echo(summary_text(summary).rstrip("\n"), err=True)
+    sys.exit(130)
 
 
 @cli.command("lint", epilog="Exit codes: 0 every file is clean; 1 problems found; 2 usage error.")
