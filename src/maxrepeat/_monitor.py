@@ -255,10 +255,10 @@ class _Search:
                     st.block = [at(j) for j in range(st.start, st.start + p)]
                     st.primitive = p == 1 or _primitive(st.block)
             elif st.length:
-                self.close(p, st, i - 1)
+                self.close(p, st)
 
-    def close(self, p: int, st: _Stretch, last: int) -> None:
-        """End the stretch of period p whose last step is ``last``."""
+    def close(self, p: int, st: _Stretch) -> None:
+        """End the stretch of period p (it reaches the step pushed last)."""
         if st.length >= p and st.primitive:
             k = st.length // p + 1
             end = st.start + p * k - 1
@@ -674,10 +674,9 @@ class Monitor:
             search = _Search(stretches, at, finish)
             for j, done in enumerate(tail):
                 search.push(st.settled + j, done)
-            last = st.settled + len(tail) - 1
             for p, s in enumerate(stretches, 1):
                 if s.length:
-                    search.close(p, s, last)
+                    search.close(p, s)
 
         if best is None:
             first = st.first_nonempty
