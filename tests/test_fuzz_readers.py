@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from maxrepeat import MaxRepeatConfig, grade
 from maxrepeat._errors import TrajectoryFormatError
 from maxrepeat._model import Trajectory
-from maxrepeat.readers import Source, detect, read_source, reader_names
+from maxrepeat.readers import INTERNAL_ERROR, Source, detect, read_source, reader_names
 from maxrepeat.reporters import get_reporter
 from maxrepeat._summary import summarize
 
@@ -32,7 +32,7 @@ from .conftest import CORPUS, EXAMPLES
 
 #: seeds larger than this are cut at a line boundary (JSONL) or left out (one document)
 SEED_LIMIT = 96 * 1024
-SEED_SUFFIXES = (".json", ".jsonl", ".ndjson", ".traj")
+SEED_SUFFIXES = (".json", ".jsonl", ".ndjson", ".traj", ".eval")
 
 CONFIGS = (
     MaxRepeatConfig(1),
@@ -100,6 +100,8 @@ def read_everything(data: bytes, path: Path) -> list[Trajectory]:
                 assert item.source is not None and item.source.startswith(str(path)), (
                     f"{fmt}: error does not name the file: {item!r}")
                 assert str(item).startswith(str(path))
+                # read_source turns a reader's crash into an error result; still a bug
+                assert INTERNAL_ERROR not in item.reason, f"{fmt}: {item}"
             else:
                 assert isinstance(item, Trajectory), f"{fmt} yielded {type(item).__name__}"
                 trajectories.append(item)
@@ -131,8 +133,10 @@ _SWAPS: list[Any] = [None, 0, -1, 2**70, 1.5, "", "x", "\ud800", [], {}, True, F
 
 
 def _parse(data: bytes) -> tuple[str, Any] | None:
-    text = data.decode("utf-8", "surrogatepass") if data else ""
-    text = text.removeprefix("\ufeff")
+    try:
+        text = data.decode("utf-8", "surrogatepass").removeprefix("\ufeff")
+    except UnicodeDecodeError:
+        return None  # a binary seed (.eval zip): byte mutations only
     try:
         return "json", json.loads(text)
     except (ValueError, RecursionError):
@@ -257,3 +261,30 @@ def test_unmutated_example_reads_and_grades(tmp_path: Path) -> None:
     trajectories = read_everything((EXAMPLES / "loop.json").read_bytes(), tmp_path / "loop.json")
     assert trajectories
     assert all(grade(t, CONFIGS[0]).status == "ok" for t in trajectories)
+
+
+def _corrupt_zip_members(data: bytes) -> bytes:
+    """The zip with the start of every member's compressed data overwritten."""
+    import struct
+
+    buf = bytearray(data)
+    start = data.find(b"PK\x03\x04")
+    while start >= 0:
+        size = struct.unpack_from("<I", data, start + 18)[0]
+        name_len, extra_len = struct.unpack_from("<HH", data, start + 26)
+        body = start + 30 + name_len + extra_len
+        for i in range(body + 2, min(body + 10, body + size)):
+            buf[i] ^= 0xFF
+        start = data.find(b"PK\x03\x04", body + size)
+    return bytes(buf)
+
+
+@pytest.mark.skipif(not any(n.endswith(".eval") for n in SEED_BYTES), reason="no .eval seed")
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="readers/inspect_log.py lets zlib.error out of a damaged member "
+                   "(read_source reports it as an internal error); drop this mark once fixed")
+def test_corrupted_compressed_member_of_an_eval_zip_is_a_located_error(tmp_path: Path) -> None:
+    """A zip log whose compressed data is damaged is an error result, not a reader crash
+    (found by fuzz/run.py: zlib.error escaped the inspect reader)."""
+    name = next(n for n in sorted(SEED_BYTES) if n.endswith(".eval"))
+    grade_everything(read_everything(_corrupt_zip_members(SEED_BYTES[name]), tmp_path / name))

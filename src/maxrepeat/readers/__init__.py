@@ -26,6 +26,7 @@ from .._errors import TrajectoryFormatError
 from .._model import Trajectory
 
 __all__ = [
+    "INTERNAL_ERROR",
     "Reader",
     "Source",
     "Item",
@@ -241,10 +242,29 @@ def read_source(source: Source, format: str = "auto") -> Iterator[Item]:
     except OSError as exc:
         yield TrajectoryFormatError(source.name, f"cannot read: {exc.strerror or exc}")
         return
+    except Exception as exc:  # a sniffing bug must not end a batch: report it in place
+        yield _internal_error(source, "detecting the format", exc)
+        return
     try:
         yield from reader.read(source)
     except OSError as exc:
         yield TrajectoryFormatError(source.name, f"cannot read: {exc.strerror or exc}")
+    except Exception as exc:  # a reader bug must not end a batch: report it in place
+        yield _internal_error(source, f"reading it as {reader.name}", exc)
+
+
+#: marks errors that are bugs of maxrepeat, not faults of the input (fuzz tests look for it)
+INTERNAL_ERROR: Final = "internal error"
+
+
+def _internal_error(source: Source, doing: str, exc: Exception) -> TrajectoryFormatError:
+    detail = str(exc)[:200]
+    return TrajectoryFormatError(
+        source.name,
+        f"{INTERNAL_ERROR} while {doing}: {type(exc).__name__}"
+        + (f": {detail}" if detail else "")
+        + " (a maxrepeat bug: please report it with this file)",
+    )
 
 
 def expand_paths(paths: Iterable[str]) -> Iterator[str]:

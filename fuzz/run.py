@@ -1,0 +1,103 @@
+"""A long, coverage-guided fuzzing campaign over every reader, detection and grading.
+
+CI runs the hypothesis fuzz tests (tests/test_fuzz_readers.py, a few seconds); this runs
+for as long as you like with atheris (libFuzzer for Python), outside CI:
+
+    pip install 'maxrepeat[fuzz]'                 # atheris
+    python fuzz/run.py -max_total_time=3600       # an hour; libFuzzer flags pass through
+    python fuzz/run.py -runs=200000 -jobs=2       # a fixed number of inputs, two processes
+    python fuzz/run.py crash-<sha1>               # replay one crashing input
+
+Each input's first byte picks the file ending and the reader (auto-detection or one forced
+format, from the registry at start-up); the rest is the file's content. The invariant is
+the issue's: only `Trajectory` values or `TrajectoryFormatError` items naming the file,
+every trajectory grades to status ok or error, every result writes as UTF-8 JSON. Any
+other exception is a crash, saved by libFuzzer as ``crash-<sha1>`` in the current
+directory. Seeds: ``examples/`` and, when present, ``../shared/corpus`` (read in place:
+the working corpus is a temporary directory, removed at exit).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+try:
+    import atheris
+except ImportError:  # pragma: no cover - a hint, not a feature
+    sys.exit("fuzz/run.py needs atheris: pip install 'maxrepeat[fuzz]' (or pip install atheris)")
+
+with atheris.instrument_imports():
+    from maxrepeat import MaxRepeatConfig, grade
+    from maxrepeat._errors import TrajectoryFormatError
+    from maxrepeat._model import Trajectory
+    from maxrepeat.readers import INTERNAL_ERROR, Source, read_source, reader_names
+    from maxrepeat.reporters import get_reporter
+
+ROOT = Path(__file__).resolve().parent.parent
+SUFFIXES = (".json", ".jsonl", ".traj", ".ndjson", ".eval", "")
+FORMATS = ["auto", *reader_names()]
+CONFIGS = (MaxRepeatConfig(1), MaxRepeatConfig(2, max_cycle_period=3, match="name-args"),
+           MaxRepeatConfig(1, match="name", tools=["^b", "a$"]))
+LINE = get_reporter("jsonl").line
+WORK = Path(tempfile.mkdtemp(prefix="maxrepeat-fuzz-"))
+
+
+def one_input(data: bytes) -> None:
+    """Read, detect and grade one input; raise on anything the contract does not allow."""
+    if not data:
+        return
+    selector, body = data[0], data[1:]
+    suffix = SUFFIXES[selector % len(SUFFIXES)]
+    fmt = FORMATS[(selector // len(SUFFIXES)) % len(FORMATS)]
+    path = WORK / f"input{suffix}"
+    path.write_bytes(body)
+    for item in read_source(Source.from_path(str(path)), fmt):
+        if isinstance(item, TrajectoryFormatError):
+            if not (item.source or "").startswith(str(path)):
+                raise AssertionError(f"{fmt}: error without the file name: {item!r}")
+            if INTERNAL_ERROR in item.reason:  # a reader crash, caught by read_source
+                raise AssertionError(f"{fmt}: {item}")
+            continue
+        if not isinstance(item, Trajectory):
+            raise AssertionError(f"{fmt} yielded {type(item).__name__}")
+        for cfg in CONFIGS:
+            result = grade(item, cfg)
+            if result.status not in ("ok", "error"):
+                raise AssertionError(f"status {result.status!r}")
+            LINE(result).encode("utf-8")
+
+
+def _seed_corpus() -> Path:
+    """A working corpus: every seed file once, behind a selector byte for auto-detection
+    with its own file ending."""
+    seeds = WORK / "corpus"
+    seeds.mkdir()
+    sources = sorted((ROOT / "examples").glob("*.json"))
+    shared = ROOT.parent / "shared" / "corpus"
+    if shared.is_dir():
+        sources += sorted(p for p in shared.rglob("*") if p.is_file()
+                          and p.suffix in SUFFIXES and p.stat().st_size < 512 * 1024)
+    for i, path in enumerate(sources):
+        selector = SUFFIXES.index(path.suffix)  # format index 0: auto
+        (seeds / f"seed-{i:04d}").write_bytes(bytes([selector]) + path.read_bytes())
+    return seeds
+
+
+def main() -> None:
+    args = list(sys.argv)
+    replay = [a for a in args[1:] if not a.startswith("-") and os.path.isfile(a)]
+    if not replay:
+        args.append(str(_seed_corpus()))
+    try:
+        atheris.Setup(args, one_input)
+        atheris.Fuzz()
+    finally:
+        shutil.rmtree(WORK, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
