@@ -166,13 +166,25 @@ def _run(cmd: list[str]) -> float:
     return time.perf_counter() - t0
 
 
-def _peak_tree_rss(cmd: list[str]) -> tuple[float, float]:
-    """(peak RSS of the main process, peak summed RSS of it and its workers), in MB."""
+_MAXRSS_HELPER = """
+import os, subprocess, sys
+proc = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+_, status, usage = os.wait4(proc.pid, 0)
+print(usage.ru_maxrss)
+"""
+
+
+def _peak_rss(cmd: list[str]) -> tuple[float, float]:
+    """(peak RSS of the command's main process, peak summed RSS of it and its workers), MB.
+
+    The command runs under a small helper process: Linux carries a process's peak RSS
+    over fork and exec, so started from this (large) process it would report ours."""
     try:
         import psutil
     except ImportError:
         psutil = None
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    helper = subprocess.Popen([sys.executable, "-c", _MAXRSS_HELPER, *cmd],
+                              stdout=subprocess.PIPE, text=True)
     peak_tree = 0.0
     done = threading.Event()
 
@@ -181,12 +193,12 @@ def _peak_tree_rss(cmd: list[str]) -> tuple[float, float]:
         if psutil is None:
             return
         try:
-            root = psutil.Process(proc.pid)
+            root = psutil.Process(helper.pid)
         except psutil.Error:
             return
         while not done.is_set():
+            total = 0
             try:
-                total = root.memory_info().rss
                 for child in root.children(recursive=True):
                     try:
                         total += child.memory_info().rss
@@ -199,11 +211,10 @@ def _peak_tree_rss(cmd: list[str]) -> tuple[float, float]:
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
+    out, _ = helper.communicate()
     done.set()
     sampler.join()
-    return usage.ru_maxrss / 1024, peak_tree
+    return int(out.strip() or 0) / 1024, peak_tree
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -281,7 +292,7 @@ def main(argv: list[str] | None = None) -> None:
                      f"{t1:.2f} s / {t2:.2f} s", f"{t1 / t2:.2f}", ">= 1.7"))
     if "memory" in only:
         for jobs in ("1", "2"):
-            own, tree = _peak_tree_rss([*mr, "grade", str(paths["jsonl"]), *base, "-j", jobs])
+            own, tree = _peak_rss([*mr, "grade", str(paths["jsonl"]), *base, "-j", jobs])
             shown = f"{own:.0f} MB main" + (f", {tree:.0f} MB with workers" if tree else "")
             rows.append((f"peak memory, 1 GB-scale JSONL, -j {jobs}", shown,
                          f"{max(own, tree):.0f} MB", "< 200 MB"))
@@ -296,6 +307,9 @@ def main(argv: list[str] | None = None) -> None:
         rows.append(("start-up, grade one tiny file / python -c pass",
                      f"{ta * 1000:.0f} ms / {tb * 1000:.0f} ms", f"{ta / tb:.2f}", "<= 8"))
 
+    load = os.getloadavg()
+    print(f"\nload average during the run (1, 5, 15 min): {load[0]:.2f}, {load[1]:.2f}, "
+          f"{load[2]:.2f} on {os.cpu_count()} cores")
     width = max(len(r[0]) for r in rows) if rows else 10
     print(f"\n{'measure':<{width}}  {'times':<26} {'ratio':>8}  target")
     for name, times, ratio, target in rows:

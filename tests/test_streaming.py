@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import maxrepeat
+from maxrepeat._batch import BatchGrader
 from maxrepeat.readers import Source
 from maxrepeat.readers.vally import stream_trajectories
 
@@ -55,15 +56,23 @@ def _write(tmp_path: Path, doc: Any, name: str = "t.json", prefix: bytes = b"") 
 @st.composite
 def trajectories(draw: st.DrawFn) -> dict[str, Any]:
     events: list[dict[str, Any]] = []
+    late: list[dict[str, Any]] = []
     for n in range(draw(st.integers(0, 12))):
         calls = []
         for k in range(draw(st.integers(1, 2))):
-            cid = f"c{n}-{k}"
+            cid = draw(st.sampled_from([f"c{n}-{k}", "dup"]))
             calls.append(call(draw(st.sampled_from(["bash", "read"])), cid,
                               draw(st.sampled_from(VALUES))))
-            if draw(st.booleans()):
-                calls.append(result(cid, draw(st.sampled_from(VALUES))))
+            where = draw(st.sampled_from(["after", "after", "late", "before", "none"]))
+            answer = result(cid, draw(st.sampled_from(VALUES)))
+            if where == "after":
+                calls.append(answer)
+            elif where == "before":
+                calls.insert(0, answer)
+            elif where == "late":
+                late.append(answer)
         events.extend(turn(*calls) if draw(st.booleans()) else calls)
+    events.extend(late)
     doc: dict[str, Any] = {"events": events}
     if draw(st.booleans()):
         doc["id"] = draw(st.sampled_from(["run-1", 7, 2.5, True, None]))
@@ -110,3 +119,38 @@ def test_bom_document_matches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     """A byte order mark before the document does not change what is read."""
     path = _write(tmp_path, {"id": "b", "events": [call("bash", "c", 1)]}, prefix=b"\xef\xbb\xbf")
     assert _same(path, monkeypatch)[0][0]["id"] == "b"
+
+
+GRADERS = [maxrepeat.MaxRepeatConfig(m, max_cycle_period=p, match=k)
+           for m, p, k in ((1, 1, "observation"), (2, 3, "observation"), (1, 2, "name-args"),
+                           (2, 10, "name"))]
+
+
+def _batch(path: Path, monkeypatch: pytest.MonkeyPatch, stream: bool) -> list[Any]:
+    monkeypatch.setenv("MAXREPEAT_STREAM_THRESHOLD", "0" if stream else str(1 << 40))
+    errors: list[str] = []
+    with BatchGrader([str(path)], GRADERS, jobs=1, on_error=errors.append) as batch:
+        return [r.to_dict() for r in batch.results()] + errors
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(doc=trajectories(), wrap=st.sampled_from(["plain", "record"]))
+def test_bounded_grading_equals_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                       doc: dict[str, Any], wrap: str) -> None:
+    """A large single trajectory graded event by event (bounded memory) gives the results
+    of grading it loaded whole, for every match mode and period."""
+    path = _write(tmp_path, {"trajectory": doc} if wrap == "record" else doc)
+    assert _batch(path, monkeypatch, stream=True) == _batch(path, monkeypatch, stream=False)
+
+
+@pytest.mark.parametrize("raw", [
+    b'{"id": "x", "events": [{"type": "tool_call", "data": {"toolName": 5}}]}',
+    b'{"events": [{"type": "tool_call", "data": {"toolName": "a", "arguments": NaN}}]}',
+    b'{"events": [{"type": "tool_call"',
+])
+def test_bounded_grading_reports_like_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                             raw: bytes) -> None:
+    """Malformed and lenient documents give the same results and messages either way."""
+    path = tmp_path / "odd.json"
+    path.write_bytes(raw)
+    assert _batch(path, monkeypatch, stream=True) == _batch(path, monkeypatch, stream=False)

@@ -238,6 +238,10 @@ def grade_unit(
 
             stream: Iterable[Any] = items()
         else:
+            streamed = _large_single(source, fmt)
+            if streamed is not None:
+                _grade_streamed(streamed, configs, names, results, errors)
+                continue
             stream = read_source(source, fmt)
         for item in stream:
             if isinstance(item, TrajectoryFormatError):
@@ -252,6 +256,58 @@ def grade_unit(
         if spool is not None:  # standard input's copy: done with it
             spool.close()
     return UnitOutcome(unit, tuple(results), tuple(errors))
+
+
+def _large_single(source: Any, fmt: str) -> Any:
+    """The streamed form of a native single-trajectory document above the streaming
+    threshold, or None (everything else is read the usual way)."""
+    if source.path is None or fmt not in ("auto", "vally"):
+        return None
+    from .readers import detect
+    from .readers._json import looks_like_jsonl
+    from .readers.vally import stream_one_trajectory, stream_threshold
+
+    if _size(source.path) <= stream_threshold():
+        return None
+    try:
+        head = source.head
+        if looks_like_jsonl(head) or (fmt == "auto" and detect(source).name != "vally"):
+            return None
+    except (OSError, TrajectoryFormatError):
+        return None
+    return stream_one_trajectory(source)
+
+
+def _grade_streamed(
+    streamed: Any,
+    configs: Sequence[MaxRepeatConfig],
+    names: Sequence[str],
+    results: list[GraderResult],
+    errors: list[tuple[int, str]],
+) -> None:
+    """Grade a streamed trajectory with one `Monitor` per config, one pass each: memory
+    stays that of the monitors, whatever the size of the document. Results are those of
+    `grade()` (the monitor's contract); a malformed event gives the reader's error."""
+    from ._monitor import Monitor
+
+    out: list[GraderResult] = []
+    for cfg, name in zip(configs, names):
+        monitor = Monitor(cfg, name=name, id=streamed.id, source=streamed.source)
+        try:
+            out.append(monitor.feed_all(streamed.events()))
+        except TrajectoryFormatError as err:
+            message = str(err.with_source(streamed.source))
+            errors.append((len(results), message))
+            results.extend(error_result(streamed.source, c, message, name=n)
+                           for c, n in zip(configs, names))
+            return
+        except OSError as exc:
+            message = f"{streamed.source}: cannot read: {exc.strerror or exc}"
+            errors.append((len(results), message))
+            results.extend(error_result(streamed.source, c, message, name=n)
+                           for c, n in zip(configs, names))
+            return
+    results.extend(out)
 
 
 # Worker state, set once per process by the pool initializer (configs are not re-sent).
@@ -327,9 +383,15 @@ class BatchGrader:
 
     @property
     def parallel(self) -> bool:
-        """Whether worker processes are used (more than one job and more than one file)."""
-        return self.jobs > 1 and (len(self.files) > 1 or any(
-            _size(f) > self.chunk for f in self.files[:1] if f != "-"))
+        """Whether worker processes are used: more than one job, and more than one file
+        or one JSONL file large enough to be split."""
+        if self.jobs < 2 or not self.files:
+            return False
+        if len(self.files) > 1:
+            return True
+        # One file: worth workers only when it is a JSONL file large enough to split.
+        only = self.files[0]
+        return only != "-" and _size(only) > self.chunk and _is_jsonl(only, self.fmt)
 
     def outcomes(self) -> Iterator[UnitOutcome]:
         """Each unit's outcome, in input order."""

@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import IO, Any, Final
 
 import msgspec
@@ -42,6 +44,8 @@ __all__ = [
     "stream_threshold",
     "STREAM_THRESHOLD",
     "stream_trajectories",
+    "stream_one_trajectory",
+    "StreamedTrajectory",
 ]
 
 #: Default size (bytes) above which one JSON document is streamed rather than loaded.
@@ -293,21 +297,62 @@ def stream_trajectories(source: Source) -> Iterator[Item] | None:
     first = first_json_char(source.head)
     if first == b"[":
         return _stream_array(ijson, source)
-    if first != b"{":
+    base = _object_base(ijson, source)
+    return None if base is None else _stream_one(ijson, source, base)
+
+
+def _object_base(ijson: Any, source: Source) -> str | None:
+    """Where one trajectory object keeps its events ("" or "trajectory."), or None."""
+    if first_json_char(source.head) != b"{":
         return None
     # The layout decides where the events are: top level, or under ``trajectory`` when
     # the top level has no ``events`` (null counts as none, as in the in-memory path).
     top = _first(ijson, source, "events") if not _any(ijson, source, "events.item") else None
-    base = ""
-    if top is not None:
-        if top and top[0] is not None:
-            return None  # an empty or malformed events value: small, load it whole
-        inner = _first(ijson, source, "trajectory.events") if not _any(
-            ijson, source, "trajectory.events.item") else None
-        if inner is not None:
-            return None
-        base = "trajectory."
-    return _stream_one(ijson, source, base)
+    if top is None:
+        return ""
+    if top and top[0] is not None:
+        return None  # an empty or malformed events value: small, load it whole
+    inner = _first(ijson, source, "trajectory.events") if not _any(
+        ijson, source, "trajectory.events.item") else None
+    return None if inner is not None else "trajectory."
+
+
+@dataclass(frozen=True)
+class StreamedTrajectory:
+    """One large trajectory document, as passes over its events (never all in memory).
+
+    ``events()`` starts a new pass; each event is checked as the in-memory path checks
+    it, so a malformed one raises the same `TrajectoryFormatError` (without the file:
+    ``error.with_source(source)`` gives the reader's error).
+    """
+
+    source: str
+    id: str | None
+    events: Callable[[], Iterator[Any]]
+
+
+def stream_one_trajectory(source: Source) -> StreamedTrajectory | None:
+    """The large single-trajectory document of ``source`` as event passes, or None when
+    it is not one (an array, or content that must take the in-memory path).
+
+    Graders that keep a small state per event (the `Monitor`) grade it in bounded
+    memory: this is what ``maxrepeat grade`` does above `stream_threshold()`.
+    """
+    ijson = _ijson()
+    if ijson is None or source.path is None or first_json_char(source.head) != b"{":
+        return None
+    if _has_surrogate_escape(source) or not _streams_cleanly(ijson, source):
+        return None
+    base = _object_base(ijson, source)
+    if base is None:
+        return None
+
+    def events() -> Iterator[Any]:
+        for i, raw in enumerate(_items(ijson, source, base + "events.item")):
+            yield _compact(event_from_dict(raw, i))
+
+    return StreamedTrajectory(source.name, _scalar_id(_first(ijson, source, base + "id")),
+                              events)
 
 
 def _any(ijson: Any, source: Source, prefix: str) -> bool:
@@ -355,11 +400,19 @@ def _as_raw(value: Any) -> Any:
         return value
 
 
+_NO_DATA: Final = _Data()
+
+
 def _compact(event: Any) -> Any:
-    """The reader's own compact event (what the in-memory path makes) for a checked one."""
+    """The reader's own compact event (what the in-memory path makes) for a checked one;
+    turn boundaries and other events share one empty data, tool names are interned."""
     data = event.data
+    if event.type not in ("tool_call", "tool_result"):
+        return _Event(sys.intern(event.type), _NO_DATA)
+    name = data.tool_name
     return _Event(event.type, _Data(
-        tool_name=data.tool_name, tool_call_id=data.tool_call_id,
+        tool_name=sys.intern(name) if name is not None else None,
+        tool_call_id=data.tool_call_id,
         # None where absent, as when msgspec decodes the field (see _Data)
         arguments=_as_raw(data.arguments) if event.type == "tool_call" else None,  # type: ignore[arg-type]
         result=_as_raw(data.result) if event.type == "tool_result" else None,  # type: ignore[arg-type]
