@@ -395,9 +395,10 @@ class BatchGrader:
 
     def outcomes(self) -> Iterator[UnitOutcome]:
         """Each unit's outcome, in input order."""
-        units = list(plan_units(self.files, self.fmt, self.chunk, split=self.parallel))
+        parallel = self.parallel
+        units = list(plan_units(self.files, self.fmt, self.chunk, split=parallel))
         self.total = len(units)
-        if not self.parallel:
+        if not parallel or len(units) < 2:  # one unit: starting workers would only cost
             for unit in units:
                 yield self._emit(grade_unit(unit, self.configs, self.names, self.fmt))
             return
