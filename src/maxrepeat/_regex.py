@@ -101,7 +101,9 @@ def search(pattern: re.Pattern[str], name: str) -> bool:
     False
     """
     if name.isascii() and name.isprintable():
-        fast = _re2_pattern(pattern.pattern) if not pattern.flags & ~re.UNICODE else None
+        # Flags come from the pattern text ((?i) is eligible); others were passed in code.
+        plain_flags = not pattern.flags & ~(re.UNICODE | re.IGNORECASE)
+        fast = _re2_pattern(pattern.pattern) if plain_flags else None
         if fast is not None:
             return fast.search(name) is not None
     return pattern.search(name) is not None
