@@ -82,6 +82,19 @@ def main() -> None:
         config = MaxRepeatConfig(max=3, max_cycle_period=period)
         rate, size = measure(events, config, forget=True)
         print(f"{'observation, forget_answers':<28}{period:>3}{rate:>12,.0f}{size:>13,}")
+    # Turns of many parallel calls: the open turn is compared through a running summary.
+    wide: list[dict[str, Any]] = []
+    for t in range(3):
+        wide.append({"type": "turn_start", "data": {}})
+        for i in range(min(args.turns, 20000)):
+            cid = f"w{t}-{i}"
+            wide.append({"type": "tool_call", "data": {
+                "toolName": "read", "toolCallId": cid, "arguments": {"path": "a.txt"}}})
+            wide.append({"type": "tool_result", "data": {"toolCallId": cid, "result": "x"}})
+        wide.append({"type": "turn_end", "data": {}})
+    rate, size = measure(wide, MaxRepeatConfig(max=2, max_cycle_period=10))
+    print(f"observation, 3 turns of {min(args.turns, 20000):,} parallel calls: "
+          f"{rate:,.0f} events/s")
     # One call whose result never comes: every later step stays open to change.
     short = trajectory(min(args.turns, 2000))
     short = [e for e in short if e.get("data", {}).get("toolCallId") != "c5-0"

@@ -245,3 +245,30 @@ def test_a_loop_fails_at_the_step_that_exceeds_max(match: str) -> None:
                                   result(f"c{i}", "error 1")))
         verdicts.append(r.passed)
     assert verdicts == [True, True, True, False, False]
+
+
+def test_a_huge_turn_is_not_refingerprinted_at_every_event(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The open turn's step is compared through its running summary: the exact key of a
+    step is built a few times per step, not once per event."""
+    built = 0
+    original = Monitor._done
+
+    def counting(self: Monitor, step: Any) -> Any:
+        nonlocal built
+        built += 1
+        return original(self, step)
+
+    monkeypatch.setattr(Monitor, "_done", counting)
+    cfg = MaxRepeatConfig(max=1, max_cycle_period=2)
+    events: list[dict[str, Any]] = []
+    for t in range(3):
+        events += turn(*[e for i in range(500) for e in (call("read", f"c{t}-{i}", {"f": 1}),
+                                                         result(f"c{t}-{i}", "x"))])
+    monitor = Monitor(cfg)
+    for event in events:
+        monitor.feed(event)
+    assert built <= 3 * 3
+    monkeypatch.undo()
+    assert monitor.result().to_dict() == grade({"events": events}, cfg).to_dict()

@@ -16,7 +16,10 @@
   as a **checkpoint** with a **log** of the steps pushed since. When such a result
   arrives, the search goes back to the checkpoint and pushes the log again.
 * `result()` runs the same search over the tail on copies of that state, so the answer is
-  exact for any order of events.
+  exact for any order of events. The open step is compared through a running summary
+  (call count, tool names, an order-free sum of its call digests), so a turn of many
+  parallel calls is not fingerprinted again at every event; its exact key is built only
+  when count and sum match an earlier step's.
 
 Cost, normal order (each result arrives before the next turn starts): amortized
 O(max_cycle_period) work per event; memory: the last ``2 × max_cycle_period`` steps, one
@@ -47,7 +50,7 @@ from ._steps import MISSING, _watcher, digest, name_bytes, step_key
 __all__ = ["Monitor"]
 
 #: Bumped whenever the saved state's layout or meaning changes.
-STATE_VERSION: Final = 1
+STATE_VERSION: Final = 2
 
 _NO_OBSERVATION: Final = b"\x00no-observation"
 _TOO_DEEP: Final = "a value in the trajectory is nested too deeply to compare"
@@ -87,7 +90,9 @@ class _Done(msgspec.Struct, array_like=True):
     last: int  # event index of its last watched call
     key: bytes | None  # None: empty fingerprint, equal to nothing
     preview: str
-    names: list[str]
+    tools: list[str]  # its distinct tool names, sorted
+    calls: int
+    mhash: bytes = b""  # order-free sum of the call digests: a cheap filter before `key`
 
 
 class _Stretch(msgspec.Struct, array_like=True):
@@ -164,12 +169,43 @@ def _primitive(block: list[_Done]) -> bool:
     return True
 
 
-def _join(previews: list[str]) -> str:
+def _join(previews: list[str], total: int) -> str:
     # step_preview's layout, from call previews made when each call arrived.
-    if len(previews) > STEP_CALL_LIMIT:
-        more = len(previews) - STEP_CALL_LIMIT
+    if total > STEP_CALL_LIMIT:
+        more = total - STEP_CALL_LIMIT
         previews = [*previews[:STEP_CALL_LIMIT], f"… ({more} more calls)"]
     return " + ".join(previews)
+
+
+_MASK: Final = (1 << 128) - 1
+
+
+def _h(d: bytes) -> int:
+    return int.from_bytes(d if len(d) == 16 else digest(d), "little")
+
+
+class _Live:
+    """The open turn's step, kept up to date call by call: its size, how many calls lack
+    an observation, the sum of its call digests and its tool names. Comparing it with an
+    earlier step then costs O(1) unless the sums agree (then the exact key decides)."""
+
+    __slots__ = ("step", "absorbed", "mhash", "empties", "names", "waiting", "done")
+
+    def __init__(self, step: _Open) -> None:
+        self.step = step
+        self.absorbed = 0
+        self.mhash = 0
+        self.empties = 0
+        self.names: set[str] = set()
+        self.waiting: dict[str, list[bytes]] = {}  # call id -> name bytes of its calls
+        self.done: _Done | None = None  # the exact view, made only when needed
+
+
+def _observed(name_digest: bytes, answer: _Answer | None) -> bytes:
+    """An observation-mode call fingerprint: the tool name and its observation."""
+    if answer is None or answer.key is None:
+        return digest(name_digest + _NO_OBSERVATION)
+    return digest(name_digest + b"\x01" + answer.key)
 
 
 def _rank(occurrences: int, period: int, start: int) -> tuple[int, int, int]:
@@ -245,8 +281,14 @@ class _Search:
     def push(self, i: int, step: _Done) -> None:
         key = step.key
         at = self.at
+        self.push_eq(i, [i >= p and key is not None and at(i - p).key == key
+                         for p in range(1, len(self.stretches) + 1)])
+
+    def push_eq(self, i: int, eqs: list[bool]) -> None:
+        """Push step i, given for each period p whether it equals step i-p."""
+        at = self.at
         for p, st in enumerate(self.stretches, 1):
-            if i >= p and key is not None and at(i - p).key == key:
+            if eqs[p - 1]:
                 if st.length == 0:
                     st.start = i - p
                 st.length += 1
@@ -323,8 +365,9 @@ class Monitor:
         )
         self._pending: dict[str, list[_Open]] = {}
         self._cached: GraderResult | None = None
-        self._best_run: tuple[_Best, Run] | None = None
+        self._best_run: tuple[_Best, Run, tuple[str, ...]] | None = None
         self._runs_tuple: tuple[Run, ...] | None = None
+        self._live: _Live | None = None
         self._forget = forget_answers and self._observation
         self._config_error: str | None = None
         empty = config.empty_patterns()
@@ -524,6 +567,7 @@ class Monitor:
         except (ValueError, TypeError) as exc:
             answer = _Answer(None, "…", f"malformed value in trajectory: {exc}")
         self._st.answers[cid] = answer
+        self._live_answered(cid, answer)
         waiting = self._pending.pop(cid, None)
         if not waiting:
             return False
@@ -550,26 +594,81 @@ class Monitor:
         if self._observation:
             answers = self._st.answers
             digests = []
-            previews = []
             empties = 0
             for c in calls:
                 answer = answers.get(c.cid) if c.cid is not None else None
                 if answer is None or answer.key is None:
                     empties += 1
-                    digests.append(digest(c.digest + _NO_OBSERVATION))
-                else:
-                    digests.append(digest(c.digest + b"\x01" + answer.key))
-                previews.append(
+                digests.append(_observed(c.digest, answer))
+            empty = bool(empties) and (empties == len(calls) or self._period > 1)
+        else:
+            digests = [c.digest for c in calls]
+            empty = False
+        mhash = (sum(map(_h, digests)) & _MASK).to_bytes(16, "little")
+        key = None if empty else step_key(digests)
+        return _Done(step.index, calls[0].event, calls[-1].event, key, self._preview(calls),
+                     sorted({c.name for c in calls}), len(calls), mhash)
+
+    def _preview(self, calls: list[_Call]) -> str:
+        shown = calls[:STEP_CALL_LIMIT]
+        if self._observation:
+            answers = self._st.answers
+            texts = []
+            for c in shown:
+                answer = answers.get(c.cid) if c.cid is not None else None
+                texts.append(
                     c.head + " -> " + ("(no result)" if answer is None else answer.preview)
                 )
-            empty = bool(empties) and (empties == len(calls) or self._period > 1)
-            key = None if empty else step_key(digests)
-            preview = _join(previews)
         else:
-            key = step_key([c.digest for c in calls])
-            preview = _join([c.head for c in calls])
-        return _Done(step.index, calls[0].event, calls[-1].event, key, preview,
-                     [c.name for c in calls])
+            texts = [c.head for c in shown]
+        return _join(texts, len(calls))
+
+    def _live_view(self, step: _Open) -> tuple[_Done, _Live]:
+        """The open step as the search sees it, from its incremental summary."""
+        live = self._live
+        if live is None or live.step is not step:
+            live = self._live = _Live(step)
+        calls = step.calls
+        if live.absorbed < len(calls):
+            answers = self._st.answers
+            for c in calls[live.absorbed:]:
+                answer = answers.get(c.cid) if c.cid is not None else None
+                fp = _observed(c.digest, answer) if self._observation else c.digest
+                live.mhash += _h(fp)
+                live.names.add(c.name)
+                if self._observation and (answer is None or answer.key is None):
+                    live.empties += 1
+                    if answer is None and c.cid is not None:
+                        live.waiting.setdefault(c.cid, []).append(c.digest)
+            live.absorbed = len(calls)
+            live.done = None
+        n = len(calls)
+        empty = bool(live.empties) and (live.empties == n or self._period > 1)
+        view = _Done(step.index, calls[0].event, calls[-1].event, None if empty else b"",
+                     self._preview(calls), sorted(live.names), n)
+        return view, live
+
+    def _live_answered(self, cid: str, answer: _Answer) -> None:
+        live = self._live
+        if live is None:
+            return
+        live.done = None  # its preview changes, whatever the value
+        names = live.waiting.pop(cid, None)
+        if names is None or answer.key is None:
+            return
+        for nb in names:
+            live.mhash += _h(_observed(nb, answer)) - _h(_observed(nb, None))
+            live.empties -= 1
+
+    def _live_equals(self, live: _Live, other: _Done) -> bool:
+        """Whether the open step's fingerprint equals a pushed step's (not empty)."""
+        if other.key is None or other.calls != live.absorbed:
+            return False
+        if other.mhash != (live.mhash & _MASK).to_bytes(16, "little"):
+            return False
+        if live.done is None:
+            live.done = self._done(live.step)
+        return live.done.key == other.key
 
     def _settle(self) -> None:
         """Push every leading tail step that no further call can join."""
@@ -647,7 +746,12 @@ class Monitor:
 
     def _compute(self) -> GraderResult:
         st = self._st.front
-        tail = [self._done(step) for step in self._st.tail]
+        # Only the open turn's step is ever left unpushed (closed steps are pushed).
+        open_step = self._st.tail[-1] if self._st.tail else None
+        tail: list[_Done] = []
+        if open_step is not None:
+            view, live = self._live_view(open_step)
+            tail.append(view)
         window = st.window
         base = st.settled - len(window)
 
@@ -672,8 +776,13 @@ class Monitor:
                 _Stretch(s.start, s.length, s.primitive, s.block) for s in st.stretches
             ]
             search = _Search(stretches, at, finish)
-            for j, done in enumerate(tail):
-                search.push(st.settled + j, done)
+            if tail:
+                i = st.settled
+                key = tail[0].key
+                search.push_eq(i, [
+                    i >= p and key is not None and self._live_equals(live, at(i - p))
+                    for p in range(1, self._period + 1)
+                ])
             for p, s in enumerate(stretches, 1):
                 if s.length:
                     search.close(p, s)
@@ -688,11 +797,11 @@ class Monitor:
         tools: tuple[str, ...] = ()
         if best is not None:
             if self._best_run is not None and self._best_run[0] is best:
-                run = self._best_run[1]
+                _, run, tools = self._best_run
             else:
                 run = _make_run(best)
-                self._best_run = (best, run)
-            tools = tuple(sorted({n for d in best.block for n in d.names}))
+                tools = tuple(sorted({n for d in best.block for n in d.tools}))
+                self._best_run = (best, run, tools)
         if self._runs_tuple is None:
             self._runs_tuple = tuple(st.runs)
         runs = self._runs_tuple
