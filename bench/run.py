@@ -217,6 +217,34 @@ def _peak_rss(cmd: list[str]) -> tuple[float, float]:
     return int(out.strip() or 0) / 1024, peak_tree
 
 
+def _run_cpu(cmd: list[str]) -> tuple[float, list[float]]:
+    """(wall seconds, CPU seconds of each process of the run: main, workers, helpers).
+
+    CPU time does not depend on what else the machine runs, so it shows how evenly the
+    work was split even when other load makes the wall times say little."""
+    try:
+        import psutil
+    except ImportError:
+        return _run(cmd), []
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    root = psutil.Process(proc.pid)
+    seen: dict[int, float] = {}
+    while proc.poll() is None:
+        try:
+            procs = [root, *root.children(recursive=True)]
+        except psutil.Error:
+            break
+        for q in procs:
+            try:
+                c = q.cpu_times()
+                seen[q.pid] = c.user + c.system
+            except psutil.Error:
+                pass
+        time.sleep(0.05)
+    return time.perf_counter() - t0, sorted(seen.values(), reverse=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scale", type=float, default=1.0,
@@ -285,11 +313,23 @@ def main(argv: list[str] | None = None) -> None:
     if "batch" in only:
         small = str(paths["small"])
         t1 = t2 = float("inf")
+        cpu1: list[float] = []
+        cpu2: list[float] = []
         for _ in range(max(1, args.repeat - 1)):
-            t1 = min(t1, _run([*mr, "grade", small, *base, "-j", "1"]))
-            t2 = min(t2, _run([*mr, "grade", small, *base, "-j", "2"]))
+            w1, c1 = _run_cpu([*mr, "grade", small, *base, "-j", "1"])
+            w2, c2 = _run_cpu([*mr, "grade", small, *base, "-j", "2"])
+            if w1 < t1:
+                t1, cpu1 = w1, c1
+            if w2 < t2:
+                t2, cpu2 = w2, c2
         rows.append(("batch of small files, -j 1 / -j 2 (speed-up)",
                      f"{t1:.2f} s / {t2:.2f} s", f"{t1 / t2:.2f}", ">= 1.7"))
+        if cpu1 and cpu2:
+            # What two idle cores would give: the -j 1 work over the busiest -j 2 process.
+            rows.append(("  same, CPU s: -j 1 / busiest -j 2 process",
+                         f"{sum(cpu1):.2f} / {cpu2[0]:.2f} (all: "
+                         + " ".join(f"{c:.2f}" for c in cpu2 if c >= 0.01) + ")",
+                         f"{sum(cpu1) / cpu2[0]:.2f}", "(load-independent)"))
     if "memory" in only:
         for jobs in ("1", "2"):
             own, tree = _peak_rss([*mr, "grade", str(paths["jsonl"]), *base, "-j", jobs])
