@@ -276,7 +276,10 @@ def grade_cmd(
     from ._batch import BatchGrader, progress_bar
     from ._sigint import SigintGuard
 
-    show_bar = not quiet and sys.stderr.isatty() and "-" not in paths
+    # A bar for long batches only: several inputs, a directory or glob, or one big file.
+    show_bar = (not quiet and sys.stderr.isatty() and "-" not in paths
+                and (len(paths) > 1 or not os.path.isfile(paths[0])
+                     or os.path.getsize(paths[0]) > 64 * 1024 * 1024))
     try:
         with SigintGuard() as guard, progress_bar(show_bar) as on_unit:
             # looked up here: the bar shows standard output above itself
