@@ -64,7 +64,8 @@ def event_streams(draw: st.DrawFn) -> list[dict[str, Any]]:
         elif kind == "open":
             body = [{"type": "turn_start", "data": {}}, *body]
         blocks.append(body)
-        if late and draw(st.booleans()):
+        flush = draw(st.booleans())
+        if late and flush:
             blocks.append([late.pop(0)])
     # Repeat a random slice of blocks so that runs of every period show up.
     if blocks:
@@ -131,7 +132,8 @@ def unique_id_streams(draw: st.DrawFn) -> list[dict[str, Any]]:
             if where == "late":
                 late.append(res)
         events += turn(*body) if kind == "turn" else body
-        if late and draw(st.booleans()):
+        flush = draw(st.booleans())
+        if late and flush:
             events.append(late.pop(0))
     return events + late
 

@@ -17,7 +17,7 @@ from maxrepeat.readers import Source, detect, read_source
 from .conftest import CORPUS, ROOT, needs_corpus
 
 GOLDEN = ROOT / "tests" / "golden" / "corpus_claude-code.json"
-GOLDEN_CONFIG = {"max": 1, "max_cycle_period": 2, "match": "name-args"}
+GOLDEN_CONFIG: dict[str, Any] = {"max": 1, "max_cycle_period": 2, "match": "name-args"}
 UPDATE = os.environ.get("MAXREPEAT_UPDATE_GOLDEN") == "1"
 FILES = sorted((CORPUS / "claude-code").glob("*.jsonl")) if CORPUS.is_dir() else []
 
@@ -58,7 +58,7 @@ def _events(traj: Any) -> list[dict[str, Any]]:
     return [event_to_dict(e) for e in traj.events]
 
 
-SESSION = [
+SESSION: list[dict[str, Any]] = [
     {"type": "file-history-snapshot", "messageId": "x", "snapshot": {}},
     {"type": "progress", "uuid": "p0", "sessionId": "S", "parentUuid": None, "data": {}},
     _user("u0", {"type": "text", "text": "list files"}),
@@ -134,7 +134,7 @@ def test_stream_json_output_is_read(tmp_path: Path) -> None:
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     assert detect(Source.from_path(path)).name == "claude-code"
     (traj,) = list(read_source(Source.from_path(path)))
-    assert traj.id == "Z"
+    assert isinstance(traj, maxrepeat.Trajectory) and traj.id == "Z"
     assert [e["type"] for e in _events(traj)] == ["turn_start", "tool_call", "tool_result",
                                                    "turn_end"]
 
