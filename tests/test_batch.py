@@ -124,3 +124,21 @@ def test_progress_bar_off_when_disabled() -> None:
     """Without a terminal (or with --quiet) there is no bar and no callback."""
     with progress_bar(False) as on_unit:
         assert on_unit is None
+
+
+def test_bar_on_terminal_leaves_redirected_stdout_alone(tree: Path) -> None:
+    """With standard error a terminal (the bar shows), results still go to standard output."""
+    import os
+    import subprocess
+    import sys
+
+    primary, secondary = os.openpty()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", "from maxrepeat.cli import main; main()", "grade", str(tree / "a"), str(tree / "b"),
+             "-f", "vally", "--max", "2", "-o", "jsonl", "-j", "2"],
+            stdout=subprocess.PIPE, stderr=secondary, timeout=120, check=False)
+    finally:
+        os.close(secondary)
+        os.close(primary)
+    assert proc.stdout.decode().count("\n") == 54

@@ -25,6 +25,7 @@ Hook points (for interruption handling and atomic reports):
 from __future__ import annotations
 
 import os
+import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -480,8 +481,10 @@ class _Bar:
         self.progress = Progress(
             TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TextColumn("units"),
             TimeElapsedColumn(), TimeRemainingColumn(),
-            console=Console(stderr=True), transient=True, redirect_stdout=True,
-            redirect_stderr=True,
+            # Standard output is shown above the bar only when it is this terminal too;
+            # redirected (> file, | pipe) it must stay untouched.
+            console=Console(stderr=True), transient=True,
+            redirect_stdout=sys.stdout.isatty(), redirect_stderr=True,
         )
         self.task = self.progress.add_task("grading", total=None)
 
