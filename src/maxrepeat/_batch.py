@@ -397,7 +397,9 @@ class BatchGrader:
     def outcomes(self) -> Iterator[UnitOutcome]:
         """Each unit's outcome, in input order."""
         parallel = self.parallel
-        units = list(plan_units(self.files, self.fmt, self.chunk, split=parallel))
+        # Split large JSONL files in-process too: a unit's results are held until it ends,
+        # so one unsplit 1 GB file would hold every result of the batch (soak: 870 MB).
+        units = list(plan_units(self.files, self.fmt, self.chunk, split=True))
         self.total = len(units)
         if not parallel or len(units) < 2:  # one unit: starting workers would only cost
             for unit in units:
