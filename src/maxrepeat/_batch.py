@@ -6,7 +6,9 @@ units of work (a run of small files, one file, or a byte range of a large JSONL 
 line boundaries); `BatchGrader` grades the units in a `ProcessPoolExecutor` and yields
 `UnitOutcome` values strictly in input order whatever the number of workers, so reports are
 deterministic. At most ``window`` units are in flight at once, so memory stays bounded by a
-few units' results however long the batch is. ``jobs=1`` grades in this process.
+few units' results however long the batch is. ``jobs=1`` grades in this process. A native
+single-trajectory document above the streaming threshold is never loaded: its events are
+streamed into one `Monitor` per grader (`_grade_streamed`), in bounded memory.
 
 Hook points (for interruption handling and atomic reports):
 
