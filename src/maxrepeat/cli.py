@@ -29,7 +29,7 @@ __all__ = ["main", "cli"]
 EXIT_CODES_HELP = (
     "Exit codes: 0 every result passed; 1 at least one failed; "
     "2 at least one error (bad config, unreadable or malformed input, grader error). "
-    "Errors take precedence over failures."
+    "Errors take precedence over failures. 130: interrupted (Ctrl-C)."
 )
 
 
