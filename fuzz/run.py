@@ -7,6 +7,10 @@ for as long as you like with atheris (libFuzzer for Python), outside CI:
     python fuzz/run.py -max_total_time=3600       # an hour; libFuzzer flags pass through
     python fuzz/run.py -runs=200000 -jobs=2       # a fixed number of inputs, two processes
     python fuzz/run.py crash-<sha1>               # replay one crashing input
+    python fuzz/run.py --keep-going -max_total_time=3600   # record every crash, go on
+
+(libFuzzer's ``-fork`` mode does not work under atheris; use ``--keep-going``, which
+saves each failing input as ``failure-<sha1>`` with its traceback in ``.txt`` beside it.)
 
 Each input's first byte picks the file ending and the reader (auto-detection or one forced
 format, from the registry at start-up); the rest is the file's content. The invariant is
@@ -71,6 +75,21 @@ def one_input(data: bytes) -> None:
             LINE(result).encode("utf-8")
 
 
+def _keep_going(data: bytes) -> None:
+    """`one_input`, recording a failure instead of stopping the campaign."""
+    try:
+        one_input(data)
+    except Exception:
+        import hashlib
+        import traceback
+
+        name = f"failure-{hashlib.sha1(data).hexdigest()}"
+        if not os.path.exists(name):
+            Path(name).write_bytes(data)
+            Path(name + ".txt").write_text(traceback.format_exc(), encoding="utf-8")
+            print(f"\nrecorded {name}", file=sys.stderr)
+
+
 def _seed_corpus() -> Path:
     """A working corpus: every seed file once, behind a selector byte for auto-detection
     with its own file ending."""
@@ -88,12 +107,13 @@ def _seed_corpus() -> Path:
 
 
 def main() -> None:
-    args = list(sys.argv)
+    args = [a for a in sys.argv if a != "--keep-going"]
+    target = _keep_going if "--keep-going" in sys.argv else one_input
     replay = [a for a in args[1:] if not a.startswith("-") and os.path.isfile(a)]
     if not replay:
         args.append(str(_seed_corpus()))
     try:
-        atheris.Setup(args, one_input)
+        atheris.Setup(args, target)
         atheris.Fuzz()
     finally:
         shutil.rmtree(WORK, ignore_errors=True)
