@@ -40,6 +40,9 @@ with atheris.instrument_imports():
     from maxrepeat._model import Trajectory
     from maxrepeat.readers import INTERNAL_ERROR, Source, read_source, reader_names
     from maxrepeat.reporters import get_reporter
+    from maxrepeat.readers import all_readers
+
+    all_readers()  # readers are imported lazily: load them here so they are instrumented
 
 ROOT = Path(__file__).resolve().parent.parent
 SUFFIXES = (".json", ".jsonl", ".traj", ".ndjson", ".eval", "")
