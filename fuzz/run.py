@@ -17,16 +17,15 @@ format, from the registry at start-up); the rest is the file's content. The inva
 the issue's: only `Trajectory` values or `TrajectoryFormatError` items naming the file,
 every trajectory grades to status ok or error, every result writes as UTF-8 JSON. Any
 other exception is a crash, saved by libFuzzer as ``crash-<sha1>`` in the current
-directory. Seeds: ``examples/`` and, when present, ``../shared/corpus`` (read in place:
-the working corpus is a temporary directory, removed at exit).
+directory. Working files live in ``./.maxrepeat-fuzz/``: the corpus there is seeded on the
+first run from ``examples/`` and, when present, ``../shared/corpus``, and keeps growing
+run after run (delete the directory to start over).
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 try:
@@ -50,7 +49,7 @@ FORMATS = ["auto", *reader_names()]
 CONFIGS = (MaxRepeatConfig(1), MaxRepeatConfig(2, max_cycle_period=3, match="name-args"),
            MaxRepeatConfig(1, match="name", tools=["^b", "a$"]))
 LINE = get_reporter("jsonl").line
-WORK = Path(tempfile.mkdtemp(prefix="maxrepeat-fuzz-"))
+WORK = Path.cwd() / ".maxrepeat-fuzz"
 
 
 def one_input(data: bytes) -> None:
@@ -97,7 +96,9 @@ def _seed_corpus() -> Path:
     """A working corpus: every seed file once, behind a selector byte for auto-detection
     with its own file ending."""
     seeds = WORK / "corpus"
-    seeds.mkdir()
+    if seeds.is_dir() and any(seeds.iterdir()):
+        return seeds  # the corpus of earlier runs
+    seeds.mkdir(parents=True, exist_ok=True)
     sources = sorted((ROOT / "examples").glob("*.json"))
     shared = ROOT.parent / "shared" / "corpus"
     if shared.is_dir():
@@ -115,11 +116,9 @@ def main() -> None:
     replay = [a for a in args[1:] if not a.startswith("-") and os.path.isfile(a)]
     if not replay:
         args.append(str(_seed_corpus()))
-    try:
-        atheris.Setup(args, target)
-        atheris.Fuzz()
-    finally:
-        shutil.rmtree(WORK, ignore_errors=True)
+    WORK.mkdir(exist_ok=True)
+    atheris.Setup(args, target)
+    atheris.Fuzz()  # never returns: libFuzzer exits the process
 
 
 if __name__ == "__main__":
