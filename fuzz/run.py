@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 
 try:
-    import atheris
+    import atheris  # type: ignore[import-untyped]
 except ImportError:  # pragma: no cover - a hint, not a feature
     sys.exit("fuzz/run.py needs atheris: pip install 'maxrepeat[fuzz]' (or pip install atheris)")
 
