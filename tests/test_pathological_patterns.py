@@ -1,5 +1,6 @@
-"""Pathological ``tools`` patterns (issue 8, item 3): refused at lint time when they nest
-quantifiers, matched in linear time (RE2) otherwise, with exactly ``re``'s answers."""
+"""Pathological ``tools`` patterns (issue 8, item 3): matched in linear time (RE2, with
+exactly ``re``'s answers); where ``re`` must decide, nested quantifiers on a long name give
+an error result instead of a hang. Lint accepts every pattern that compiles (spec §2)."""
 
 from __future__ import annotations
 
@@ -13,42 +14,70 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from maxrepeat import ConfigError, MaxRepeatConfig
+from maxrepeat import MaxRepeatConfig, Monitor, grade
 from maxrepeat._regex import backtracking_hazard, re2_eligible, search
 
 LONG = "a" * 1_000_000
 
 
-@pytest.mark.parametrize("pattern", ["(a+)+$", "(x*y*)*z", r"(?:\w+\s?)+$", "((ab)+c)*",
-                                     "(a{1,3}){2,}"])
-def test_nested_quantifiers_are_refused_by_the_config_rules(pattern: str) -> None:
-    """An unbounded quantifier over a quantified group is a config error with a fix hint."""
-    with pytest.raises(ConfigError) as info:
-        MaxRepeatConfig(1, tools=[pattern])
-    assert info.value.path == "tools[0]"
-    assert "without nested quantifiers" in str(info.value)
-    assert "possessive" in str(info.value)
+NESTED = ["(a+)+$", "(x*y*)*z", r"(?:\w+\s?)+$", "((ab)+c)*", "(a{1,3}){2,}"]
+
+
+@pytest.mark.parametrize("pattern", NESTED)
+def test_nested_quantifiers_pass_the_config_rules(pattern: str) -> None:
+    """Spec §2: a pattern that compiles is accepted; the hazard is found, not refused."""
+    MaxRepeatConfig(1, tools=[pattern])
+    assert backtracking_hazard(pattern) is not None
 
 
 @pytest.mark.parametrize("pattern", ["^bash$", "(a|b)+", "a{2,}x", "(a*){3}", "(?>a+)+$",
                                      "(a++)+$", "(ab?)+", "^mcp__.*__(read|write)$"])
-def test_patterns_without_nested_unbounded_repeats_pass(pattern: str) -> None:
-    """Single-level, bounded-outer, possessive and atomic patterns are accepted."""
+def test_patterns_without_nested_unbounded_repeats_have_no_hazard(pattern: str) -> None:
+    """Single-level, bounded-outer, possessive and atomic patterns cannot explode."""
     assert backtracking_hazard(pattern) is None
-    MaxRepeatConfig(1, tools=[pattern])
 
 
-def test_lint_reports_a_catastrophic_pattern_with_its_position(tmp_path: Path) -> None:
-    """`maxrepeat lint` prints file:line:col for a nested-quantifier pattern and exits 1."""
+def test_lint_accepts_a_nested_quantifier_pattern(tmp_path: Path) -> None:
+    """`maxrepeat lint` exits 0 for `(a+)+$`: it compiles, so spec §2 accepts it."""
     path = tmp_path / "graders.yaml"
     path.write_text("graders:\n  - type: max-repeat\n    config:\n      max: 2\n"
                     "      tools: ['^bash$', '(a+)+$']\n", encoding="utf-8")
     proc = subprocess.run([sys.executable, "-c", "from maxrepeat.cli import main; main()",
                            "lint", str(path)], capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 1
-    assert proc.stdout.startswith(f"{path}:5:")
-    assert "graders[0].config.tools[1] must be a regular expression without nested " \
-           "quantifiers" in proc.stdout
+    assert proc.returncode == 0, proc.stdout
+
+
+def _calls(name: str) -> dict[str, object]:
+    return {"id": "t", "events": [{"type": "tool_call", "data": {"toolName": name}}] * 2}
+
+
+@pytest.mark.parametrize("pattern", NESTED[:2])
+def test_nested_quantifiers_on_a_long_ascii_name_are_decided_fast(pattern: str) -> None:
+    """On printable ASCII names RE2 decides nested quantifiers in linear time."""
+    start = time.perf_counter()
+    result = grade(_calls("a" * 200_000 + "!"), MaxRepeatConfig(1, tools=[pattern]))
+    assert result.status == "ok"
+    assert time.perf_counter() - start < 2.0
+
+
+def test_nested_quantifiers_on_a_long_non_ascii_name_are_an_error_result() -> None:
+    """Where `re` must decide, a long name against `(a+)+$` is refused, not hung."""
+    traj = _calls("a" * 40 + "é")
+    start = time.perf_counter()
+    result = grade(traj, MaxRepeatConfig(1, tools=["(a+)+$"]))
+    assert time.perf_counter() - start < 2.0
+    assert result.status == "error"
+    assert "cannot be matched safely" in result.evidence
+    monitor = Monitor(MaxRepeatConfig(1, tools=["(a+)+$"]))
+    for event in traj["events"]:  # type: ignore[union-attr]
+        monitor.feed(event)
+    live = monitor.result()
+    assert (live.status, live.evidence) == (result.status, result.evidence)
+
+
+def test_nested_quantifiers_on_a_short_non_ascii_name_are_matched() -> None:
+    """A short name is safe to try even with nested quantifiers."""
+    assert MaxRepeatConfig(1, tools=["(é+)+$"]).watches("aéé")
 
 
 @pytest.mark.parametrize("pattern", [".*_x", ".*.*.*x", "(a|aa)+$", "a*a*a*b", "(a|a)*b",

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from ._errors import ConfigError
-from ._regex import backtracking_hazard, search
+from ._regex import search
 
 __all__ = [
     "MaxRepeatConfig",
@@ -240,17 +240,6 @@ def _check_tools(tools: Any) -> list[ConfigError]:
                     ConfigError(path, "a regular expression of sane depth", show_value(item))
                 )
                 continue
-            hazard = backtracking_hazard(item)
-            if hazard is not None:
-                errors.append(
-                    ConfigError(
-                        path, "a regular expression without nested quantifiers",
-                        show_value(item),
-                        hint=f"{hazard}, which can take exponential time on a long tool "
-                        "name; drop the inner quantifier (write a+ for (a+)+) or make it "
-                        "possessive (a++) or atomic ((?>a+))",
-                    )
-                )
     return errors
 
 

@@ -10,6 +10,7 @@ from ._errors import TrajectoryFormatError
 from ._model import Trajectory, trajectory_from_dict
 from ._patterns import Span, search
 from ._preview import inert, shorten, step_preview, utf8_safe
+from ._regex import UnsafeMatchError
 from ._result import GraderResult, ResultMetadata, Run
 from ._steps import MISSING, Step, StepTable, build_step_table, make_steps
 
@@ -273,6 +274,8 @@ def grade(
             traj.label, config, "a value in the trajectory is nested too deeply to compare",
             name=display, trajectory=traj,
         )
+    except UnsafeMatchError as err:
+        return error_result(traj.label, config, str(err), name=display, trajectory=traj)
     except (ValueError, TypeError) as err:
         # msgspec raises these for malformed lazily-decoded values (Raw slices).
         return error_result(

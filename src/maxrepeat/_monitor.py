@@ -44,6 +44,7 @@ from ._grade import build_result, error_result
 from ._model import TOOL_CALL, TOOL_RESULT, TURN_END, TURN_START, EventLike, Trajectory
 from ._model import event_from_dict
 from ._preview import STEP_CALL_LIMIT, call_preview, inert, json_preview
+from ._regex import UnsafeMatchError
 from ._result import GraderResult, Run
 from ._steps import MISSING, _watcher, digest, name_bytes, step_key
 
@@ -518,7 +519,12 @@ class Monitor:
             where = self._traj.source or self._traj.label
             self._fail(f"malformed trajectory: {where}: {err}")
             return
-        if not self._watches(name):
+        try:
+            watched = self._watches(name)
+        except UnsafeMatchError as exc:
+            self._fail(str(exc))
+            return
+        if not watched:
             return
         cid = data.tool_call_id
         arguments = decode_value(data.arguments) if self._match != "name" else None
