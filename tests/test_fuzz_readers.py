@@ -280,9 +280,6 @@ def _corrupt_zip_members(data: bytes) -> bytes:
 
 
 @pytest.mark.skipif(not any(n.endswith(".eval") for n in SEED_BYTES), reason="no .eval seed")
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="readers/inspect_log.py lets zlib.error out of a damaged member "
-                   "(read_source reports it as an internal error); drop this mark once fixed")
 def test_corrupted_compressed_member_of_an_eval_zip_is_a_located_error(tmp_path: Path) -> None:
     """A zip log whose compressed data is damaged is an error result, not a reader crash
     (found by fuzz/run.py: zlib.error escaped the inspect reader)."""

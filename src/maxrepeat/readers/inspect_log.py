@@ -141,6 +141,11 @@ def _sample_key(name: str) -> tuple[int, Any, int]:
         1, stem, 0)
 
 
+#: what a damaged member raises while it is inflated (zlib.error: corrupt deflate data;
+#: NotImplementedError: an unknown compression method in a flipped header)
+_MEMBER_FAULTS = (zipfile.BadZipFile, EOFError, OSError, zlib.error, NotImplementedError)
+
+
 def _read_eval(source: Source) -> Iterator[Item]:
     try:
         with source.open() as fh, zipfile.ZipFile(fh) as archive:
@@ -153,6 +158,9 @@ def _read_eval(source: Source) -> Iterator[Item]:
                                             f"{source.name}!{header}")[0])
                     except TrajectoryFormatError as err:
                         yield err
+                    except _MEMBER_FAULTS as exc:
+                        yield TrajectoryFormatError(
+                            source.name, f"cannot read zip member {header}: {exc}")
                     break
             samples = sorted((n for n in names if n.startswith("samples/")
                               and n.endswith(".json")), key=_sample_key)
@@ -163,10 +171,10 @@ def _read_eval(source: Source) -> Iterator[Item]:
                     yield trajectory_from_sample(value, task, source=member, lenient=lenient)
                 except TrajectoryFormatError as err:
                     yield err
-                except (zipfile.BadZipFile, EOFError, OSError, zlib.error) as exc:
+                except _MEMBER_FAULTS as exc:
                     yield TrajectoryFormatError(
                         source.name, f"cannot read zip member {name}: {exc}")
-    except (zipfile.BadZipFile, EOFError) as exc:
+    except (zipfile.BadZipFile, EOFError, zlib.error, NotImplementedError) as exc:
         yield TrajectoryFormatError(
             source.name, f"not a readable .eval zip archive (truncated or corrupt?): {exc}",
             position=f"byte {_size(source)} (end of file)")
