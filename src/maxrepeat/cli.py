@@ -10,19 +10,19 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator, Sequence
-from typing import IO, Any, NoReturn
+from typing import IO, TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from . import __version__
 from ._config import MATCH_MODES, MaxRepeatConfig, check_config, unique_names
-from ._evalspec import EvalSpec, SpecSummaryBuilder, load_eval_spec
-from ._evalspec import lint_path as lint_file
-from ._configfile import load_config
 from ._errors import ConfigError, MissingExtraError, TrajectoryFormatError
-from ._grade import error_result, grade
-from ._result import GraderResult
-from ._summary import SummaryBuilder
+
+# Modules a command needs only on some paths (YAML, eval specs, the hook, grading) are
+# imported where they are used: start-up time is measured (bench/RESULTS.md).
+if TYPE_CHECKING:
+    from ._evalspec import EvalSpec
+    from ._result import GraderResult
 
 __all__ = ["main", "cli"]
 
@@ -89,6 +89,8 @@ def _configs(
     if config_file is not None and inline:
         _die("give either --config FILE or the inline grader flags (--max …), not both")
     if config_file is not None:
+        from ._configfile import load_config
+
         try:
             return load_config(config_file)
         except ConfigError as err:
@@ -117,6 +119,8 @@ def _eval_spec(
         _die("give one of --eval-spec FILE, --config FILE or the inline grader flags (--max …)")
     if output == "html":
         _die("--output html does not take --eval-spec yet; use console, json or jsonl")
+    from ._evalspec import load_eval_spec
+
     try:
         spec = load_eval_spec(path)
     except ConfigError as err:
@@ -145,6 +149,7 @@ def grade_paths(
     (``trajectory`` is None when the input could not be read): reports that show more
     than results, such as the HTML timelines, collect what they need there.
     """
+    from ._grade import error_result, grade
     from .readers import Source, expand_paths, read_source
 
     names = unique_names(configs)
@@ -174,7 +179,27 @@ def _write(stream: IO[str], text: str) -> None:
         stream.flush()
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class _Commands(click.Group):
+    """The command group, with commands from other modules loaded only when named."""
+
+    #: command name -> (module, attribute); hook.py imports this module, so it cannot be
+    #: imported at the top, and most runs never need it
+    LAZY = {"hook": ("maxrepeat.hook", "hook_cmd")}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), *self.LAZY])
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.LAZY and cmd_name not in self.commands:
+            import importlib
+
+            module, attr = self.LAZY[cmd_name]
+            self.add_command(getattr(importlib.import_module(module), attr), cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=_Commands,
+             context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="maxrepeat")
 def cli() -> None:
     """Grade LLM agent trajectories for loops: fail a run in which a tool action, or a short
@@ -261,7 +286,15 @@ def grade_cmd(
     configs = (list(spec.graders) if spec is not None
                else _configs(config_file, max_, period, match, tools, name))
     reporter = get_reporter(output)
-    builder = SpecSummaryBuilder() if spec is not None else SummaryBuilder(len(configs))
+    from ._summary import SummaryBuilder
+
+    builder: SummaryBuilder
+    if spec is not None:
+        from ._evalspec import SpecSummaryBuilder
+
+        builder = SpecSummaryBuilder()
+    else:
+        builder = SummaryBuilder(len(configs))
     color = output_file is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ
     sink = _open_output_file(output_file) if output_file is not None else None
     batch = None
@@ -286,7 +319,7 @@ def grade_cmd(
             out: Any = sink if sink is not None else sys.stdout
             if spec is not None:
                 from ._batch import expand_inputs
-                from ._evalspec import grade_paths_with_spec
+                from ._evalspec import SpecSummaryBuilder, grade_paths_with_spec
 
                 assert isinstance(builder, SpecSummaryBuilder)
                 stream = grade_paths_with_spec(expand_inputs(paths), spec, stimulus, fmt,
@@ -391,6 +424,8 @@ def lint_cmd(files: tuple[str, ...]) -> None:
     """Check config files against every rule of the spec; print each problem as
     FILE:LINE:COL: PATH must be EXPECTATION (got VALUE)[; hint]. Eval specs (a stimuli:
     list) are accepted too: only their max-repeat entries are checked."""
+    from ._evalspec import lint_path as lint_file
+
     count = 0
     for path in files:
         for problem in lint_file(path):
@@ -437,14 +472,6 @@ def formats_cmd() -> None:
         click.echo(f"{reader.name:<{width}}  {reader.description}")
 
 
-def _add_hook_command() -> None:
-    # Imported here: hook.py uses inline_config from this module.
-    from .hook import hook_cmd
-
-    cli.add_command(hook_cmd)
-
-
-_add_hook_command()
 
 
 def main(argv: Sequence[str] | None = None) -> None:
