@@ -13,7 +13,8 @@ fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
 .venv/bin/python -m pip install -q -e '.[test,inspect,ray]'
 
-# System packages for tests that drive real components (see tests/README.md).
+# System packages for tests that drive real components: the HTML report is opened in
+# headless Chromium (tests/test_html_browser.py).
 need_apt=()
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 if [ ${#need_apt[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
