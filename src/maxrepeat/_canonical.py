@@ -17,18 +17,23 @@ from typing import Any, Final
 
 import msgspec
 
-__all__ = ["canonical_bytes", "is_empty", "decode_value", "normalize", "observation_bytes"]
+__all__ = ["canonical_bytes", "is_empty", "decode_value", "normalize", "float_literal",
+           "observation_bytes"]
 
 
-def _float_hook(text: str) -> Any:
-    """Decode a JSON float literal; integral finite values become ints so 1.0 == 1."""
+def float_literal(text: str) -> Any:
+    """A JSON float literal as a number; integral finite values become ints (1.0 == 1).
+
+    >>> float_literal("2.0"), float_literal("2.5")
+    (2, 2.5)
+    """
     value = float(text)
     if math.isfinite(value) and value.is_integer():
         return int(value)
     return value
 
 
-_DECODER: Final = msgspec.json.Decoder(float_hook=_float_hook)
+_DECODER: Final = msgspec.json.Decoder(float_hook=float_literal)
 
 
 def _canonical_float(text: str) -> Any:

@@ -26,6 +26,7 @@ __all__ = [
     "trajectory_from_dict",
     "EventLike",
     "event_to_dict",
+    "type_name",
 ]
 
 TOOL_CALL = "tool_call"
@@ -187,7 +188,12 @@ def event_to_dict(event: Any) -> dict[str, Any]:
     return {"type": event.type, "data": data}
 
 
-def _type_name(value: Any) -> str:
+def type_name(value: Any) -> str:
+    """How an error message names the JSON type of ``value`` (``a string``, ``null``…).
+
+    >>> type_name(3), type_name(None)
+    ('a number', 'null')
+    """
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -218,29 +224,29 @@ def event_from_dict(raw: Any, index: int) -> Event:
     where = f"events[{index}]"
     if not isinstance(raw, Mapping):
         raise TrajectoryFormatError(
-            None, f"{where} must be an object (got {_type_name(raw)})", position=None
+            None, f"{where} must be an object (got {type_name(raw)})", position=None
         )
     etype = raw.get("type")
     if not isinstance(etype, str):
-        raise TrajectoryFormatError(None, f"{where}.type must be a string (got {_type_name(etype)})")
+        raise TrajectoryFormatError(None, f"{where}.type must be a string (got {type_name(etype)})")
     data = raw.get("data")
     if etype not in (TOOL_CALL, TOOL_RESULT):
         # Turn boundaries and ignored events: their data is never read.
         return Event(etype)
     if not isinstance(data, Mapping):
         raise TrajectoryFormatError(
-            None, f"{where}.data must be an object (got {_type_name(data)})"
+            None, f"{where}.data must be an object (got {type_name(data)})"
         )
     call_id = data.get("toolCallId")
     if call_id is not None and not isinstance(call_id, str):
         raise TrajectoryFormatError(
-            None, f"{where}.data.toolCallId must be a string (got {_type_name(call_id)})"
+            None, f"{where}.data.toolCallId must be a string (got {type_name(call_id)})"
         )
     if etype == TOOL_CALL:
         name = data.get("toolName")
         if not isinstance(name, str):
             raise TrajectoryFormatError(
-                None, f"{where}.data.toolName must be a string (got {_type_name(name)})"
+                None, f"{where}.data.toolName must be a string (got {type_name(name)})"
             )
         return Event(
             TOOL_CALL,
@@ -273,12 +279,12 @@ def trajectory_from_dict(
         obj = obj["trajectory"]
     if not isinstance(obj, Mapping):
         raise TrajectoryFormatError(
-            source, f"a trajectory must be an object (got {_type_name(obj)})"
+            source, f"a trajectory must be an object (got {type_name(obj)})"
         )
     raw_events = obj.get("events")
     if not isinstance(raw_events, list):
         raise TrajectoryFormatError(
-            source, f"events must be an array (got {_type_name(raw_events)})"
+            source, f"events must be an array (got {type_name(raw_events)})"
         )
     try:
         events = tuple(event_from_dict(e, i) for i, e in enumerate(raw_events))

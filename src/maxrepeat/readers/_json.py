@@ -8,12 +8,12 @@ marked as read leniently. When both refuse, the error names the file, line and c
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterator
 from typing import IO, Any, Final, TypeVar
 
 import msgspec
 
+from .._canonical import float_literal
 from .._errors import TrajectoryFormatError
 
 __all__ = [
@@ -32,15 +32,8 @@ _TOO_DEEP: Final = "not readable: JSON nested too deeply (more levels than the d
 T = TypeVar("T")
 
 
-def _float_hook(text: str) -> Any:
-    value = float(text)
-    if math.isfinite(value) and value.is_integer():
-        return int(value)
-    return value
-
-
 #: Untyped decoder; integral floats become ints (deep equality: 1.0 == 1).
-JSON_DECODER: Final = msgspec.json.Decoder(float_hook=_float_hook)
+JSON_DECODER: Final = msgspec.json.Decoder(float_hook=float_literal)
 
 
 def strip_bom(data: bytes) -> bytes:
@@ -100,7 +93,7 @@ def decode(data: bytes, source: str, *, line0: int = 0) -> tuple[Any, bool]:
         raise _located(source, _TOO_DEEP, line0 + 1 if line0 else None) from None
     try:
         text = data.decode("utf-8")
-        value = json.loads(text, parse_float=_float_hook)
+        value = json.loads(text, parse_float=float_literal)
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         raise _fault(data, source, line0) from None
     return value, True

@@ -23,6 +23,7 @@ import msgspec
 from .._errors import TrajectoryFormatError
 from .._model import Event, EventData
 from . import Source
+from .._model import type_name
 from ._json import JSON_DECODER, decode, iter_lines
 
 __all__ = [
@@ -87,23 +88,6 @@ def content_text(value: Any) -> Any:
         if text is not None and set(value) <= {"type", "text", "detail", "image_url"}:
             return text
     return value
-
-
-def type_name(value: Any) -> str:
-    """How an error message names the JSON type of ``value``."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
 
 
 def iter_records(source: Source) -> Iterator[tuple[int, dict[str, Any], bool]]:
