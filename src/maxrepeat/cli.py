@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator, Sequence
-from typing import IO, TYPE_CHECKING, Any, NoReturn
+from collections.abc import Callable, Iterator, Sequence
+from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
@@ -179,6 +179,36 @@ def _write(stream: IO[str], text: str) -> None:
         stream.flush()
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def grader_options(verb: str) -> Callable[[F], F]:
+    """The grader flags shared by ``grade`` and ``hook``: ``--config FILE``, or one grader
+    given inline (``--max N`` and friends, checked by `inline_config`)."""
+    options = [
+        click.option("-c", "--config", "config_file", metavar="FILE",
+                     help="YAML file with a graders: list of max-repeat graders."),
+        click.option("--max", "max_", metavar="N",
+                     help=f"Inline grader: {verb} above N occurrences."),
+        click.option("--max-cycle-period", "period", metavar="P",
+                     help="Inline grader: longest cycle period to detect (1-10, default 1)."),
+        click.option("--match", metavar="MODE",
+                     help="Inline grader: what counts as the same action "
+                     f"({', '.join(MATCH_MODES)}; default observation)."),
+        click.option("--tools", multiple=True, metavar="REGEX",
+                     help="Inline grader: watch only tools matching REGEX "
+                     "(repeatable; unanchored)."),
+        click.option("--name", metavar="NAME", help="Inline grader: display name."),
+    ]
+
+    def apply(func: F) -> F:
+        for option in reversed(options):
+            func = option(func)
+        return func
+
+    return apply
+
+
 class _Commands(click.Group):
     """The command group, with commands from other modules loaded only when named."""
 
@@ -208,16 +238,7 @@ def cli() -> None:
 
 @cli.command("grade", epilog=EXIT_CODES_HELP)
 @click.argument("paths", nargs=-1, metavar="[PATH|-]...")
-@click.option("-c", "--config", "config_file", metavar="FILE",
-              help="YAML file with a graders: list of max-repeat graders.")
-@click.option("--max", "max_", metavar="N", help="Inline grader: fail above N occurrences.")
-@click.option("--max-cycle-period", "period", metavar="P",
-              help="Inline grader: longest cycle period to detect (1-10, default 1).")
-@click.option("--match", metavar="MODE",
-              help=f"Inline grader: what counts as the same action ({', '.join(MATCH_MODES)}).")
-@click.option("--tools", multiple=True, metavar="REGEX",
-              help="Inline grader: watch only tools matching REGEX (repeatable; unanchored).")
-@click.option("--name", metavar="NAME", help="Inline grader: display name.")
+@grader_options("fail")
 @click.option("-e", "--eval-spec", "eval_spec", metavar="FILE",
               help="An eval spec (stimuli: with graders:): grade each trajectory with the "
                    "max-repeat graders of its stimulus (stimulus.name).")

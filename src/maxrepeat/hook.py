@@ -36,6 +36,7 @@ from ._errors import ConfigError, TrajectoryFormatError
 from ._monitor import STATE_VERSION, Monitor
 from ._preview import inert, shorten
 from ._result import GraderResult, Run
+from .cli import grader_options, inline_config
 from .readers.claude_code import SessionStream, record_of_line
 
 __all__ = ["HookVerdict", "guard", "hook_cmd", "looping_run", "decide", "default_cache_dir"]
@@ -283,16 +284,7 @@ def hook_cmd() -> None:
 @hook_cmd.command("claude-code", epilog="Exit codes: 0 graded (blocking or not: the JSON on "
                   "standard output says); 1 the hook could not run (bad input, config or "
                   "transcript; reported to the user, not to the model).")
-@click.option("-c", "--config", "config_file", metavar="FILE",
-              help="YAML file with a graders: list of max-repeat graders.")
-@click.option("--max", "max_", metavar="N", help="Inline grader: block above N occurrences.")
-@click.option("--max-cycle-period", "period", metavar="P",
-              help="Inline grader: longest cycle period to detect (1-10, default 1).")
-@click.option("--match", metavar="MODE",
-              help="Inline grader: observation (default), name or name-args.")
-@click.option("--tools", multiple=True, metavar="REGEX",
-              help="Inline grader: watch only tools matching REGEX (repeatable).")
-@click.option("--name", metavar="NAME", help="Inline grader: display name.")
+@grader_options("block")
 @click.option("--cache-dir", metavar="DIR", type=click.Path(file_okay=False),
               help="Where per-session state is kept (default $XDG_CACHE_HOME/maxrepeat/hook).")
 @click.option("--when", type=click.Choice(WHEN_CHOICES), default="looping", show_default=True,
@@ -318,7 +310,6 @@ def claude_code_cmd(
         "command": "maxrepeat hook claude-code --max 3 --max-cycle-period 2 --match name-args"}]}]}}
     """
     from ._configfile import load_config
-    from .cli import inline_config
 
     inline = any(v is not None for v in (max_, period, match, name)) or bool(tools)
     if config_file is not None and inline:
