@@ -68,6 +68,7 @@ def test_ctrl_c_stops_promptly_prints_partial_summary_and_exits_130(
         finally:
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGKILL)
+                proc.communicate()  # reap it and close its pipes (no ResourceWarning later)
     assert proc.returncode == 130, stderr.decode()
     assert stopped < 5
     assert wait_for(lambda: not group_alive(proc.pid), 5), "a worker outlived the interrupt"
@@ -112,6 +113,7 @@ def test_interrupted_run_leaves_the_previous_report_untouched(tmp_path: Path) ->
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
     assert proc.returncode == 130, stderr.decode()
     assert target.read_text(encoding="utf-8") == "previous report\n"
     assert os.listdir(target.parent) == ["report.jsonl"]

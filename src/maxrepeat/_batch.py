@@ -374,6 +374,8 @@ class BatchGrader:
         self.on_unit = on_unit
         self._pool: ProcessPoolExecutor | None = None
         self._pending: deque[Future[UnitOutcome]] = deque()
+        #: whether worker processes were started (an interrupted run then exits hard)
+        self.used_pool = False
         #: units yielded so far, and the number planned
         self.done = 0
         self.total = 0
@@ -409,6 +411,7 @@ class BatchGrader:
             return
         from concurrent.futures import Future, ProcessPoolExecutor
 
+        self.used_pool = True
         self._pool = ProcessPoolExecutor(
             max_workers=self.jobs, mp_context=_mp_context(), initializer=_init_worker,
             initargs=(self.configs, self.names, self.fmt),
@@ -469,8 +472,18 @@ class BatchGrader:
         self._pending.clear()
         if kill:
             # No public API stops running workers; the executor's own table is the way.
-            for proc in list(getattr(pool, "_processes", {}).values()):
+            procs = list(getattr(pool, "_processes", {}).values())
+            for proc in procs:
                 proc.terminate()
+            # Not shutdown(wait=True): a worker killed while it held the call queue's lock
+            # can leave the executor's threads waiting forever. Reap the workers ourselves.
+            pool.shutdown(wait=False, cancel_futures=True)
+            for proc in procs:
+                proc.join(timeout=2)
+                if proc.is_alive():
+                    proc.kill()
+                    proc.join(timeout=2)
+            return
         pool.shutdown(wait=True, cancel_futures=True)
 
 

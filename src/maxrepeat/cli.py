@@ -435,6 +435,11 @@ def _interrupted(batch: Any, sink: Any, summary: Any) -> NoReturn:
     click.echo("maxrepeat: interrupted; partial summary of the results written so far:",
                err=True)
     click.echo(summary_text(summary).rstrip("\n"), err=True)
+    if batch is not None and getattr(batch, "used_pool", False):
+        # The executor registers an exit-time join of its threads, which can wait forever
+        # after its workers were killed; everything is written and flushed, so leave now.
+        sys.stderr.flush()
+        os._exit(130)
     sys.exit(130)
 
 
