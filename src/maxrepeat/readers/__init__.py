@@ -16,10 +16,8 @@ import importlib
 import io
 import os
 import sys
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import IO, Final, Literal, cast, overload
 
 from .._errors import TrajectoryFormatError
@@ -86,6 +84,8 @@ class Source:
     @classmethod
     def stdin(cls, stream: IO[bytes] | None = None) -> Source:
         """Standard input, copied to a temporary file (readers may seek and re-read)."""
+        import tempfile  # only standard input needs it; start-up is measured
+
         spool = tempfile.SpooledTemporaryFile(max_size=64 * 1024 * 1024)
         data = stream if stream is not None else sys.stdin.buffer
         while chunk := data.read(1 << 20):
@@ -131,7 +131,7 @@ class Source:
     @property
     def suffix(self) -> str:
         """The lower-cased file name ending (``.jsonl``), empty for standard input."""
-        return Path(self.path).suffix.lower() if self.path else ""
+        return os.path.splitext(self.path)[1].lower() if self.path else ""
 
 
 class _Unclosable(io.BufferedIOBase):
@@ -275,7 +275,8 @@ def expand_paths(paths: Iterable[str]) -> Iterator[str]:
             for root, dirs, files in os.walk(path):
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
                 for f in files:
-                    if not f.startswith(".") and Path(f).suffix.lower() in TRAJECTORY_EXTENSIONS:
+                    suffix = os.path.splitext(f)[1].lower()
+                    if not f.startswith(".") and suffix in TRAJECTORY_EXTENSIONS:
                         found.append(os.path.join(root, f))
             yield from sorted(found)
         else:

@@ -19,7 +19,6 @@ sample's ``attachments`` entry before anything is compared.
 
 from __future__ import annotations
 
-import zipfile
 import zlib
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
@@ -141,12 +140,12 @@ def _sample_key(name: str) -> tuple[int, Any, int]:
         1, stem, 0)
 
 
-#: what a damaged member raises while it is inflated (zlib.error: corrupt deflate data;
-#: NotImplementedError: an unknown compression method in a flipped header)
-_MEMBER_FAULTS = (zipfile.BadZipFile, EOFError, OSError, zlib.error, NotImplementedError)
-
-
 def _read_eval(source: Source) -> Iterator[Item]:
+    import zipfile  # only .eval logs need it; detection imports every reader
+
+    # what a damaged member raises while it is inflated (zlib.error: corrupt deflate
+    # data; NotImplementedError: an unknown compression method in a flipped header)
+    member_faults = (zipfile.BadZipFile, EOFError, OSError, zlib.error, NotImplementedError)
     try:
         with source.open() as fh, zipfile.ZipFile(fh) as archive:
             names = archive.namelist()
@@ -158,7 +157,7 @@ def _read_eval(source: Source) -> Iterator[Item]:
                                             f"{source.name}!{header}")[0])
                     except TrajectoryFormatError as err:
                         yield err
-                    except _MEMBER_FAULTS as exc:
+                    except member_faults as exc:
                         yield TrajectoryFormatError(
                             source.name, f"cannot read zip member {header}: {exc}")
                     break
@@ -171,7 +170,7 @@ def _read_eval(source: Source) -> Iterator[Item]:
                     yield trajectory_from_sample(value, task, source=member, lenient=lenient)
                 except TrajectoryFormatError as err:
                     yield err
-                except _MEMBER_FAULTS as exc:
+                except member_faults as exc:
                     yield TrajectoryFormatError(
                         source.name, f"cannot read zip member {name}: {exc}")
     except (zipfile.BadZipFile, EOFError, zlib.error, NotImplementedError) as exc:
