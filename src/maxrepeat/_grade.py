@@ -38,7 +38,7 @@ def _base_metadata(config: MaxRepeatConfig, trajectory: Trajectory | None) -> Re
         max_cycle_period=config.max_cycle_period,
         match=config.match,
         tools=config.tools,
-        format=trajectory.format if trajectory is not None else "vally",
+        format=trajectory.format if trajectory is not None else None,
         lenient=trajectory.lenient if trajectory is not None else False,
     )
 

@@ -69,7 +69,8 @@ class ResultMetadata:
     pattern_tools: tuple[str, ...] = ()
     runs: tuple[Run, ...] = ()
     loop_steps: int = 0
-    format: str = "vally"
+    #: the input format the trajectory was read from (None when it could not be read)
+    format: str | None = "vally"
     lenient: bool = False
 
     def to_dict(self) -> dict[str, Any]:
