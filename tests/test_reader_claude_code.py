@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import maxrepeat
-from maxrepeat import MaxRepeatConfig, TrajectoryFormatError, grade
+from maxrepeat import MaxRepeatConfig, Trajectory, TrajectoryFormatError, grade
 from maxrepeat._model import event_to_dict
 from maxrepeat.readers import Source, detect, read_source
 
@@ -148,14 +148,27 @@ def test_detects_a_session_whose_head_is_only_progress(tmp_path: Path) -> None:
     assert detect(Source.from_path(path)).name == "claude-code"
 
 
-def test_a_broken_line_is_an_error_naming_file_and_line(tmp_path: Path) -> None:
-    """A truncated line yields a TrajectoryFormatError with the file and the line."""
+def test_a_cut_last_line_is_an_error_naming_file_and_line(tmp_path: Path) -> None:
+    """A cut-off last line yields a TrajectoryFormatError with the file and the line, and
+    the session of the complete lines before it."""
     path = tmp_path / "s.jsonl"
     text = "".join(json.dumps(r) + "\n" for r in SESSION[:4])
     path.write_text(text + '{"type": "assistant", "mess', encoding="utf-8")
     items = list(read_source(Source.from_path(path), "claude-code"))
-    assert len(items) == 1 and isinstance(items[0], TrajectoryFormatError)
+    assert len(items) == 2 and isinstance(items[0], TrajectoryFormatError)
     assert f"{path}:5" in str(items[0])
+    assert isinstance(items[1], Trajectory)
+
+
+def test_a_broken_inner_line_is_an_error_and_no_session(tmp_path: Path) -> None:
+    """A broken line with more lines after it yields only the error naming file and line."""
+    path = tmp_path / "s.jsonl"
+    lines = [json.dumps(r) + "\n" for r in SESSION[:4]]
+    lines.insert(2, '{"type": "assistant", "mess\n')
+    path.write_text("".join(lines), encoding="utf-8")
+    items = list(read_source(Source.from_path(path), "claude-code"))
+    assert len(items) == 1 and isinstance(items[0], TrajectoryFormatError)
+    assert f"{path}:3" in str(items[0])
 
 
 def test_a_file_without_records_gives_an_empty_trajectory(tmp_path: Path) -> None:

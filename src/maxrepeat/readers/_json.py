@@ -25,6 +25,8 @@ __all__ = [
     "first_json_char",
     "looks_like_jsonl",
     "JSON_DECODER",
+    "CutLastLineError",
+    "decode_line",
 ]
 
 BOM: Final = b"\xef\xbb\xbf"
@@ -137,3 +139,25 @@ def looks_like_jsonl(head: bytes) -> bool:
     except (msgspec.DecodeError, RecursionError):
         return False
     return isinstance(value, dict)
+
+
+class CutLastLineError(TrajectoryFormatError):
+    """The last line of a JSONL file is cut off (no newline, not valid JSON).
+
+    A session file ends this way when the agent crashed or is still writing. The lines
+    before it are a complete, exact prefix of the run, so readers of one-session files
+    grade them and report this line as an error; a bad line *inside* the file is a plain
+    `TrajectoryFormatError`, and the session is not graded (a gap could invent a loop).
+    """
+
+
+def decode_line(line: bytes, source: str, number: int) -> tuple[Any, bool]:
+    """(value, lenient) of one JSONL line; `CutLastLineError` for an unterminated last line
+    that does not parse, `TrajectoryFormatError` for any other bad line."""
+    try:
+        return decode(line.rstrip(b"\r\n"), source, line0=number - 1)
+    except TrajectoryFormatError as err:
+        if line.endswith(b"\n"):
+            raise
+        raise CutLastLineError(err.source, err.reason, line=err.line, col=err.col,
+                               position=err.position) from None

@@ -24,7 +24,7 @@ from .._errors import TrajectoryFormatError
 from .._model import Event, EventData
 from . import Source
 from .._model import type_name
-from ._json import JSON_DECODER, decode, iter_lines
+from ._json import JSON_DECODER, decode, decode_line, iter_lines
 
 __all__ = [
     "EventBuilder",
@@ -98,8 +98,7 @@ def iter_records(source: Source) -> Iterator[tuple[int, dict[str, Any], bool]]:
     """
     with source.open() as fh:
         for n, line in iter_lines(fh):
-            # without its newline, an early end is placed on this line, not the next
-            value, lenient = decode(line.rstrip(b"\r\n"), source.name, line0=n - 1)
+            value, lenient = decode_line(line, source.name, n)
             if not isinstance(value, dict):
                 raise TrajectoryFormatError(
                     source.name, f"each line must be a JSON object (got {type_name(value)})",

@@ -40,7 +40,7 @@ from typing import Any
 from .._errors import TrajectoryFormatError
 from .._model import Trajectory
 from . import Item, Reader, Source
-from ._json import decode, first_json_char, strip_bom
+from ._json import CutLastLineError, decode, first_json_char, strip_bom
 from ._toolevents import EventBuilder, content_text, decode_arguments, iter_records, type_name
 
 __all__ = ["READER"]
@@ -192,6 +192,8 @@ def _read_jsonl(source: Source) -> Iterator[Item]:
                 root = record
             elif "step_id" in record or "source" in record:
                 asm.step(record, f"line {n}")
+    except CutLastLineError as err:
+        yield err  # a crashed or live session: the complete lines before it are graded
     except TrajectoryFormatError as err:
         yield err
         return

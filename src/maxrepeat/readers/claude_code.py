@@ -36,7 +36,7 @@ import msgspec
 from .._errors import TrajectoryFormatError
 from .._model import Event, EventData, Trajectory
 from . import Item, Reader, Source
-from ._json import decode, first_json_char, iter_lines, strip_bom
+from ._json import CutLastLineError, decode_line, first_json_char, iter_lines, strip_bom
 from ._toolevents import content_text, type_name
 
 __all__ = ["READER", "SessionStream", "record_of_line"]
@@ -187,7 +187,7 @@ def _user(message: dict[str, Any], rec: dict[str, Any], group: _Group) -> list[E
 def record_of_line(line: bytes, name: str, number: int) -> tuple[dict[str, Any], bool]:
     """One JSONL line as (record, read leniently); `TrajectoryFormatError` naming the
     file and line."""
-    value, lenient = decode(line.rstrip(b"\r\n"), name, line0=number - 1)
+    value, lenient = decode_line(line, name, number)
     if not isinstance(value, dict):
         raise TrajectoryFormatError(
             name, f"each line must be a JSON object (got {type_name(value)})", line=number
@@ -202,6 +202,9 @@ def _read(source: Source) -> Iterator[Item]:
         for number, line in iter_lines(fh):
             try:
                 rec, lenient = record_of_line(line, source.name, number)
+            except CutLastLineError as err:
+                yield err  # the complete lines before it are still graded
+                break
             except TrajectoryFormatError as err:
                 yield err
                 return

@@ -42,7 +42,7 @@ import msgspec
 from .._errors import TrajectoryFormatError
 from .._model import Trajectory
 from . import Item, Reader, Source
-from ._json import JSON_DECODER, first_json_char, strip_bom
+from ._json import JSON_DECODER, CutLastLineError, first_json_char, strip_bom
 from ._toolevents import EventBuilder, content_text, decode_arguments, iter_records
 
 __all__ = ["READER"]
@@ -186,6 +186,8 @@ def _read(source: Source) -> Iterator[Item]:
         for n, rec, loose in iter_records(source):
             lenient = lenient or loose
             rollout.record(n, rec)
+    except CutLastLineError as err:
+        yield err  # a crashed or live session: the complete lines before it are graded
     except TrajectoryFormatError as err:
         yield err
         return

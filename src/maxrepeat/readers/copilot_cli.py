@@ -28,7 +28,7 @@ from typing import Any
 from .._errors import TrajectoryFormatError
 from .._model import Trajectory
 from . import Item, Reader, Source
-from ._json import first_json_char, strip_bom
+from ._json import CutLastLineError, first_json_char, strip_bom
 from ._toolevents import EventBuilder, content_text, decode_arguments, iter_records
 
 __all__ = ["READER"]
@@ -130,6 +130,8 @@ def _read(source: Source) -> Iterator[Item]:
         for _, rec, loose in iter_records(source):
             lenient = lenient or loose
             session.record(rec)
+    except CutLastLineError as err:
+        yield err  # a crashed or live session: the complete lines before it are graded
     except TrajectoryFormatError as err:
         yield err
         return

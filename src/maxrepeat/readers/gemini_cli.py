@@ -32,7 +32,7 @@ from typing import Any
 from .._errors import TrajectoryFormatError
 from .._model import Trajectory
 from . import Item, Reader, Source
-from ._json import decode, first_json_char, looks_like_jsonl, strip_bom
+from ._json import CutLastLineError, decode, first_json_char, looks_like_jsonl, strip_bom
 from ._toolevents import EventBuilder, content_text, decode_arguments, iter_records, type_name
 
 __all__ = ["READER"]
@@ -183,6 +183,8 @@ def _read_jsonl(source: Source) -> Iterator[Item]:
                 messages[rec["id"]] = _calls(rec, f"line {n}", source.name)
             elif not messages and "sessionId" in rec:
                 meta.update(_meta(rec))
+    except CutLastLineError as err:
+        yield err  # a crashed or live session: the complete lines before it are graded
     except TrajectoryFormatError as err:
         yield err
         return
