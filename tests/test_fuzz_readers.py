@@ -42,7 +42,7 @@ CONFIGS = (
 
 #: MAXREPEAT_FUZZ_EXAMPLES=5000 pytest tests/test_fuzz_readers.py runs a longer campaign
 FUZZ = settings(
-    max_examples=int(os.environ.get("MAXREPEAT_FUZZ_EXAMPLES", "40")),
+    max_examples=int(os.environ.get("MAXREPEAT_FUZZ_EXAMPLES", "400")),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
