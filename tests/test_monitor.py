@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from typing import Any
 
 import pytest
@@ -85,7 +87,8 @@ configs = st.builds(
 )
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=int(os.environ.get("MAXREPEAT_EXAMPLES", "800")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(events=event_streams(), config=configs)
 def test_every_prefix_equals_grade(events: list[dict[str, Any]], config: MaxRepeatConfig) -> None:
     """feed() returns grade() of the prefix, field for field, after every event."""

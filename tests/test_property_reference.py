@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -19,7 +20,9 @@ def _meta(result: maxrepeat.GraderResult) -> dict[str, Any]:
     return {f: getattr(result.metadata, f) for f in FIELDS}
 
 
-@settings(max_examples=int(__import__("os").environ.get("MAXREPEAT_EXAMPLES", "600")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+#: MAXREPEAT_EXAMPLES=20000 runs a longer campaign (checked to 8,000 during development)
+@settings(max_examples=int(os.environ.get("MAXREPEAT_EXAMPLES", "1500")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(trajectories, configs())
 def test_grade_matches_reference(trajectory: dict[str, Any], config: dict[str, Any]) -> None:
     """Figure, period, location and counts equal the brute-force reference."""
