@@ -97,3 +97,16 @@ def test_readers_and_reporters_import() -> None:
 
     for module in [*_MODULES.values(), *OUTPUTS.values()]:
         importlib.import_module(module)
+
+
+def test_package_is_mypy_strict_clean(tmp_path: Path) -> None:
+    """`mypy --strict` (the [tool.mypy] settings) finds nothing in src/maxrepeat."""
+    import subprocess
+    import sys
+
+    root = PKG.parent.parent
+    proc = subprocess.run(
+        [sys.executable, "-m", "mypy", "--cache-dir", str(tmp_path / "mypy-cache")],
+        cwd=root, capture_output=True, text=True, timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
