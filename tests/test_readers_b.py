@@ -127,6 +127,21 @@ def test_mini_swe_agent_v1_text_actions() -> None:
     ]
 
 
+def test_mini_swe_agent_bare_message_list() -> None:
+    """A bare list of mini-swe-agent messages (no info wrapper) is detected as
+    mini-swe-agent, not as a tool-less OpenAI list, and its fenced actions are calls."""
+    t = only(FIXTURES / "mini-swe-agent" / "bare_list.traj.json")
+    assert t.format == "mini-swe-agent"
+    assert compact(t) == [
+        ("[",), ("call", "bash", "action-2.0", {"command": "cat greet.sh"}),
+        ("res", "action-2.0", "<returncode>1</returncode>\n<output>\ncat: greet.sh: missing\n"
+         "</output>", False), ("]",),
+        ("[",), ("call", "bash", "action-4.0", {"command": "cat bin/greet.sh"}),
+        ("res", "action-4.0", "<returncode>0</returncode>\n<output>\necho goodbye\n</output>",
+         True), ("]",),
+    ]
+
+
 def test_mini_swe_agent_v2_tool_calls_and_extra_actions() -> None:
     """v2: tool_calls answered by role tool; extra.actions answered by the next user message."""
     t = only(FIXTURES / "mini-swe-agent" / "v2_toolcalls.traj.json")

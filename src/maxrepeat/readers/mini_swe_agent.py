@@ -10,6 +10,8 @@ What marks a model response (one turn): each ``role: assistant`` message.
 - v2 (``mini-swe-agent-1.1``): ``extra.actions[]`` lists what ran (``{command,
   tool_call_id?}``); tool-calling models also write ``tool_calls`` and answer with
   ``role: tool`` messages carrying ``tool_call_id``.
+- A bare JSON list of those messages (no ``info``, no ``trajectory_format``), as
+  mini-swe-agent's own test data keeps recorded runs, reads like ``{"messages": [...]}``.
 
 Every call is ``bash`` with arguments ``{"command": …}`` (tool-calling models: the
 decoded arguments of the call). The error flag is the return code: ``extra.returncode``,
@@ -64,6 +66,8 @@ def trajectory_from_mini(value: Any, source: str, lenient: bool = False) -> Traj
     >>> [(e.type, e.data.arguments, e.data.success) for e in t.events][1:3]
     [('tool_call', {'command': 'ls'}, None), ('tool_result', None, False)]
     """
+    if isinstance(value, list):
+        value = {"messages": value}
     if not isinstance(value, Mapping):
         raise TrajectoryFormatError(
             source, f"a mini-swe-agent trajectory must be an object (got {type_name(value)})")
@@ -119,6 +123,13 @@ def _read(source: Source) -> Iterator[Item]:
 
 
 def _sniff(head: bytes, source: Source) -> int:
+    if first_char(head) == b"[":
+        # A bare message list is chat-shaped; only mini-swe-agent's own action fence or
+        # observation tag tells it from a plain OpenAI list (which scores 40 there).
+        if has_key(head, "role", b'"') and (
+                b"```mswea_bash_command" in head or b"<returncode>" in head):
+            return 60
+        return 0
     if first_char(head) != b"{":
         return 0
     if b'"mini-swe-agent-1' in head or has_key(head, "mini_version"):
