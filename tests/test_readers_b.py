@@ -142,6 +142,23 @@ def test_mini_swe_agent_bare_message_list() -> None:
     ]
 
 
+def test_mini_swe_agent_detected_when_the_submission_fills_the_head(tmp_path: Path) -> None:
+    """A .traj.json whose info.submission (a patch) is longer than the detection head is
+    still read as mini-swe-agent: info comes before mini_version and trajectory_format."""
+    patch = "".join(f"+added line {i} of a vendored copy\n" for i in range(5000))
+    doc = {"info": {"exit_status": "Submitted", "submission": patch, "mini_version": "1.9.0"},
+           "messages": [{"role": "assistant", "content": "Look.\n\n```bash\nls src\n```"},
+                        {"role": "user", "content": "<returncode>0</returncode>\n<output>\n"
+                         "main.py\n</output>"}],
+           "trajectory_format": "mini-swe-agent-1"}
+    path = tmp_path / "big-patch.traj.json"
+    path.write_text(json.dumps(doc, indent=2))
+    assert len(patch) > 64 * 1024
+    t = only(path)
+    assert t.format == "mini-swe-agent"
+    assert compact(t)[1] == ("call", "bash", "action-0.0", {"command": "ls src"})
+
+
 def test_mini_swe_agent_v2_tool_calls_and_extra_actions() -> None:
     """v2: tool_calls answered by role tool; extra.actions answered by the next user message."""
     t = only(FIXTURES / "mini-swe-agent" / "v2_toolcalls.traj.json")

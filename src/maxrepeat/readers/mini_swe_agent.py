@@ -136,6 +136,10 @@ def _sniff(head: bytes, source: Source) -> int:
         return 92
     if b"minisweagent." in head and has_key(head, "info", b"{"):
         return 80
+    if source.name.endswith(".traj.json") and has_key(head, "info", b"{"):
+        # info comes first and its submission (the whole patch) can fill the head,
+        # pushing mini_version and trajectory_format out of sight.
+        return 50
     return 0
 
 
