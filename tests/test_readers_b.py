@@ -460,6 +460,22 @@ def test_swe_agent_retry_attempts_are_runs() -> None:
     assert ts[0].metadata["exit_status"] == "exit_cost"
 
 
+def test_openhands_sdk_v1_older_observation_fields() -> None:
+    """Older SDK observations: the text is `output` (there is no `content`), and
+    `error: true` or a non-zero shell exit code in `metadata` fails the call."""
+    t = only(FIXTURES / "openhands" / "sdk_output_v1_legacy_obs.jsonl")
+    assert t.format == "openhands"
+    assert compact(t) == [
+        ("[",), ("call", "execute_bash", "call_n1", {"command": "ls notes"}),
+        ("res", "call_n1", "monday.txt\ntuesday.txt\n", True), ("]",),
+        ("[",), ("call", "execute_bash", "call_n2", {"command": "zip -r notes.zip notes"}),
+        ("res", "call_n2", "bash: zip: command not found\n", False), ("]",),
+        ("[",), ("call", "str_replace_editor", "call_n3",
+                 {"command": "view", "path": "/workspace/notes/missing.txt"}),
+        ("res", "call_n3", "", False), ("]",),
+    ]
+
+
 def test_openhands_sdk_v1_events() -> None:
     """SDK events: calls grouped by llm_response_id, arguments from tool_call, results by
     tool_call_id with is_error and AgentErrorEvent failing."""

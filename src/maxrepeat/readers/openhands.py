@@ -24,7 +24,8 @@ The SDK (V1) event model (``kind: "ActionEvent"`` / ``"ObservationEvent"`` /
 ``"AgentErrorEvent"`` / ``"UserRejectObservation"``) is read too: a call is an
 ``ActionEvent`` (``tool_name``; arguments decoded from ``tool_call.arguments``), grouped
 into turns by ``llm_response_id``; results join by ``tool_call_id`` (``observation.content``
-as text, ``observation.is_error`` or an error/rejection event -> ``success: false``).
+as text, or the older ``observation.output``; ``observation.is_error`` / ``error``, a shell
+exit code other than 0, or an error/rejection event -> ``success: false``).
 """
 
 from __future__ import annotations
@@ -98,6 +99,24 @@ def _is_v1(event: Mapping[str, Any]) -> bool:
         "observation" not in event or isinstance(event.get("observation"), Mapping))
 
 
+def _v1_observation(observation: Mapping[str, Any]) -> tuple[Any, bool]:
+    """(text, success) of an SDK observation.
+
+    SDK releases of late 2025 wrote ``output`` (a string) and ``error`` (a bool) where
+    later ones write ``content`` (blocks) and ``is_error``; a shell observation also
+    carries its exit code, top level or in ``metadata``.
+    """
+    result = content_text(observation["content"]) if "content" in observation \
+        else observation.get("output")
+    failed = observation.get("is_error") is True or observation.get("error") is True
+    code = observation.get("exit_code")
+    if code is None and isinstance(observation.get("metadata"), Mapping):
+        code = observation["metadata"].get("exit_code")
+    if isinstance(code, int) and not isinstance(code, bool) and code != 0:
+        failed = True
+    return result, not failed
+
+
 def _v1_event(builder: EventBuilder, event: Mapping[str, Any], current: str | None,
               where: str, source: str) -> str | None:
     """Take one SDK (V1) event; returns the LLM response id of the open turn."""
@@ -130,8 +149,7 @@ def _v1_event(builder: EventBuilder, event: Mapping[str, Any], current: str | No
     if isinstance(cid, str) and builder.has_call(cid):
         observation = event.get("observation")
         if isinstance(observation, Mapping):
-            result = content_text(observation.get("content"))
-            ok = observation.get("is_error") is not True
+            result, ok = _v1_observation(observation)
         elif kind == "AgentErrorEvent":
             result, ok = event.get("error"), False
         else:  # a user rejection: the reason is what the model is shown
