@@ -148,6 +148,24 @@ def test_detects_a_session_whose_head_is_only_progress(tmp_path: Path) -> None:
     assert detect(Source.from_path(path)).name == "claude-code"
 
 
+def test_detects_a_session_whose_first_prompt_outgrows_the_head(tmp_path: Path) -> None:
+    """A first prompt longer than the detection head (2.x writes sessionId after message)
+    is still read as Claude Code from the record's opening keys."""
+    pasted = "a line of a pasted build log\n" * 4000
+    first = {"parentUuid": None, "isSidechain": False, "promptId": "q1", "type": "user",
+             "message": {"role": "user", "content": "why does the build fail?\n" + pasted},
+             "uuid": "u0", "timestamp": "2026-02-01T08:00:00Z", "cwd": "/w", "sessionId": "S"}
+    records = [first, _assistant("a1", "msg_1", _use("t1", command="make")),
+               _user("u1", _res("t1", "make: ok"))]
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    assert len(json.dumps(first)) > 64 * 1024
+    assert detect(Source.from_path(path)).name == "claude-code"
+    [traj] = list(read_source(Source.from_path(path)))
+    assert [e["type"] for e in _events(traj)] == [
+        "turn_start", "tool_call", "tool_result", "turn_end"]
+
+
 def test_a_cut_last_line_is_an_error_naming_file_and_line(tmp_path: Path) -> None:
     """A cut-off last line yields a TrajectoryFormatError with the file and the line, and
     the session of the complete lines before it."""

@@ -237,7 +237,10 @@ def _sniff(head: bytes, source: Source) -> int:
         return 0
     has_session = any(s in body for s in _SESSION)
     if not has_session:
-        return 0
+        # 2.x writes sessionId after message, so a first prompt longer than the head
+        # hides it; the record's opening keys still name a session transcript.
+        opening = body.lstrip()[:256]
+        return 70 if b'"parentUuid"' in opening and b'"isSidechain"' in opening else 0
     if any(c in body for c in _CHAT) and b'"message"' in body:
         return 92 if any(c in body for c in _CLAUDE_ONLY) else 75
     if any(c in body for c in _CLAUDE_ONLY):
