@@ -476,6 +476,25 @@ def test_openhands_sdk_v1_older_observation_fields() -> None:
     ]
 
 
+def test_openhands_output_detected_when_the_patch_fills_the_head(tmp_path: Path) -> None:
+    """An output.jsonl record whose test_result.git_patch outgrows the detection head is
+    still read as OpenHands from its opening keys (instance_id, then test_result)."""
+    patch = "".join(f"+vendored line {i}\n" for i in range(5000))
+    record = {"instance_id": "demo__big-patch", "test_result": {"git_patch": patch},
+              "instruction": "Make the tests pass.", "metadata": {"agent_class": "CodeActAgent"},
+              "history": [{"id": 1, "source": "agent", "action": "run",
+                           "args": {"command": "pytest"}},
+                          {"id": 2, "source": "agent", "observation": "run", "cause": 1,
+                           "content": "2 passed", "extras": {"metadata": {"exit_code": 0}}}]}
+    path = tmp_path / "output.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    assert len(patch) > 64 * 1024
+    t = only(path)
+    assert (t.format, t.id) == ("openhands", "demo__big-patch")
+    assert compact(t) == [("[",), ("call", "run", "event-1", {"command": "pytest"}),
+                          ("res", "event-1", "2 passed", True), ("]",)]
+
+
 def test_openhands_sdk_v1_events() -> None:
     """SDK events: calls grouped by llm_response_id, arguments from tool_call, results by
     tool_call_id with is_error and AgentErrorEvent failing."""

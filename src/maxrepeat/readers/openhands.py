@@ -30,6 +30,7 @@ exit code other than 0, or an error/rejection event -> ``success: false``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
@@ -37,6 +38,7 @@ from .._errors import TrajectoryFormatError
 from .._model import Trajectory
 from . import Item, Reader, Source
 from ._chat import first_char, has_key, is_jsonl, iter_json_lines, load_document
+from ._json import strip_bom
 from ._toolevents import EventBuilder, content_text, decode_arguments, type_name
 
 __all__ = ["READER", "trajectory_from_events"]
@@ -265,6 +267,12 @@ def _read(source: Source) -> Iterator[Item]:
         yield err
 
 
+#: an evaluation record's opening keys: test_result holds the whole git_patch, so a large
+#: patch can push instruction, metadata and history out of the head
+_EVAL_OPENING: Final = re.compile(
+    rb'\s*\{\s*"instance_id"\s*:\s*"[^"]*"\s*,\s*"(?:test_result|instruction)"\s*:')
+
+
 def _sniff(head: bytes, source: Source) -> int:
     start = first_char(head)
     if start == b"{" and has_key(head, "instance_id") and has_key(head, "history", b"["):
@@ -272,6 +280,8 @@ def _sniff(head: bytes, source: Source) -> int:
     if start == b"{" and has_key(head, "instance_id") and has_key(head, "instruction") and (
             has_key(head, "agent_class")):
         return 75  # history lies beyond the head
+    if start == b"{" and _EVAL_OPENING.match(strip_bom(head)):
+        return 60
     if start != b"[" or not (has_key(head, "source", b'"') or has_key(head, "kind", b'"')):
         return 0
     if has_key(head, "tool_call_metadata") or has_key(head, "cause"):
