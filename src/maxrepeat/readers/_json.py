@@ -27,6 +27,7 @@ __all__ = [
     "JSON_DECODER",
     "CutLastLineError",
     "decode_line",
+    "first_jsonl_record",
 ]
 
 BOM: Final = b"\xef\xbb\xbf"
@@ -124,6 +125,17 @@ def first_json_char(head: bytes) -> bytes:
     """The first non-whitespace byte (after a BOM), or ``b""``."""
     stripped = strip_bom(head).lstrip()
     return stripped[:1]
+
+
+def first_jsonl_record(head: bytes) -> Any:
+    """The first record of JSONL ``head`` (decoded), or None when it is not JSONL.
+
+    >>> first_jsonl_record(b'{"a": 1}\\n{"a": 2}\\n')
+    {'a': 1}
+    """
+    if not looks_like_jsonl(head):
+        return None
+    return JSON_DECODER.decode(strip_bom(head).lstrip().split(b"\n", 1)[0])
 
 
 def looks_like_jsonl(head: bytes) -> bool:

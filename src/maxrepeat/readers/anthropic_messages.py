@@ -23,7 +23,7 @@ from .._errors import TrajectoryFormatError
 from .._model import Trajectory
 from . import Item, Reader, Source
 from ._chat import Run, first_char, has_key, read_runs
-from ._json import JSON_DECODER, looks_like_jsonl, strip_bom
+from ._json import first_jsonl_record
 from ._toolevents import EventBuilder, content_text, decode_arguments, type_name
 
 __all__ = ["READER", "trajectory_from_anthropic"]
@@ -89,12 +89,10 @@ def _sniff(head: bytes, source: Source) -> int:
     start = first_char(head)
     if start not in (b"[", b"{"):
         return 0
-    if looks_like_jsonl(head):
-        line = strip_bom(head).lstrip().split(b"\n", 1)[0]
-        record = JSON_DECODER.decode(line)
-        # Claude Code writes one message per line under "message"; ours hold "messages".
-        if not isinstance(record.get("messages"), list):
-            return 0
+    record = first_jsonl_record(head)
+    # Claude Code writes one message per line under "message"; ours hold "messages".
+    if record is not None and not isinstance(record.get("messages"), list):
+        return 0
     if not has_key(head, "role", b'"'):
         return 0
     if any(has_key(head, "type", v) for v in (b'"tool_use"', b'"tool_result"')):

@@ -22,7 +22,7 @@ from typing import Any
 from .._model import Trajectory
 from . import Item, Reader, Source
 from ._chat import MessageWalk, Run, first_char, has_key, read_runs
-from ._json import JSON_DECODER, looks_like_jsonl, strip_bom
+from ._json import first_jsonl_record
 
 __all__ = ["READER", "trajectory_from_messages"]
 
@@ -58,12 +58,10 @@ def _sniff(head: bytes, source: Source) -> int:
     start = first_char(head)
     if start not in (b"[", b"{"):
         return 0
-    if looks_like_jsonl(head):
-        line = strip_bom(head).lstrip().split(b"\n", 1)[0]
-        record = JSON_DECODER.decode(line)
-        if not isinstance(record.get("messages"), list) and not isinstance(
-                record.get("traj"), list):
-            return 0
+    record = first_jsonl_record(head)
+    if record is not None and not isinstance(record.get("messages"), list) and not isinstance(
+            record.get("traj"), list):
+        return 0
     if _anthropic_blocks(head):
         return 10
     if has_key(head, "tool_call_metadata") or has_key(head, "samples", b"["):
