@@ -35,8 +35,8 @@ except ImportError:  # pragma: no cover - a hint, not a feature
 
 with atheris.instrument_imports():
     from maxrepeat import MaxRepeatConfig, grade
-    from maxrepeat._errors import TrajectoryFormatError
-    from maxrepeat._model import Trajectory
+    from maxrepeat.core.errors import TrajectoryFormatError
+    from maxrepeat.core.events import Trajectory
     from maxrepeat.readers import INTERNAL_ERROR, Source, read_source, reader_names
     from maxrepeat.reporters import get_reporter
     from maxrepeat.readers import all_readers

@@ -4,35 +4,39 @@ from __future__ import annotations
 
 import ast
 import importlib
-import pkgutil
 from pathlib import Path
 
 import maxrepeat
 
 PKG = Path(maxrepeat.__file__).parent
 
-#: the functional core: no I/O, no CLI/terminal/YAML/engine library, no adapter imports
-CORE = {"_canonical", "_config", "_errors", "_grade", "_model", "_monitor", "_patterns",
-        "_preview", "_regex", "_result", "_schema", "_steps", "_summary"}
-#: adapters at the edge (they may do I/O and import libraries)
-ADAPTERS = {"__init__", "_configfile", "_evalspec", "_batch", "_streaming", "cli", "hook",
-            "inspect", "ray", "records", "__main__", "_sigint"}
+#: the layers, bottom up: a folder may import only from the folders listed for it (and
+#: itself). The top-level package module (``__init__``) only re-exports lazily.
+ALLOWED: dict[str, set[str]] = {
+    "core": set(),
+    "specs": {"core"},
+    "readers": {"core"},
+    "reporters": {"core"},
+    "engines": {"core", "specs", "readers", "reporters"},
+    "guards": {"core", "specs", "readers", "reporters", "engines"},
+    "cli": {"core", "specs", "readers", "reporters", "engines", "guards"},
+}
 
+#: libraries the pure core never imports: I/O, CLI, terminal, YAML, engines, frameworks
 FORBIDDEN_MODULES = {"os", "sys", "io", "pathlib", "tempfile", "shutil", "subprocess", "socket",
                      "click", "rich", "yaml", "ray", "inspect_ai", "ijson", "zipfile", "gzip",
                      "multiprocessing", "concurrent", "logging"}
-FORBIDDEN_RELATIVE = {"readers", "reporters", "cli", "_configfile", "_batch", "_evalspec",
-                      "hook", "inspect", "ray"}
 FORBIDDEN_CALLS = {"open", "print", "input"}
 
 
-def _top_modules() -> list[str]:
-    return sorted(m.name for m in pkgutil.iter_modules([str(PKG)]) if not m.ispkg)
-
-
-def test_every_top_module_is_classified() -> None:
-    """Each top-level module is declared core or adapter (a new one forces a decision)."""
-    assert set(_top_modules()) <= CORE | ADAPTERS, set(_top_modules()) - CORE - ADAPTERS
+def _modules() -> list[tuple[str, Path]]:
+    """(dotted name relative to the package, file) of every module of the package."""
+    out = []
+    for file in sorted(PKG.rglob("*.py")):
+        rel = file.relative_to(PKG).with_suffix("")
+        parts = list(rel.parts)
+        out.append((".".join(parts), file))
+    return out
 
 
 def _imports(tree: ast.AST) -> list[tuple[int, str]]:
@@ -47,22 +51,74 @@ def _imports(tree: ast.AST) -> list[tuple[int, str]]:
     return out
 
 
-def test_core_does_no_io_and_imports_no_adapter() -> None:
-    """Core modules import no I/O, CLI, terminal, YAML or engine library, nor any adapter."""
+def _absolute(module: str, level: int, name: str) -> str:
+    """The dotted name (relative to the package) that ``from <level dots><name>`` means."""
+    base = module.split(".")[:-1]  # the module's package ("__init__" counts as a module)
+    if level > 1:
+        base = base[: len(base) - (level - 1)]
+    return ".".join([*base, name] if name else base)
+
+
+def _internal_targets(module: str, tree: ast.AST) -> list[str]:
+    targets = []
+    for level, name in _imports(tree):
+        if level:
+            targets.append(_absolute(module, level, name))
+        elif name == "maxrepeat" or name.startswith("maxrepeat."):
+            targets.append(name.removeprefix("maxrepeat").lstrip("."))
+    return targets
+
+
+def test_every_module_lives_in_a_layer_folder() -> None:
+    """The package root holds only the public namespace; every other module is in a layer
+    folder (a new folder forces a decision here)."""
+    stray = [m for m, _ in _modules() if "." not in m and m not in {"__init__", "__main__"}]
+    assert stray == []
+    folders = {m.split(".")[0] for m, _ in _modules() if "." in m}
+    assert folders <= set(ALLOWED), folders - set(ALLOWED)
+
+
+def test_layers_import_only_downwards() -> None:
+    """core imports nothing outside core; specs, readers and reporters only core; engines no
+    guard or CLI; guards never the CLI."""
     bad: list[str] = []
-    for name in sorted(CORE & set(_top_modules())):
-        tree = ast.parse((PKG / f"{name}.py").read_text(encoding="utf-8"))
+    for module, file in _modules():
+        layer = module.split(".")[0]
+        if layer not in ALLOWED:
+            continue
+        tree = ast.parse(file.read_text(encoding="utf-8"))
+        for target in _internal_targets(module, tree):
+            head = target.split(".")[0]
+            if head == "" or target == "__version__":
+                # the package namespace itself: only __version__ may be taken from it
+                continue
+            if head != layer and head not in ALLOWED[layer]:
+                bad.append(f"{module}: imports {target}")
+    assert bad == []
+
+
+def test_core_does_no_io_and_imports_no_adapter_library() -> None:
+    """Core modules import no I/O, CLI, terminal, YAML or engine library, and call no
+    open(), print() or input()."""
+    bad: list[str] = []
+    for module, file in _modules():
+        if not module.startswith("core."):
+            continue
+        tree = ast.parse(file.read_text(encoding="utf-8"))
         for level, mod in _imports(tree):
-            head = mod.split(".")[0]
-            if level == 0 and (head in FORBIDDEN_MODULES or mod.startswith("maxrepeat.")):
-                bad.append(f"{name}: import {mod}")
-            if level == 1 and head in FORBIDDEN_RELATIVE:
-                bad.append(f"{name}: from .{mod}")
+            if level == 0 and mod.split(".")[0] in FORBIDDEN_MODULES:
+                bad.append(f"{module}: import {mod}")
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
                     node.func.id in FORBIDDEN_CALLS:
-                bad.append(f"{name}:{node.lineno}: {node.func.id}()")
+                bad.append(f"{module}:{node.lineno}: {node.func.id}()")
     assert bad == []
+
+
+def test_the_architecture_test_sees_a_violation(tmp_path: Path) -> None:
+    """The import resolver is not vacuous: a guard importing the CLI is reported."""
+    tree = ast.parse("from ..cli.options import grader_options\nfrom ..core import errors\n")
+    assert _internal_targets("guards.example", tree) == ["cli.options", "core"]
 
 
 def test_importing_the_package_loads_no_cli_or_terminal_library() -> None:

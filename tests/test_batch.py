@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 import maxrepeat
-from maxrepeat._batch import BatchGrader, Unit, expand_inputs, plan_units, progress_bar
+from maxrepeat.engines.batch import BatchGrader, Unit, expand_inputs, plan_units, progress_bar
 from maxrepeat.cli import cli
 
 from .conftest import call

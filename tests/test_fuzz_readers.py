@@ -22,11 +22,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from maxrepeat import MaxRepeatConfig, grade
-from maxrepeat._errors import TrajectoryFormatError
-from maxrepeat._model import Trajectory
+from maxrepeat.core.errors import TrajectoryFormatError
+from maxrepeat.core.events import Trajectory
 from maxrepeat.readers import INTERNAL_ERROR, Source, detect, read_source, reader_names
 from maxrepeat.reporters import get_reporter
-from maxrepeat._summary import summarize
+from maxrepeat.core.summary import summarize
 
 from .conftest import CORPUS, EXAMPLES
 

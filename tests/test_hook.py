@@ -12,7 +12,7 @@ from click.testing import CliRunner
 import maxrepeat
 from maxrepeat import MaxRepeatConfig, Monitor, grade
 from maxrepeat.cli import cli
-from maxrepeat.hook import decide, guard, looping_run
+from maxrepeat.guards.claude_code import decide, guard, looping_run
 from maxrepeat.readers.claude_code import SessionStream
 
 from .conftest import CORPUS, needs_corpus
@@ -63,7 +63,7 @@ def _graded(path: Path) -> list[dict[str, Any]]:
     """grade() of the transcript's first trajectory, read in full by the reader."""
     traj = next(iter(maxrepeat.read_trajectories(path, format="claude-code")))
     return [_strip(grade(traj, c, name=n)) for c, n in
-            zip(CONFIGS, maxrepeat._config.unique_names(CONFIGS))]
+            zip(CONFIGS, maxrepeat.core.config.unique_names(CONFIGS))]
 
 
 @needs_corpus
@@ -78,7 +78,7 @@ def test_replayed_corpus_transcript_decisions_equal_the_monitor(
     transcript.write_bytes(b"")
     cache = tmp_path / "cache"
     stream = SessionStream()
-    names = maxrepeat._config.unique_names(CONFIGS)
+    names = maxrepeat.core.config.unique_names(CONFIGS)
     reference = [Monitor(c, name=n, format="claude-code") for c, n in zip(CONFIGS, names)]
     sample = set(range(0, len(lines), max(1, len(lines) // 8))) | {len(lines) - 1}
     blocks = 0
@@ -137,11 +137,11 @@ def test_stale_cache_falls_back_to_a_full_read(
     elif change == "config":
         configs = [MaxRepeatConfig(max=3, match="name")]
     else:
-        monkeypatch.setattr(maxrepeat.hook, "CACHE_FORMAT", 999)
+        monkeypatch.setattr(maxrepeat.guards.claude_code, "CACHE_FORMAT", 999)
     verdict = guard(_payload(transcript), configs, cache_dir=cache)
     assert verdict.read_from == 0
     traj = next(iter(maxrepeat.read_trajectories(transcript, format="claude-code")))
-    names = maxrepeat._config.unique_names(configs)
+    names = maxrepeat.core.config.unique_names(configs)
     assert [r.to_dict() for r in verdict.results] == [
         grade(traj, c, name=n).to_dict() for c, n in zip(configs, names)]
 
@@ -283,7 +283,7 @@ def test_a_leniently_read_line_is_reported_as_grade_does(tmp_path: Path) -> None
     again = guard(_payload(transcript), CONFIGS, cache_dir=tmp_path / "c")
     traj = next(iter(maxrepeat.read_trajectories(transcript, format="claude-code")))
     assert traj.lenient and verdict.results[0].metadata.lenient
-    names = maxrepeat._config.unique_names(CONFIGS)
+    names = maxrepeat.core.config.unique_names(CONFIGS)
     want = [grade(traj, c, name=n).to_dict() for c, n in zip(CONFIGS, names)]
     assert [r.to_dict() for r in verdict.results] == want
     assert [r.to_dict() for r in again.results] == want

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from maxrepeat import MaxRepeatConfig, grade
-from maxrepeat._errors import TrajectoryFormatError
-from maxrepeat._model import Trajectory
+from maxrepeat.core.errors import TrajectoryFormatError
+from maxrepeat.core.events import Trajectory
 from maxrepeat.readers import Source, read_source
 from maxrepeat.reporters import get_reporter
 
@@ -210,7 +210,7 @@ def test_lone_surrogates_are_graded_and_written_as_valid_utf8(tmp_path: Path) ->
     assert res.status == "ok" and res.metadata.occurrences == 3
     assert res.trajectory == "run-\\ud800"
     assert res.metadata.pattern_tools == ("x\\udc00",)
-    from maxrepeat._summary import summarize
+    from maxrepeat.core.summary import summarize
 
     for name in ("json", "jsonl"):
         get_reporter(name).render([res], summarize([res])).encode("utf-8")

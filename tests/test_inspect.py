@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 import maxrepeat
 from maxrepeat.cli import cli
-from maxrepeat.inspect import events_from_messages, score_fields, trajectory_from_messages
+from maxrepeat.guards.inspect import events_from_messages, score_fields, trajectory_from_messages
 
 from .conftest import call, result, turn
 
@@ -77,7 +77,7 @@ def test_score_fields_of_an_error_result_do_not_pass() -> None:
 def test_missing_extra_names_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
     """Without inspect_ai, making the scorer raises MissingExtraError with the pip line."""
     monkeypatch.setitem(sys.modules, "inspect_ai.scorer", None)
-    from maxrepeat.inspect import max_repeat
+    from maxrepeat.guards.inspect import max_repeat
 
     with pytest.raises(maxrepeat.MissingExtraError, match=r"pip install 'maxrepeat\[inspect\]'"):
         max_repeat(max=3)
@@ -86,7 +86,7 @@ def test_missing_extra_names_the_install_command(monkeypatch: pytest.MonkeyPatch
 def test_bad_config_is_rejected_when_the_scorer_is_made() -> None:
     """The scorer's keyword arguments are checked by the config rules."""
     pytest.importorskip("inspect_ai")
-    from maxrepeat.inspect import max_repeat
+    from maxrepeat.guards.inspect import max_repeat
 
     with pytest.raises(maxrepeat.ConfigError, match="max must be an integer >= 1"):
         max_repeat(max=0)
@@ -100,7 +100,7 @@ def _run_task(log_dir: Path, repeats: int, max_: int) -> tuple[Any, Path]:
     from inspect_ai.solver import generate, use_tools
     from inspect_ai.tool import Tool, tool
 
-    from maxrepeat.inspect import max_repeat
+    from maxrepeat.guards.inspect import max_repeat
 
     @tool
     def run_tests() -> Tool:

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from maxrepeat import MaxRepeatConfig, Monitor, grade
-from maxrepeat._regex import backtracking_hazard, re2_eligible, search
+from maxrepeat.core.toolmatch import backtracking_hazard, re2_eligible, search
 
 LONG = "a" * 1_000_000
 

@@ -37,7 +37,7 @@ def _run(i: int) -> dict[str, Any]:
 
 def test_grade_dataset_of_jsonl_lines(local_ray: Any, tmp_path: Path) -> None:
     """Lines of JSONL files read by read_text give the same rows as grade_record."""
-    import maxrepeat.ray as mray
+    import maxrepeat.engines.ray as mray
 
     path = tmp_path / "runs.jsonl"
     path.write_text("".join(json.dumps(_run(i)) + "\n" for i in range(6)) + "{broken\n")
@@ -51,7 +51,7 @@ def test_grade_dataset_of_jsonl_lines(local_ray: Any, tmp_path: Path) -> None:
 
 def test_grade_dataset_of_dict_rows(local_ray: Any) -> None:
     """Rows holding a trajectory dict under a named column are graded."""
-    import maxrepeat.ray as mray
+    import maxrepeat.engines.ray as mray
 
     ds = local_ray.data.from_items([{"traj": _run(3)}])
     rows = mray.grade_dataset(ds, maxrepeat.MaxRepeatConfig(2, match="name"), column="traj").take_all()
@@ -72,7 +72,7 @@ def test_cli_engine_ray_matches_local(local_ray: Any, tmp_path: Path) -> None:
 
 def test_missing_ray_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     """Without Ray installed the error says which extra to install."""
-    import maxrepeat.ray as mray
+    import maxrepeat.engines.ray as mray
 
     monkeypatch.setitem(sys.modules, "ray", None)
     with pytest.raises(maxrepeat.MissingExtraError, match=r"pip install 'maxrepeat\[ray\]'"):

@@ -11,7 +11,7 @@ import pytest
 
 import maxrepeat
 from maxrepeat import MaxRepeatConfig, Trajectory, TrajectoryFormatError, grade
-from maxrepeat._model import event_to_dict
+from maxrepeat.core.events import event_to_dict
 from maxrepeat.readers import Source, detect, read_source
 
 from .conftest import CORPUS, ROOT, needs_corpus

@@ -14,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from maxrepeat import MaxRepeatConfig, grade
-from maxrepeat._canonical import canonical_bytes
-from maxrepeat._errors import TrajectoryFormatError
-from maxrepeat._model import Trajectory
+from maxrepeat.core.canonical import canonical_bytes
+from maxrepeat.core.errors import TrajectoryFormatError
+from maxrepeat.core.events import Trajectory
 from maxrepeat.readers import Source, detect, read_source
 from maxrepeat.readers._toolevents import EventBuilder, content_text, decode_arguments
 

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from maxrepeat import MaxRepeatConfig, grade
-from maxrepeat._errors import TrajectoryFormatError
-from maxrepeat._model import Trajectory
+from maxrepeat.core.errors import TrajectoryFormatError
+from maxrepeat.core.events import Trajectory
 from maxrepeat.readers import Source, detect, get_reader, read_source
 
 from .conftest import CORPUS, ROOT

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from maxrepeat import MaxRepeatConfig, Trajectory, grade
-from maxrepeat._errors import TrajectoryFormatError
+from maxrepeat.core.errors import TrajectoryFormatError
 from maxrepeat.readers import Item, Source, detect, get_reader, read_source
 
 from .conftest import CORPUS, ROOT, needs_corpus

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from maxrepeat import MaxRepeatConfig, Trajectory, grade
-from maxrepeat._errors import TrajectoryFormatError
+from maxrepeat.core.errors import TrajectoryFormatError
 from maxrepeat.readers import Source, get_reader, read_source
 
 from .test_readers_b import FIXTURES, MY_FORMATS

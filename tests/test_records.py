@@ -6,7 +6,7 @@ import json
 import pickle
 
 import maxrepeat
-from maxrepeat.records import as_configs
+from maxrepeat.engines.records import as_configs
 
 from .conftest import call, result
 

@@ -23,7 +23,7 @@ from junitparser import Error, Failure, JUnitXml
 from markdown_it import MarkdownIt
 
 import maxrepeat
-from maxrepeat._preview import inert
+from maxrepeat.core.preview import inert
 from maxrepeat.cli import cli
 from maxrepeat.reporters import OUTPUTS, console, html, junit, markdown
 

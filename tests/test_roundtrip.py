@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from maxrepeat import MaxRepeatConfig, Trajectory, grade
-from maxrepeat._errors import TrajectoryFormatError
+from maxrepeat.core.errors import TrajectoryFormatError
 from maxrepeat.readers import Source, detect, read_source
 from maxrepeat.readers.vally import read_bytes_as_trajectories
 

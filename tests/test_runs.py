@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import maxrepeat
-from maxrepeat._patterns import Span, search
+from maxrepeat.core.search import Span, search
 
 from .conftest import call, result, turn
 

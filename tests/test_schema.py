@@ -10,8 +10,8 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
-from maxrepeat._config import check_config, is_empty_regex
-from maxrepeat._schema import config_schema
+from maxrepeat.core.config import check_config, is_empty_regex
+from maxrepeat.specs.schema import config_schema
 from maxrepeat.cli import cli
 
 from .conftest import load_cases
@@ -23,7 +23,7 @@ VALIDATOR = jsonschema.Draft202012Validator(config_schema())
 def _expressible(config: Any) -> bool:
     """Whether every rule the config breaks can be written in JSON Schema.
 
-    Excluded (documented in maxrepeat._schema): a tools pattern that does not compile and
+    Excluded (documented in maxrepeat.specs.schema): a tools pattern that does not compile and
     one that parses to an empty regex.
     """
     tools = config.get("tools") if isinstance(config, dict) else None

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from maxrepeat import MaxRepeatConfig
-from maxrepeat._batch import BatchGrader
+from maxrepeat.engines.batch import BatchGrader
 
 from .conftest import ROOT, call, result, turn
 

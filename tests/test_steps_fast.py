@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from maxrepeat import MaxRepeatConfig
-from maxrepeat._canonical import canonical_bytes, is_empty
-from maxrepeat._model import Event, EventData
-from maxrepeat._steps import (MISSING, _watcher, digest, fingerprint_keys, group_steps,
+from maxrepeat.core.canonical import canonical_bytes, is_empty
+from maxrepeat.core.events import Event, EventData
+from maxrepeat.core.steps import (MISSING, _watcher, digest, fingerprint_keys, group_steps,
                               group_steps_loop, name_bytes, step_key)
 
 VALUES: list[Any] = [None, "ok", " ", "", 1, 1.0, [], {}, {"a": 1}, {"a": 1.0}, [True],
@@ -106,7 +106,7 @@ def test_raw_values_compare_like_decoded_values(value: Any, ascii_only: bool) ->
     """A raw JSON slice has the canonical bytes (and emptiness) of the value it spells."""
     import json
 
-    from maxrepeat._canonical import observation_bytes
+    from maxrepeat.core.canonical import observation_bytes
 
     raw = msgspec.Raw(json.dumps(value, ensure_ascii=ascii_only).encode("utf-8", "surrogatepass"))
     assert canonical_bytes(raw) == canonical_bytes(value)
@@ -119,7 +119,7 @@ def test_inert_fast_path_matches_per_character(text: str) -> None:
     """Printable text is returned as is exactly when no character needs escaping."""
     import unicodedata
 
-    from maxrepeat._preview import inert
+    from maxrepeat.core.preview import inert
 
     unsafe = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
     expected = "".join(

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import maxrepeat
-from maxrepeat._batch import BatchGrader
+from maxrepeat.engines.batch import BatchGrader
 from maxrepeat.readers import Source
 from maxrepeat.readers.vally import stream_trajectories
 

@@ -20,11 +20,14 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what the lazy loader below provides, for type checkers and IDEs
-    from ._config import MaxRepeatConfig
-    from ._configfile import lint, load_config
-    from ._errors import ConfigError, MaxRepeatError, MissingExtraError, TrajectoryFormatError
-    from ._grade import grade, steps
-    from ._model import (
+    from .core.config import MaxRepeatConfig
+    from .core.errors import (
+        ConfigError,
+        MaxRepeatError,
+        MissingExtraError,
+        TrajectoryFormatError,
+    )
+    from .core.events import (
         Event,
         EventData,
         Trajectory,
@@ -33,12 +36,14 @@ if TYPE_CHECKING:  # what the lazy loader below provides, for type checkers and 
         turn_end,
         turn_start,
     )
-    from ._monitor import Monitor
-    from ._result import GraderResult, ResultMetadata, Run
-    from ._steps import Call, Fingerprint, Step
-    from ._summary import Summary, summarize
+    from .core.grade import grade, steps
+    from .core.monitor import Monitor
+    from .core.result import GraderResult, ResultMetadata, Run
+    from .core.steps import Call, Fingerprint, Step
+    from .core.summary import Summary, summarize
+    from .engines.records import grade_batch, grade_record
     from .readers import read_trajectories
-    from .records import grade_batch, grade_record
+    from .specs.configfile import lint, load_config
 
 __version__ = "0.1.0"
 
@@ -80,34 +85,34 @@ __all__ = [
 #: public name -> private module that defines it. Imported on first use, so that
 #: ``maxrepeat grade`` starts quickly and library users pay only for what they touch.
 _WHERE = {
-    "MaxRepeatConfig": "_config",
-    "grade": "_grade",
-    "steps": "_grade",
-    "load_config": "_configfile",
-    "lint": "_configfile",
+    "MaxRepeatConfig": "core.config",
+    "grade": "core.grade",
+    "steps": "core.grade",
+    "load_config": "specs.configfile",
+    "lint": "specs.configfile",
     "read_trajectories": "readers",
-    "summarize": "_summary",
-    "Monitor": "_monitor",
-    "grade_record": "records",
-    "grade_batch": "records",
-    "Trajectory": "_model",
-    "Event": "_model",
-    "EventData": "_model",
-    "tool_call": "_model",
-    "tool_result": "_model",
-    "turn_start": "_model",
-    "turn_end": "_model",
-    "Step": "_steps",
-    "Call": "_steps",
-    "Fingerprint": "_steps",
-    "Run": "_result",
-    "GraderResult": "_result",
-    "ResultMetadata": "_result",
-    "Summary": "_summary",
-    "MaxRepeatError": "_errors",
-    "ConfigError": "_errors",
-    "TrajectoryFormatError": "_errors",
-    "MissingExtraError": "_errors",
+    "summarize": "core.summary",
+    "Monitor": "core.monitor",
+    "grade_record": "engines.records",
+    "grade_batch": "engines.records",
+    "Trajectory": "core.events",
+    "Event": "core.events",
+    "EventData": "core.events",
+    "tool_call": "core.events",
+    "tool_result": "core.events",
+    "turn_start": "core.events",
+    "turn_end": "core.events",
+    "Step": "core.steps",
+    "Call": "core.steps",
+    "Fingerprint": "core.steps",
+    "Run": "core.result",
+    "GraderResult": "core.result",
+    "ResultMetadata": "core.result",
+    "Summary": "core.summary",
+    "MaxRepeatError": "core.errors",
+    "ConfigError": "core.errors",
+    "TrajectoryFormatError": "core.errors",
+    "MissingExtraError": "core.errors",
 }
 
 

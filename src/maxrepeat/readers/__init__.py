@@ -20,8 +20,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Final, Literal, cast, overload
 
-from .._errors import TrajectoryFormatError
-from .._model import Trajectory
+from ..core.errors import TrajectoryFormatError
+from ..core.events import Trajectory
 
 __all__ = [
     "INTERNAL_ERROR",

@@ -13,11 +13,18 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from .._errors import TrajectoryFormatError
 import msgspec
 
+from ..core.errors import TrajectoryFormatError
 from . import HEAD_BYTES, Source
-from ._json import JSON_DECODER, decode, first_json_char, iter_lines, looks_like_jsonl, strip_bom
+from ._json import (
+    JSON_DECODER,
+    decode,
+    first_json_char,
+    iter_lines,
+    looks_like_jsonl,
+    strip_bom,
+)
 from ._toolevents import EventBuilder, content_text, decode_arguments, type_name
 
 __all__ = [

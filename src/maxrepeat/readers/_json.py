@@ -13,8 +13,8 @@ from typing import IO, Any, Final, TypeVar
 
 import msgspec
 
-from .._canonical import float_literal
-from .._errors import TrajectoryFormatError
+from ..core.canonical import float_literal
+from ..core.errors import TrajectoryFormatError
 
 __all__ = [
     "BOM",

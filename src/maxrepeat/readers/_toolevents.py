@@ -20,11 +20,10 @@ from typing import Any
 
 import msgspec
 
-from .._errors import TrajectoryFormatError
-from .._model import Event, EventData
+from ..core.errors import TrajectoryFormatError
+from ..core.events import Event, EventData, type_name
 from . import Source
-from .._model import type_name
-from ._json import JSON_DECODER, decode, decode_line, iter_lines
+from ._json import JSON_DECODER, decode_line, iter_lines
 
 __all__ = [
     "EventBuilder",

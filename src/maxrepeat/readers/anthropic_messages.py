@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .._errors import TrajectoryFormatError
-from .._model import Trajectory
+from ..core.errors import TrajectoryFormatError
+from ..core.events import Trajectory
 from . import Item, Reader, Source
 from ._chat import Run, first_char, has_key, read_runs
 from ._json import first_jsonl_record

@@ -33,8 +33,8 @@ from typing import Any, Final
 
 import msgspec
 
-from .._errors import TrajectoryFormatError
-from .._model import Event, EventData, Trajectory
+from ..core.errors import TrajectoryFormatError
+from ..core.events import Event, EventData, Trajectory
 from . import Item, Reader, Source
 from ._json import CutLastLineError, decode_line, first_json_char, iter_lines, strip_bom
 from ._toolevents import content_text, type_name

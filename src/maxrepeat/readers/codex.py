@@ -39,8 +39,8 @@ from typing import Any
 
 import msgspec
 
-from .._errors import TrajectoryFormatError
-from .._model import Trajectory
+from ..core.errors import TrajectoryFormatError
+from ..core.events import Trajectory
 from . import Item, Reader, Source
 from ._json import JSON_DECODER, CutLastLineError, first_json_char, strip_bom
 from ._toolevents import EventBuilder, content_text, decode_arguments, iter_records

@@ -25,8 +25,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from .._errors import TrajectoryFormatError
-from .._model import Trajectory
+from ..core.errors import TrajectoryFormatError
+from ..core.events import Trajectory
 from . import Item, Reader, Source
 from ._json import CutLastLineError, first_json_char, strip_bom
 from ._toolevents import EventBuilder, content_text, decode_arguments, iter_records

@@ -29,11 +29,23 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .._errors import TrajectoryFormatError
-from .._model import Trajectory
+from ..core.errors import TrajectoryFormatError
+from ..core.events import Trajectory
 from . import Item, Reader, Source
-from ._json import CutLastLineError, decode, first_json_char, looks_like_jsonl, strip_bom
-from ._toolevents import EventBuilder, content_text, decode_arguments, iter_records, type_name
+from ._json import (
+    CutLastLineError,
+    decode,
+    first_json_char,
+    looks_like_jsonl,
+    strip_bom,
+)
+from ._toolevents import (
+    EventBuilder,
+    content_text,
+    decode_arguments,
+    iter_records,
+    type_name,
+)
 
 __all__ = ["READER"]
 

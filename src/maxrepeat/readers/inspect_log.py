@@ -23,8 +23,8 @@ import zlib
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
-from .._errors import TrajectoryFormatError
-from .._model import Trajectory
+from ..core.errors import TrajectoryFormatError
+from ..core.events import Trajectory
 from . import Item, Reader, Source
 from ._chat import MessageWalk, first_char, has_key, load_document
 from ._json import decode

@@ -24,8 +24,8 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
-from .._errors import TrajectoryFormatError
-from .._model import Trajectory
+from ..core.errors import TrajectoryFormatError
+from ..core.events import Trajectory
 from . import Item, Reader, Source
 from ._chat import MessageWalk, first_char, has_key, load_document
 from ._toolevents import content_text, type_name

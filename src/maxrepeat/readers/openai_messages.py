@@ -17,9 +17,8 @@ message answers the oldest unanswered call of its ``name``. Results are the ``co
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
-from .._model import Trajectory
+from ..core.events import Trajectory
 from . import Item, Reader, Source
 from ._chat import MessageWalk, Run, first_char, has_key, read_runs
 from ._json import first_jsonl_record

@@ -34,8 +34,8 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
-from .._errors import TrajectoryFormatError
-from .._model import Trajectory
+from ..core.errors import TrajectoryFormatError
+from ..core.events import Trajectory
 from . import Item, Reader, Source
 from ._chat import first_char, has_key, is_jsonl, iter_json_lines, load_document
 from ._json import strip_bom

@@ -31,8 +31,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .._errors import TrajectoryFormatError
-from .._model import Trajectory
+from ..core.errors import TrajectoryFormatError
+from ..core.events import Trajectory
 from . import Item, Reader, Source
 from ._json import decode, first_json_char, iter_lines, looks_like_jsonl, strip_bom
 from ._toolevents import EventBuilder, decode_arguments, type_name

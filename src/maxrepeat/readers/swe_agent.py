@@ -26,8 +26,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .._errors import TrajectoryFormatError
-from .._model import Trajectory
+from ..core.errors import TrajectoryFormatError
+from ..core.events import Trajectory
 from . import Item, Reader, Source
 from ._chat import MessageWalk, first_char, has_key, load_document, tool_call_parts
 from ._toolevents import EventBuilder, content_text, type_name

@@ -31,10 +31,17 @@ from typing import IO, Any, Final
 
 import msgspec
 
-from .._errors import TrajectoryFormatError
-from .._model import Trajectory, event_from_dict, trajectory_from_dict
+from ..core.errors import TrajectoryFormatError
+from ..core.events import Trajectory, event_from_dict, trajectory_from_dict
 from . import Item, Reader, Source
-from ._json import BOM, decode, decode_typed, first_json_char, iter_lines, looks_like_jsonl
+from ._json import (
+    BOM,
+    decode,
+    decode_typed,
+    first_json_char,
+    iter_lines,
+    looks_like_jsonl,
+)
 
 __all__ = [
     "READER",

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import Final
 
-from .._result import GraderResult
-from .._summary import Summary
+from ..core.result import GraderResult
+from ..core.summary import Summary
 
 __all__ = ["OUTPUTS", "get_reporter", "render", "is_streaming"]
 

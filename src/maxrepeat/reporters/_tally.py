@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .._result import GraderResult
+from ..core.result import GraderResult
 
 __all__ = ["Tally", "tally", "ordered_failing_first"]
 

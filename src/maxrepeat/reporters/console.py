@@ -10,9 +10,9 @@ import io
 from collections.abc import Sequence
 from typing import Any
 
-from .._preview import inert
-from .._result import GraderResult
-from .._summary import Summary
+from ..core.preview import inert
+from ..core.result import GraderResult
+from ..core.summary import Summary
 
 __all__ = ["line", "footer", "render", "make_console"]
 

@@ -26,11 +26,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from .._canonical import decode_value
-from .._preview import inert, shorten
-from .._result import GraderResult
-from .._steps import MISSING, Step
-from .._summary import Summary
+from ..core.canonical import decode_value
+from ..core.preview import inert, shorten
+from ..core.result import GraderResult
+from ..core.steps import MISSING, Step
+from ..core.summary import Summary
 from ._tally import tally
 
 __all__ = ["CallView", "StepView", "Timeline", "timeline", "timeline_of", "render"]
@@ -552,8 +552,8 @@ def timeline_of(trajectory: Any, config: Any) -> Timeline | None:
     >>> len(timeline_of(t, maxrepeat.MaxRepeatConfig(1)).steps)
     1
     """
-    from .._errors import TrajectoryFormatError
-    from .._grade import steps
+    from ..core.errors import TrajectoryFormatError
+    from ..core.grade import steps
 
     try:
         return timeline(steps(trajectory, config))

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 import msgspec
 
-from .._result import GraderResult
-from .._summary import Summary
+from ..core.result import GraderResult
+from ..core.summary import Summary
 
 __all__ = ["render"]
 

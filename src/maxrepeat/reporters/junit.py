@@ -12,8 +12,8 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
-from .._result import GraderResult
-from .._summary import Summary
+from ..core.result import GraderResult
+from ..core.summary import Summary
 from ._tally import tally
 
 __all__ = ["render", "xml_safe"]

@@ -12,9 +12,9 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
-from .._preview import inert, shorten
-from .._result import GraderResult
-from .._summary import Summary
+from ..core.preview import inert, shorten
+from ..core.result import GraderResult
+from ..core.summary import Summary
 from ._tally import ordered_failing_first, tally
 
 __all__ = ["render", "code"]

@@ -17,11 +17,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ._config import MaxRepeatConfig
-from ._errors import MissingExtraError
-from ._grade import grade
-from ._model import Trajectory
-from ._result import GraderResult
+from ..core.config import MaxRepeatConfig
+from ..core.errors import MissingExtraError
+from ..core.events import Trajectory
+from ..core.grade import grade
+from ..core.result import GraderResult
 
 if TYPE_CHECKING:
     from inspect_ai.scorer import Scorer
@@ -54,7 +54,7 @@ def trajectory_from_messages(
     >>> t.id, [e.type for e in t.events]
     ('s1', ['turn_start', 'tool_call', 'tool_result', 'turn_end'])
     """
-    from .readers.inspect_log import NAME, trajectory_from_sample
+    from ..readers.inspect_log import NAME, trajectory_from_sample
 
     sample = {"id": id, "messages": [_as_dict(m) for m in messages]}
     found = trajectory_from_sample(sample, "inspect", source=source)
@@ -106,7 +106,7 @@ def max_repeat(
     ``name`` is the scorer's name in the log. Scores are ``CORRECT``/``INCORRECT`` with the
     ``accuracy`` and ``stderr`` metrics. Raises `MissingExtraError` without ``inspect_ai``.
 
-    >>> from maxrepeat.inspect import max_repeat
+    >>> from maxrepeat.guards.inspect import max_repeat
     >>> scorer = max_repeat(max=3, max_cycle_period=2, match="name-args")
     >>> callable(scorer)
     True
@@ -116,7 +116,15 @@ def max_repeat(
     """
     config = MaxRepeatConfig(max, max_cycle_period, match, tools, name)
     try:
-        from inspect_ai.scorer import CORRECT, INCORRECT, Score, Target, accuracy, scorer, stderr
+        from inspect_ai.scorer import (
+            CORRECT,
+            INCORRECT,
+            Score,
+            Target,
+            accuracy,
+            scorer,
+            stderr,
+        )
         from inspect_ai.solver import TaskState
     except ImportError as exc:
         raise MissingExtraError(_EXTRA, "inspect_ai") from exc

@@ -17,10 +17,10 @@ from typing import Any, Final, cast, overload
 
 import msgspec
 
-from ._canonical import canonical_bytes, observation_bytes
-from ._config import MaxRepeatConfig
-from ._errors import TrajectoryFormatError
-from ._model import TOOL_CALL, TOOL_RESULT, TURN_END, TURN_START
+from .canonical import canonical_bytes, observation_bytes
+from .config import MaxRepeatConfig
+from .errors import TrajectoryFormatError
+from .events import TOOL_CALL, TOOL_RESULT, TURN_END, TURN_START
 
 __all__ = [
     "Call",

@@ -11,18 +11,22 @@ as a config file. This module is an adapter: it reads files and parses YAML.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from ._config import GRADER_TYPE, MaxRepeatConfig, show_value, unique_names
-from ._configfile import Located, _check_entry, _kind, _read, compose_located, parse_config_text
-from ._errors import ConfigError, TrajectoryFormatError
-from ._grade import error_result, grade
-from ._model import Trajectory
-from ._result import GraderResult
-from ._summary import Summary, SummaryBuilder
+from ..core.config import GRADER_TYPE, MaxRepeatConfig, show_value, unique_names
+from ..core.errors import ConfigError
+from ..core.events import Trajectory
+from .configfile import (
+    Located,
+    _check_entry,
+    _kind,
+    _read,
+    compose_located,
+    parse_config_text,
+)
 
 __all__ = [
     "EvalSpec",
@@ -265,63 +269,3 @@ def load_eval_spec(path: str | Path) -> EvalSpec:
         err.problems = tuple(problems)
         raise err
     return spec
-
-
-def grade_paths_with_spec(
-    paths: Sequence[str],
-    spec: EvalSpec,
-    stimulus: str | None = None,
-    fmt: str = "auto",
-    on_error: Callable[[Any], None] | None = None,
-    on_trajectory: Callable[[], None] | None = None,
-) -> Iterator[GraderResult]:
-    """Results for every trajectory under ``paths``, each graded by the graders of its
-    stimulus (``stimulus`` overrides the trajectory's own), in input order.
-
-    A trajectory whose stimulus is unknown gets one ``error`` result saying so, and so
-    does an unreadable input. ``on_trajectory()`` is called once per trajectory or
-    unreadable input (the number of graders varies, so results alone cannot tell).
-    """
-    from .readers import Source, expand_paths, read_source
-
-    # An error result needs a config for its metadata; the spec's first grader stands in.
-    stand_in = spec.graders[0]
-    for path in expand_paths(paths):
-        with Source.from_path(path) as source:
-            for item in read_source(source, fmt):
-                if on_trajectory is not None:
-                    on_trajectory()
-                if isinstance(item, TrajectoryFormatError):
-                    if on_error is not None:
-                        on_error(item)
-                    yield error_result(item.source or source.name, stand_in, str(item),
-                                       name=SPEC_RESULT_NAME)
-                    continue
-                found = spec.stimulus_for(item, stimulus)
-                if isinstance(found, str):
-                    yield error_result(item.label, stand_in, found, name=SPEC_RESULT_NAME,
-                                       trajectory=item)
-                    continue
-                for cfg, name in zip(found.graders, found.names):
-                    yield grade(item, cfg, name=name)
-
-
-class SpecSummaryBuilder(SummaryBuilder):
-    """A `SummaryBuilder` told of each trajectory (stimuli have different grader counts).
-
-    >>> builder = SpecSummaryBuilder()
-    >>> builder.count_trajectory(); builder.build().trajectories
-    1
-    """
-
-    def __init__(self) -> None:
-        super().__init__(1)
-        self.seen = 0
-
-    def count_trajectory(self) -> None:
-        """Count one trajectory (or unreadable input)."""
-        self.seen += 1
-
-    def build(self, interrupted: bool = False) -> Summary:
-        """The summary so far, with the counted trajectories."""
-        return replace(super().build(interrupted), trajectories=self.seen)

@@ -4,10 +4,10 @@
 row per trajectory and grader, each row the result dict of spec §5
 (`GraderResult.to_dict`)::
 
-    import ray, maxrepeat.ray
+    import ray, maxrepeat.engines.ray
     ray.init(address="ray://head.example.internal:10001")   # or ray.init() for a local Ray
     lines = ray.data.read_text("s3://bucket/rollouts/*.jsonl", include_paths=True)
-    results = maxrepeat.ray.grade_dataset(lines, {"max": 3, "max_cycle_period": 2})
+    results = maxrepeat.engines.ray.grade_dataset(lines, {"max": 3, "max_cycle_period": 2})
     results.write_json("s3://bucket/grades/")
 
 Rows may hold a trajectory dict (``trajectory`` or the row itself when it has
@@ -28,9 +28,9 @@ import pickle
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from ._config import MaxRepeatConfig, unique_names
-from ._errors import MissingExtraError
-from ._result import GraderResult
+from ..core.config import MaxRepeatConfig, unique_names
+from ..core.errors import MissingExtraError
+from ..core.result import GraderResult
 from .records import Configs, _grade, as_configs
 
 __all__ = ["grade_dataset", "grade_paths_on_ray", "init"]
@@ -85,9 +85,9 @@ def grade_dataset(dataset: Any, configs: Configs, *, column: str | None = None) 
     ``configs`` is a `MaxRepeatConfig`, a ``config:`` mapping, or a list of either.
     Nothing runs until the returned Dataset is consumed (Ray Data is lazy).
 
-    >>> import ray, maxrepeat.ray                                   # doctest: +SKIP
+    >>> import ray, maxrepeat.engines.ray                                   # doctest: +SKIP
     >>> ds = ray.data.from_items([{"text": '{"id": "r", "events": []}'}])  # doctest: +SKIP
-    >>> maxrepeat.ray.grade_dataset(ds, {"max": 2}).take(1)[0]["passed"]  # doctest: +SKIP
+    >>> maxrepeat.engines.ray.grade_dataset(ds, {"max": 2}).take(1)[0]["passed"]  # doctest: +SKIP
     True
     """
     _ray()
@@ -100,7 +100,7 @@ def grade_dataset(dataset: Any, configs: Configs, *, column: str | None = None) 
 def _grade_unit_row(
     row: dict[str, Any], configs: Sequence[MaxRepeatConfig], names: Sequence[str], fmt: str
 ) -> dict[str, Any]:
-    from ._batch import grade_unit
+    from .batch import grade_unit
 
     outcome = grade_unit(pickle.loads(row["unit"]), configs, names, fmt)
     return {"seq": row["seq"], "outcome": pickle.dumps(outcome)}
@@ -117,14 +117,14 @@ def grade_paths_on_ray(
     """Grade files on a Ray cluster (the paths must be readable there); results in input
     order. Raises `MissingExtraError` at once when Ray is not installed."""
     ray = init(address)
-    from ._batch import expand_inputs, grade_unit, plan_units
+    from .batch import expand_inputs, grade_unit, plan_units
 
     cfgs = tuple(configs)
     names = tuple(unique_names(cfgs))
     units = list(plan_units(expand_inputs(paths), fmt, split=True))
 
     def results() -> Iterator[GraderResult]:
-        from ._batch import UnitOutcome
+        from .batch import UnitOutcome
 
         remote = [(i, u) for i, u in enumerate(units) if u.paths != ("-",)]
         ready: dict[int, UnitOutcome] = {}

@@ -12,8 +12,8 @@ from typing import Any, Protocol
 
 import msgspec
 
-from ._canonical import decode_value
-from ._errors import TrajectoryFormatError
+from .canonical import decode_value
+from .errors import TrajectoryFormatError
 
 __all__ = [
     "EventData",

@@ -12,8 +12,8 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Any, Final
 
-from ._canonical import decode_value, normalize
-from ._steps import MISSING
+from .canonical import decode_value, normalize
+from .steps import MISSING
 
 __all__ = ["inert", "shorten", "json_preview", "call_preview", "step_preview", "utf8_safe"]
 

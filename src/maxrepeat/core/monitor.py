@@ -37,16 +37,23 @@ from typing import Any, Final
 
 import msgspec
 
-from ._canonical import canonical_bytes, decode_value, is_empty
-from ._config import MaxRepeatConfig
-from ._errors import TrajectoryFormatError
-from ._grade import build_result, error_result
-from ._model import TOOL_CALL, TOOL_RESULT, TURN_END, TURN_START, EventLike, Trajectory
-from ._model import event_from_dict
-from ._preview import STEP_CALL_LIMIT, call_preview, inert, json_preview
-from ._regex import UnsafeMatchError
-from ._result import GraderResult, Run
-from ._steps import MISSING, _watcher, digest, name_bytes, step_key
+from .canonical import canonical_bytes, decode_value, is_empty
+from .config import MaxRepeatConfig
+from .errors import TrajectoryFormatError
+from .events import (
+    TOOL_CALL,
+    TOOL_RESULT,
+    TURN_END,
+    TURN_START,
+    EventLike,
+    Trajectory,
+    event_from_dict,
+)
+from .grade import build_result, error_result
+from .preview import STEP_CALL_LIMIT, call_preview, inert, json_preview
+from .result import GraderResult, Run
+from .steps import MISSING, _watcher, digest, name_bytes, step_key
+from .toolmatch import UnsafeMatchError
 
 __all__ = ["Monitor"]
 

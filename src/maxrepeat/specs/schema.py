@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from ._config import CONFIG_SPEC, ENTRY_KEYS, GRADER_TYPE, ROOT_KEYS, KeySpec
+from ..core.config import CONFIG_SPEC, ENTRY_KEYS, GRADER_TYPE, ROOT_KEYS, KeySpec
 
 __all__ = ["config_schema", "SCHEMA_DIALECT"]
 

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._result import GraderResult
+from .result import GraderResult
 
 __all__ = ["Summary", "summarize"]
 

@@ -15,7 +15,7 @@ from typing import Any, Final
 
 import yaml
 
-from ._config import (
+from ..core.config import (
     ENTRY_KEYS,
     GRADER_TYPE,
     ROOT_KEYS,
@@ -24,7 +24,7 @@ from ._config import (
     did_you_mean,
     show_value,
 )
-from ._errors import ConfigError
+from ..core.errors import ConfigError
 
 __all__ = ["load_config", "lint", "parse_config_text", "Located", "compose_located"]
 

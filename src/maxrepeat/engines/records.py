@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ._config import MaxRepeatConfig, unique_names
-from ._errors import TrajectoryFormatError
-from ._grade import error_result, grade
-from ._model import Trajectory, trajectory_from_dict
+from ..core.config import MaxRepeatConfig, unique_names
+from ..core.errors import TrajectoryFormatError
+from ..core.events import Trajectory, trajectory_from_dict
+from ..core.grade import error_result, grade
 
 __all__ = ["grade_record", "grade_batch", "as_configs"]
 
@@ -64,7 +64,7 @@ def _trajectory(record: Any, source: str) -> Trajectory:
     if isinstance(record, Trajectory):
         return record
     if isinstance(record, (str, bytes, bytearray, memoryview)):
-        from .readers.vally import read_one
+        from ..readers.vally import read_one
 
         data = record.encode("utf-8", "surrogatepass") if isinstance(record, str) else bytes(record)
         return read_one(data, source)

@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from ._errors import ConfigError
-from ._regex import search
+from .errors import ConfigError
+from .toolmatch import search
 
 __all__ = [
     "MaxRepeatConfig",
@@ -264,7 +264,7 @@ class MaxRepeatConfig:
     >>> MaxRepeatConfig(0)
     Traceback (most recent call last):
       ...
-    maxrepeat._errors.ConfigError: max must be an integer >= 1 (got 0)
+    maxrepeat.core.errors.ConfigError: max must be an integer >= 1 (got 0)
     """
 
     max: int

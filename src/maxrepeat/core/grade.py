@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._config import MaxRepeatConfig
-from ._errors import TrajectoryFormatError
-from ._model import Trajectory, trajectory_from_dict
-from ._patterns import Span, search
-from ._preview import inert, shorten, step_preview, utf8_safe
-from ._regex import UnsafeMatchError
-from ._result import GraderResult, ResultMetadata, Run
-from ._steps import MISSING, Step, StepTable, build_step_table, make_steps
+from .config import MaxRepeatConfig
+from .errors import TrajectoryFormatError
+from .events import Trajectory, trajectory_from_dict
+from .preview import inert, shorten, step_preview, utf8_safe
+from .result import GraderResult, ResultMetadata, Run
+from .search import Span, search
+from .steps import MISSING, Step, StepTable, build_step_table, make_steps
+from .toolmatch import UnsafeMatchError
 
 __all__ = [
     "grade",

@@ -26,7 +26,7 @@ import importlib
 import re
 from typing import Any, Final
 
-from ._errors import MaxRepeatError
+from .errors import MaxRepeatError
 
 __all__ = ["backtracking_hazard", "search", "re2_eligible", "UnsafeMatchError",
            "HAZARD_NAME_LIMIT"]

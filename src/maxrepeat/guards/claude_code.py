@@ -20,26 +20,23 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Final, NoReturn
+from typing import IO, Any, Final
 
-import click
 import msgspec
 
-from . import __version__
-from ._config import MaxRepeatConfig, unique_names
-from ._errors import ConfigError, TrajectoryFormatError
-from ._monitor import STATE_VERSION, Monitor
-from ._preview import inert, shorten
-from ._result import GraderResult, Run
-from .cli import grader_options, inline_config
-from .readers.claude_code import SessionStream, record_of_line
+from .. import __version__
+from ..core.config import MaxRepeatConfig, unique_names
+from ..core.errors import TrajectoryFormatError
+from ..core.monitor import STATE_VERSION, Monitor
+from ..core.preview import shorten
+from ..core.result import GraderResult, Run
+from ..readers.claude_code import SessionStream, record_of_line
 
-__all__ = ["HookVerdict", "guard", "hook_cmd", "looping_run", "decide", "default_cache_dir"]
+__all__ = ["HookVerdict", "guard", "looping_run", "decide", "default_cache_dir", "WHEN_CHOICES"]
 
 #: Changes whenever the cache layout changes; part of every cache file.
 CACHE_FORMAT: Final = 1
@@ -268,74 +265,3 @@ def _feed(stream: SessionStream, monitors: list[Monitor], record: dict[str, Any]
             m.lenient = stream.lenient(key)
             if events:
                 m.feed_all(events)
-
-
-def _fail(message: str) -> NoReturn:
-    # Exit 1: Claude Code reports a non-blocking hook error to the user, not the model.
-    click.echo(f"maxrepeat hook: {inert(message)}", err=True)
-    sys.exit(1)
-
-
-@click.group("hook")
-def hook_cmd() -> None:
-    """Guard a live agent run: grade its transcript after each tool call (agent hooks)."""
-
-
-@hook_cmd.command("claude-code", epilog="Exit codes: 0 graded (blocking or not: the JSON on "
-                  "standard output says); 1 the hook could not run (bad input, config or "
-                  "transcript; reported to the user, not to the model).")
-@grader_options("block")
-@click.option("--cache-dir", metavar="DIR", type=click.Path(file_okay=False),
-              help="Where per-session state is kept (default $XDG_CACHE_HOME/maxrepeat/hook).")
-@click.option("--when", type=click.Choice(WHEN_CHOICES), default="looping", show_default=True,
-              help="looping: block while a run above max is still growing; failed: block on "
-              "every call once a grader fails.")
-def claude_code_cmd(
-    config_file: str | None,
-    max_: str | None,
-    period: str | None,
-    match: str | None,
-    tools: tuple[str, ...],
-    name: str | None,
-    cache_dir: str | None,
-    when: str,
-) -> None:
-    """Claude Code PostToolUse hook: reads the hook JSON on standard input and, when the
-    session repeats an action (or a cycle) more than MAX times, prints the JSON that
-    blocks and tells the model what it repeats.
-
-    \b
-    In .claude/settings.json:
-      {"hooks": {"PostToolUse": [{"matcher": "*", "hooks": [{"type": "command",
-        "command": "maxrepeat hook claude-code --max 3 --max-cycle-period 2 --match name-args"}]}]}}
-    """
-    from ._configfile import load_config
-
-    inline = any(v is not None for v in (max_, period, match, name)) or bool(tools)
-    if config_file is not None and inline:
-        _fail("give either --config FILE or the inline grader flags (--max …), not both")
-    try:
-        if config_file is not None:
-            configs = load_config(config_file)
-        elif max_ is not None:
-            configs = [inline_config(max_, period, match, tools, name)]
-        else:
-            _fail("no grader: give --config FILE, or --max N (with optional "
-                  "--max-cycle-period, --match, --tools)")
-    except ConfigError as err:
-        _fail("; ".join(str(p) for p in err.problems) if err.problems else str(err))
-    raw = sys.stdin.buffer.read()
-    try:
-        payload = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        _fail(f"the hook input on standard input is not JSON: {exc}")
-    if not isinstance(payload, dict):
-        _fail("the hook input on standard input must be a JSON object")
-    try:
-        verdict = guard(payload, configs, cache_dir=Path(cache_dir) if cache_dir else None,
-                        when=when)
-    except TrajectoryFormatError as err:
-        _fail(str(err))
-    out = verdict.output()
-    if out is not None:
-        click.echo(json.dumps(out, ensure_ascii=False))

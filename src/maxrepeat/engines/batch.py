@@ -36,10 +36,10 @@ from typing import TYPE_CHECKING, Any, Final
 if TYPE_CHECKING:  # imported when a pool is made: start-up of one small file stays cheap
     from concurrent.futures import Future, ProcessPoolExecutor
 
-from ._config import MaxRepeatConfig, unique_names
-from ._errors import TrajectoryFormatError
-from ._grade import error_result, grade
-from ._result import GraderResult
+from ..core.config import MaxRepeatConfig, unique_names
+from ..core.errors import TrajectoryFormatError
+from ..core.grade import error_result, grade
+from ..core.result import GraderResult
 
 __all__ = [
     "Unit",
@@ -86,7 +86,7 @@ def expand_inputs(paths: Iterable[str]) -> list[str]:
     """
     import glob
 
-    from .readers import expand_paths
+    from ..readers import expand_paths
 
     out: list[str] = []
     for path in paths:
@@ -152,8 +152,8 @@ def _size(path: str) -> int:
 def _is_jsonl(path: str, fmt: str) -> bool:
     if fmt not in ("auto", "vally"):
         return False
-    from .readers import HEAD_BYTES, Source, detect
-    from .readers._json import looks_like_jsonl
+    from ..readers import HEAD_BYTES, Source, detect
+    from ..readers._json import looks_like_jsonl
 
     source = Source.from_path(path)
     try:
@@ -222,14 +222,14 @@ def grade_unit(
     unit: Unit, configs: Sequence[MaxRepeatConfig], names: Sequence[str], fmt: str = "auto"
 ) -> UnitOutcome:
     """Grade one unit (runs in a worker, or in-process with ``jobs=1``)."""
-    from .readers import Source, read_source
+    from ..readers import Source, read_source
 
     results: list[GraderResult] = []
     errors: list[tuple[int, str]] = []
     for path in unit.paths:
         source = Source.from_path(path)
         if unit.is_range:
-            from .readers.vally import read_jsonl_range
+            from ..readers.vally import read_jsonl_range
 
             def items(src: Source = source) -> Iterator[Any]:
                 try:
@@ -266,9 +266,9 @@ def _large_single(source: Any, fmt: str) -> Any:
     threshold, or None (everything else is read the usual way)."""
     if source.path is None or fmt not in ("auto", "vally"):
         return None
-    from .readers import detect
-    from .readers._json import looks_like_jsonl
-    from .readers.vally import stream_one_trajectory, stream_threshold
+    from ..readers import detect
+    from ..readers._json import looks_like_jsonl
+    from ..readers.vally import stream_one_trajectory, stream_threshold
 
     if _size(source.path) <= stream_threshold():
         return None
@@ -291,7 +291,7 @@ def _grade_streamed(
     """Grade a streamed trajectory with one `Monitor` per config, one pass each: memory
     stays that of the monitors, whatever the size of the document. Results are those of
     `grade()` (the monitor's contract); a malformed event gives the reader's error."""
-    from ._monitor import Monitor
+    from ..core.monitor import Monitor
 
     out: list[GraderResult] = []
     for cfg, name in zip(configs, names):
@@ -335,7 +335,7 @@ def _mp_context() -> Any:
     methods = multiprocessing.get_all_start_methods()
     ctx = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
     if "forkserver" in methods:
-        ctx.set_forkserver_preload(["maxrepeat._batch", "maxrepeat.readers.vally"])
+        ctx.set_forkserver_preload(["maxrepeat.engines.batch", "maxrepeat.readers.vally"])
     return ctx
 
 
@@ -492,8 +492,14 @@ class _Bar:
 
     def __init__(self) -> None:
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-        from rich.progress import TimeElapsedColumn, TimeRemainingColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
         self.progress = Progress(
             TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TextColumn("units"),

@@ -1,125 +1,42 @@
-"""The ``maxrepeat`` command: grade trajectories, lint configs.
+"""``maxrepeat grade``: grade trajectory files with max-repeat graders and report.
 
-Exit codes (``grade``): 0 every result passed; 1 at least one failed; 2 at least one
-error (bad config or flags, unreadable or malformed input, grader error). Errors take
-precedence. ``lint``: 0 clean, 1 problems found, 2 usage error.
+Exit codes: 0 every result passed; 1 at least one failed; 2 at least one error (bad config
+or flags, unreadable or malformed input, grader error). Errors take precedence.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from typing import IO, TYPE_CHECKING, Any, NoReturn, TypeVar
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from . import __version__
-from ._config import MATCH_MODES, MaxRepeatConfig, check_config, unique_names
-from ._errors import ConfigError, MissingExtraError, TrajectoryFormatError
+from ..core.config import MaxRepeatConfig, unique_names
+from ..core.errors import ConfigError, MissingExtraError, TrajectoryFormatError
+from .options import EXIT_CODES_HELP, configs_from_flags, die, grader_options, write
 
-# Modules a command needs only on some paths (YAML, eval specs, the hook, grading) are
-# imported where they are used: start-up time is measured (bench/RESULTS.md).
+# Modules needed only on some paths (YAML, eval specs, engines) are imported where they
+# are used: start-up time is measured (bench/RESULTS.md).
 if TYPE_CHECKING:
-    from ._evalspec import EvalSpec
-    from ._result import GraderResult
+    from ..core.result import GraderResult
+    from ..specs.evalspec import EvalSpec
 
-__all__ = ["main", "cli"]
-
-EXIT_CODES_HELP = (
-    "Exit codes: 0 every result passed; 1 at least one failed; "
-    "2 at least one error (bad config, unreadable or malformed input, grader error). "
-    "Errors take precedence over failures. 130: interrupted (Ctrl-C)."
-)
-
-
-def _die(message: str) -> NoReturn:
-    click.echo(f"maxrepeat: {message}", err=True)
-    sys.exit(2)
-
-
-def _number(text: str | None) -> Any:
-    if text is None:
-        return None
-    for conv in (int, float):
-        try:
-            return conv(text)
-        except ValueError:
-            pass
-    return text
-
-
-_FLAG_OF = {"max": "--max", "max_cycle_period": "--max-cycle-period", "match": "--match",
-            "tools": "--tools"}
-
-
-def inline_config(
-    max_: str | None,
-    period: str | None,
-    match: str | None,
-    tools: Sequence[str],
-    name: str | None,
-) -> MaxRepeatConfig:
-    """A grader from the inline flags, checked by the same rules as a config file."""
-    raw: dict[str, Any] = {"max": _number(max_)} if max_ is not None else {}
-    if period is not None:
-        raw["max_cycle_period"] = _number(period)
-    if match is not None:
-        raw["match"] = match
-    if tools:
-        raw["tools"] = list(tools)
-    problems = check_config(raw)
-    if problems:
-        err = problems[0][0]
-        head, _, rest = err.path.partition("[")
-        flag = _FLAG_OF.get(head, head) + (f"[{rest}" if rest else "")
-        raise ConfigError(flag, err.expectation, err.got, hint=err.hint)
-    return MaxRepeatConfig.from_mapping(raw, name=name)
-
-
-def _configs(
-    config_file: str | None,
-    max_: str | None,
-    period: str | None,
-    match: str | None,
-    tools: Sequence[str],
-    name: str | None,
-) -> list[MaxRepeatConfig]:
-    inline = any(v is not None for v in (max_, period, match, name)) or bool(tools)
-    if config_file is not None and inline:
-        _die("give either --config FILE or the inline grader flags (--max …), not both")
-    if config_file is not None:
-        from ._configfile import load_config
-
-        try:
-            return load_config(config_file)
-        except ConfigError as err:
-            for problem in err.problems:
-                click.echo(f"maxrepeat: {problem}", err=True)
-            sys.exit(2)
-    if not inline:
-        _die("no grader: give --config FILE, or --max N (with optional --max-cycle-period, "
-             "--match, --tools)")
-    if max_ is None:
-        _die("--max must be given with the inline grader flags (got nothing)")
-    try:
-        return [inline_config(max_, period, match, tools, name)]
-    except ConfigError as err:
-        _die(str(err))
-
+__all__ = ["grade_cmd", "grade_paths"]
 
 def _eval_spec(
     path: str | None, stimulus: str | None, quiet: bool, other_graders: bool, output: str
 ) -> EvalSpec | None:
     if path is None:
         if stimulus is not None:
-            _die("--stimulus needs --eval-spec FILE")
+            die("--stimulus needs --eval-spec FILE")
         return None
     if other_graders:
-        _die("give one of --eval-spec FILE, --config FILE or the inline grader flags (--max …)")
+        die("give one of --eval-spec FILE, --config FILE or the inline grader flags (--max …)")
     if output == "html":
-        _die("--output html does not take --eval-spec yet; use console, json or jsonl")
-    from ._evalspec import load_eval_spec
+        die("--output html does not take --eval-spec yet; use console, json or jsonl")
+    from ..specs.evalspec import load_eval_spec
 
     try:
         spec = load_eval_spec(path)
@@ -128,15 +45,14 @@ def _eval_spec(
             click.echo(f"maxrepeat: {problem}", err=True)
         sys.exit(2)
     if stimulus is not None and stimulus not in spec.stimuli:
-        _die(f"--stimulus must name a stimulus of {path}: one of {', '.join(spec.stimuli)} "
+        die(f"--stimulus must name a stimulus of {path}: one of {', '.join(spec.stimuli)} "
              f"(got {stimulus})")
     if stimulus is not None and not spec.stimuli[stimulus].graders:
-        _die(f"--stimulus must name a stimulus with a max-repeat grader (got {stimulus})")
+        die(f"--stimulus must name a stimulus with a max-repeat grader (got {stimulus})")
     note = spec.skip_note()
     if note is not None and not quiet:
         click.echo(f"maxrepeat: {note}", err=True)
     return spec
-
 
 def grade_paths(
     paths: Sequence[str], configs: Sequence[MaxRepeatConfig], fmt: str = "auto",
@@ -149,8 +65,8 @@ def grade_paths(
     (``trajectory`` is None when the input could not be read): reports that show more
     than results, such as the HTML timelines, collect what they need there.
     """
-    from ._grade import error_result, grade
-    from .readers import Source, expand_paths, read_source
+    from ..core.grade import error_result, grade
+    from ..readers import Source, expand_paths, read_source
 
     names = unique_names(configs)
     for path in expand_paths(paths):
@@ -172,71 +88,7 @@ def grade_paths(
                         on_result(result, item, cfg)
                     yield result
 
-
-def _write(stream: IO[str], text: str) -> None:
-    if text:
-        stream.write(text)
-        stream.flush()
-
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def grader_options(verb: str) -> Callable[[F], F]:
-    """The grader flags shared by ``grade`` and ``hook``: ``--config FILE``, or one grader
-    given inline (``--max N`` and friends, checked by `inline_config`)."""
-    options = [
-        click.option("-c", "--config", "config_file", metavar="FILE",
-                     help="YAML file with a graders: list of max-repeat graders."),
-        click.option("--max", "max_", metavar="N",
-                     help=f"Inline grader: {verb} above N occurrences."),
-        click.option("--max-cycle-period", "period", metavar="P",
-                     help="Inline grader: longest cycle period to detect (1-10, default 1)."),
-        click.option("--match", metavar="MODE",
-                     help="Inline grader: what counts as the same action "
-                     f"({', '.join(MATCH_MODES)}; default observation)."),
-        click.option("--tools", multiple=True, metavar="REGEX",
-                     help="Inline grader: watch only tools matching REGEX "
-                     "(repeatable; unanchored)."),
-        click.option("--name", metavar="NAME", help="Inline grader: display name."),
-    ]
-
-    def apply(func: F) -> F:
-        for option in reversed(options):
-            func = option(func)
-        return func
-
-    return apply
-
-
-class _Commands(click.Group):
-    """The command group, with commands from other modules loaded only when named."""
-
-    #: command name -> (module, attribute); hook.py imports this module, so it cannot be
-    #: imported at the top, and most runs never need it
-    LAZY = {"hook": ("maxrepeat.hook", "hook_cmd")}
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted([*super().list_commands(ctx), *self.LAZY])
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name in self.LAZY and cmd_name not in self.commands:
-            import importlib
-
-            module, attr = self.LAZY[cmd_name]
-            self.add_command(getattr(importlib.import_module(module), attr), cmd_name)
-        return super().get_command(ctx, cmd_name)
-
-
-@click.group(cls=_Commands,
-             context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(__version__, prog_name="maxrepeat")
-def cli() -> None:
-    """Grade LLM agent trajectories for loops: fail a run in which a tool action, or a short
-    cycle of actions, repeats more than MAX times (the max-repeat grader)."""
-
-
-@cli.command("grade", epilog=EXIT_CODES_HELP)
+@click.command("grade", epilog=EXIT_CODES_HELP)
 @click.argument("paths", nargs=-1, metavar="[PATH|-]...")
 @grader_options("fail")
 @click.option("-e", "--eval-spec", "eval_spec", metavar="FILE",
@@ -287,31 +139,31 @@ def grade_cmd(
       cat run.jsonl | maxrepeat grade - --max 2 --tools '^bash$' --output jsonl
       maxrepeat grade 'runs/**/*.jsonl' -j 8 --config graders.yaml -o jsonl > results.jsonl
     """
-    from .readers import reader_names
-    from .reporters import OUTPUTS, get_reporter
+    from ..readers import reader_names
+    from ..reporters import OUTPUTS, get_reporter
 
     if not paths:
-        _die("give at least one PATH (a file, a directory, or - for standard input)")
+        die("give at least one PATH (a file, a directory, or - for standard input)")
     if fmt != "auto" and fmt not in reader_names():
-        _die(f"--format must be one of auto, {', '.join(reader_names())} (got {fmt})")
+        die(f"--format must be one of auto, {', '.join(reader_names())} (got {fmt})")
     if output is None and output_file is not None:
-        from .reporters._atomic import OUTPUT_BY_SUFFIX
+        from ..reporters._atomic import OUTPUT_BY_SUFFIX
 
         output = OUTPUT_BY_SUFFIX.get(os.path.splitext(output_file)[1].lower(), "jsonl")
     if output is None:
         output = "console" if sys.stdout.isatty() else "jsonl"
     if output not in OUTPUTS:
-        _die(f"--output must be one of {', '.join(OUTPUTS)} (got {output})")
+        die(f"--output must be one of {', '.join(OUTPUTS)} (got {output})")
     inline = any(v is not None for v in (max_, period, match, name)) or bool(tools)
     spec = _eval_spec(eval_spec, stimulus, quiet, config_file is not None or inline, output)
     configs = (list(spec.graders) if spec is not None
-               else _configs(config_file, max_, period, match, tools, name))
+               else configs_from_flags(config_file, max_, period, match, tools, name))
     reporter = get_reporter(output)
-    from ._summary import SummaryBuilder
+    from ..core.summary import SummaryBuilder
 
     builder: SummaryBuilder
     if spec is not None:
-        from ._evalspec import SpecSummaryBuilder
+        from ..engines.evalspec import SpecSummaryBuilder
 
         builder = SpecSummaryBuilder()
     else:
@@ -327,8 +179,8 @@ def grade_cmd(
     streaming = hasattr(reporter, "line")
     collected: list[GraderResult] = []
     timelines: list[Any] = []  # html only: one per result
-    from ._batch import BatchGrader, progress_bar
-    from ._sigint import SigintGuard
+    from ..engines.batch import BatchGrader, progress_bar
+    from .sigint import SigintGuard
 
     # A bar for long batches only: several inputs, a directory or glob, or one big file.
     show_bar = (not quiet and sys.stderr.isatty() and "-" not in paths
@@ -339,16 +191,16 @@ def grade_cmd(
             # looked up here: the bar shows standard output above itself
             out: Any = sink if sink is not None else sys.stdout
             if spec is not None:
-                from ._batch import expand_inputs
-                from ._evalspec import SpecSummaryBuilder, grade_paths_with_spec
+                from ..engines.batch import expand_inputs
+                from ..engines.evalspec import SpecSummaryBuilder, grade_paths_with_spec
 
                 assert isinstance(builder, SpecSummaryBuilder)
                 stream = grade_paths_with_spec(expand_inputs(paths), spec, stimulus, fmt,
                                                on_error, builder.count_trajectory)
             elif output == "html":
                 # The timelines need each trajectory in this process: grade in order here.
-                from ._batch import expand_inputs
-                from .reporters.html import timeline_of
+                from ..engines.batch import expand_inputs
+                from ..reporters.html import timeline_of
 
                 def on_result(result: GraderResult, trajectory: Any, cfg: MaxRepeatConfig) -> None:
                     ok = trajectory is not None and result.status == "ok"
@@ -356,13 +208,13 @@ def grade_cmd(
 
                 stream = grade_paths(expand_inputs(paths), configs, fmt, on_error, on_result)
             elif engine == "ray":
-                from .ray import grade_paths_on_ray
+                from ..engines.ray import grade_paths_on_ray
 
                 try:
                     stream = grade_paths_on_ray(paths, configs, fmt, address=ray_address,
                                                 on_error=on_error)
                 except MissingExtraError as err:
-                    _die(str(err))
+                    die(str(err))
             else:
                 batch = BatchGrader(paths, configs, fmt=fmt, jobs=jobs, on_error=on_error,
                                     on_unit=on_unit)
@@ -372,7 +224,7 @@ def grade_cmd(
                     if streaming:
                         text = (reporter.line(result, color) if output == "console"
                                 else reporter.line(result))
-                        _write(out, text)
+                        write(out, text)
                     else:
                         collected.append(result)
                     builder.add(result)
@@ -380,17 +232,17 @@ def grade_cmd(
         summary = builder.build()
         if streaming:
             if output == "console":
-                _write(out, reporter.footer(summary, color))
+                write(out, reporter.footer(summary, color))
             else:
-                _write(out, reporter.footer(summary))
+                write(out, reporter.footer(summary))
         elif output == "html":
-            _write(out, reporter.render(collected, summary, timelines))
+            write(out, reporter.render(collected, summary, timelines))
         else:
-            _write(out, reporter.render(collected, summary))
+            write(out, reporter.render(collected, summary))
         if sink is not None:
             sink.commit()
         if output != "console" and not quiet:
-            from .reporters.console import summary_text
+            from ..reporters.console import summary_text
 
             click.echo(summary_text(summary).rstrip("\n"), err=True)
     except BrokenPipeError:
@@ -405,16 +257,14 @@ def grade_cmd(
             sink.discard()  # nothing, after a commit; else no half report is left behind
     sys.exit(summary.exit_code)
 
-
 def _open_output_file(path: str) -> Any:
-    from .reporters._atomic import AtomicTextFile
+    from ..reporters._atomic import AtomicTextFile
 
     try:
         return AtomicTextFile(path)
     except OSError as exc:
-        _die(f"--output-file must be a file in a writable directory (got {path}: "
+        die(f"--output-file must be a file in a writable directory (got {path}: "
              f"{exc.strerror or exc})")
-
 
 def _interrupted(batch: Any, sink: Any, summary: Any) -> NoReturn:
     """Ctrl-C: stop the workers now, drop a half-written report file, print the summary
@@ -426,7 +276,7 @@ def _interrupted(batch: Any, sink: Any, summary: Any) -> NoReturn:
         batch.close(kill=True)
     if sink is not None:
         sink.discard()
-    from .reporters.console import summary_text
+    from ..reporters.console import summary_text
 
     try:
         sys.stdout.flush()
@@ -441,66 +291,3 @@ def _interrupted(batch: Any, sink: Any, summary: Any) -> NoReturn:
         sys.stderr.flush()
         os._exit(130)
     sys.exit(130)
-
-
-@cli.command("lint", epilog="Exit codes: 0 every file is clean; 1 problems found; 2 usage error.")
-@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False),
-                metavar="FILE...")
-def lint_cmd(files: tuple[str, ...]) -> None:
-    """Check config files against every rule of the spec; print each problem as
-    FILE:LINE:COL: PATH must be EXPECTATION (got VALUE)[; hint]. Eval specs (a stimuli:
-    list) are accepted too: only their max-repeat entries are checked."""
-    from ._evalspec import lint_path as lint_file
-
-    count = 0
-    for path in files:
-        for problem in lint_file(path):
-            count += 1
-            click.echo(str(problem))
-    if count:
-        click.echo(f"{count} problem{'s' if count != 1 else ''} found in "
-                   f"{len(files)} file{'s' if len(files) != 1 else ''}", err=True)
-        sys.exit(1)
-    click.echo(f"{len(files)} file{'s' if len(files) != 1 else ''} clean", err=True)
-
-
-@cli.command("schema")
-def schema_cmd() -> None:
-    """Print the JSON Schema (draft 2020-12) of the config file, for editors.
-
-    \b
-    Example (yaml-language-server):
-      maxrepeat schema > maxrepeat.schema.json
-      # first line of graders.yaml:
-      # yaml-language-server: $schema=./maxrepeat.schema.json
-    """
-    import json
-
-    from ._schema import config_schema
-
-    click.echo(json.dumps(config_schema(), indent=2))
-
-
-@cli.command("formats")
-def formats_cmd() -> None:
-    """List the input formats, one line each (name, then what it reads).
-
-    \b
-    Example:
-      maxrepeat formats
-      maxrepeat grade session.jsonl --format codex --max 3
-    """
-    from .readers import all_readers
-
-    readers = all_readers()
-    width = max(len(r.name) for r in readers)
-    for reader in readers:
-        click.echo(f"{reader.name:<{width}}  {reader.description}")
-
-
-
-
-def main(argv: Sequence[str] | None = None) -> None:
-    """Entry point of the ``maxrepeat`` command."""
-    cli.main(args=list(argv) if argv is not None else None, prog_name="maxrepeat")
-

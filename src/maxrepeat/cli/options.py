@@ -1,0 +1,126 @@
+"""The flags and helpers every ``maxrepeat`` command shares: one grader given inline or a
+config file, and the one way a command stops on a usage error (exit 2)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from typing import IO, Any, NoReturn, TypeVar
+
+import click
+
+from ..core.config import MATCH_MODES, MaxRepeatConfig, check_config
+from ..core.errors import ConfigError
+
+__all__ = ["EXIT_CODES_HELP", "die", "inline_config", "configs_from_flags", "grader_options",
+           "write"]
+
+EXIT_CODES_HELP = (
+    "Exit codes: 0 every result passed; 1 at least one failed; "
+    "2 at least one error (bad config, unreadable or malformed input, grader error). "
+    "Errors take precedence over failures. 130: interrupted (Ctrl-C)."
+)
+
+
+def die(message: str) -> NoReturn:
+    click.echo(f"maxrepeat: {message}", err=True)
+    sys.exit(2)
+
+def _number(text: str | None) -> Any:
+    if text is None:
+        return None
+    for conv in (int, float):
+        try:
+            return conv(text)
+        except ValueError:
+            pass
+    return text
+
+_FLAG_OF = {"max": "--max", "max_cycle_period": "--max-cycle-period", "match": "--match",
+            "tools": "--tools"}
+
+def inline_config(
+    max_: str | None,
+    period: str | None,
+    match: str | None,
+    tools: Sequence[str],
+    name: str | None,
+) -> MaxRepeatConfig:
+    """A grader from the inline flags, checked by the same rules as a config file."""
+    raw: dict[str, Any] = {"max": _number(max_)} if max_ is not None else {}
+    if period is not None:
+        raw["max_cycle_period"] = _number(period)
+    if match is not None:
+        raw["match"] = match
+    if tools:
+        raw["tools"] = list(tools)
+    problems = check_config(raw)
+    if problems:
+        err = problems[0][0]
+        head, _, rest = err.path.partition("[")
+        flag = _FLAG_OF.get(head, head) + (f"[{rest}" if rest else "")
+        raise ConfigError(flag, err.expectation, err.got, hint=err.hint)
+    return MaxRepeatConfig.from_mapping(raw, name=name)
+
+def configs_from_flags(
+    config_file: str | None,
+    max_: str | None,
+    period: str | None,
+    match: str | None,
+    tools: Sequence[str],
+    name: str | None,
+) -> list[MaxRepeatConfig]:
+    inline = any(v is not None for v in (max_, period, match, name)) or bool(tools)
+    if config_file is not None and inline:
+        die("give either --config FILE or the inline grader flags (--max …), not both")
+    if config_file is not None:
+        from ..specs.configfile import load_config
+
+        try:
+            return load_config(config_file)
+        except ConfigError as err:
+            for problem in err.problems:
+                click.echo(f"maxrepeat: {problem}", err=True)
+            sys.exit(2)
+    if not inline:
+        die("no grader: give --config FILE, or --max N (with optional --max-cycle-period, "
+             "--match, --tools)")
+    if max_ is None:
+        die("--max must be given with the inline grader flags (got nothing)")
+    try:
+        return [inline_config(max_, period, match, tools, name)]
+    except ConfigError as err:
+        die(str(err))
+
+def write(stream: IO[str], text: str) -> None:
+    if text:
+        stream.write(text)
+        stream.flush()
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+def grader_options(verb: str) -> Callable[[F], F]:
+    """The grader flags shared by ``grade`` and ``hook``: ``--config FILE``, or one grader
+    given inline (``--max N`` and friends, checked by `inline_config`)."""
+    options = [
+        click.option("-c", "--config", "config_file", metavar="FILE",
+                     help="YAML file with a graders: list of max-repeat graders."),
+        click.option("--max", "max_", metavar="N",
+                     help=f"Inline grader: {verb} above N occurrences."),
+        click.option("--max-cycle-period", "period", metavar="P",
+                     help="Inline grader: longest cycle period to detect (1-10, default 1)."),
+        click.option("--match", metavar="MODE",
+                     help="Inline grader: what counts as the same action "
+                     f"({', '.join(MATCH_MODES)}; default observation)."),
+        click.option("--tools", multiple=True, metavar="REGEX",
+                     help="Inline grader: watch only tools matching REGEX "
+                     "(repeatable; unanchored)."),
+        click.option("--name", metavar="NAME", help="Inline grader: display name."),
+    ]
+
+    def apply(func: F) -> F:
+        for option in reversed(options):
+            func = option(func)
+        return func
+
+    return apply
