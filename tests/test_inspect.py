@@ -153,3 +153,29 @@ def test_inspect_score_matches_grading_the_written_log(
     assert graded["evidence"] == score.explanation
     expected = {k: v for k, v in score.metadata.items() if k not in ("grader", "status")}
     assert graded["metadata"] == expected
+
+
+@pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated:DeprecationWarning")
+@pytest.mark.filterwarnings("ignore:Unclosed <MemoryObject:ResourceWarning")
+def test_cli_in_its_own_process_reads_a_log_inspect_writes_by_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Inspect >= 0.3.206 compresses .eval members with zstd (zip method 93). The CLI runs
+    as a separate process, so no zipfile patch made by importing inspect_ai here can help
+    it: the core must read zstd itself."""
+    pytest.importorskip("inspect_ai")
+    import zipfile
+    import subprocess
+
+    monkeypatch.setenv("INSPECT_LOG_DIR", str(tmp_path))
+    score, log_path = _run_task(tmp_path, 5, max_=3)
+    with zipfile.ZipFile(log_path) as archive:  # the central directory needs no inflating
+        methods = {info.compress_type for info in archive.infolist()}
+    assert methods == {93}, methods
+    proc = subprocess.run(
+        [sys.executable, "-c", "from maxrepeat.cli import main; main()", "grade", str(log_path),
+         "--max", "3", "-o", "jsonl", "-q"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stderr  # exit 1: a loop was found
+    [graded] = [json.loads(x) for x in proc.stdout.splitlines()]
+    assert graded["status"] == "ok" and graded["metadata"]["format"] == "inspect"
+    assert graded["evidence"] == score.explanation

@@ -2,7 +2,11 @@
 
 A ``.eval`` holds ``header.json`` (the log without samples; ``_journal/start.json`` while
 a run is still going) and one ``samples/<id>_epoch_<n>.json`` per sample and epoch; it is
-read with the standard library's ``zipfile``, one sample at a time. A ``.json`` log is one
+read one sample at a time with Python 3.14's ``zipfile`` (``backports.zstd`` on 3.11-3.13,
+a dependency of the core): Inspect writes its members with zstd (zip method 93) by default
+since 0.3.206, which older ``zipfile`` cannot inflate. A member that cannot be read (bad
+data, encrypted, an unknown method) is an error in place of its sample; the other samples
+are still graded. A ``.json`` log is one
 ``EvalLog`` object with ``samples[]``.
 
 One trajectory per sample and epoch, with id ``<task>/<sample id>/epoch<n>`` (``task`` from
@@ -19,8 +23,10 @@ sample's ``attachments`` entry before anything is compared.
 
 from __future__ import annotations
 
+import sys
 import zlib
 from collections.abc import Iterator, Mapping
+from types import ModuleType
 from typing import Any, Final
 
 from ..core.errors import TrajectoryFormatError
@@ -132,20 +138,42 @@ def _read_json(source: Source) -> Iterator[Item]:
             yield err
 
 
-def _sample_key(name: str) -> tuple[int, Any, int]:
+def _number_key(text: str) -> tuple[int, str] | None:
+    """A sort key putting ASCII digit strings in numeric order without ``int()`` (which
+    refuses more than 4,300 digits and reads ``²`` as a digit it cannot convert)."""
+    if text.isascii() and text.isdigit():
+        digits = text.lstrip("0") or "0"
+        return len(digits), digits
+    return None
+
+
+def _sample_key(name: str) -> tuple[int, tuple[int, str], str, tuple[int, str]]:
     # samples/<id>_epoch_<n>.json: numeric ids in numeric order, then by epoch
     stem = name[len("samples/"):-len(".json")]
     sid, _, epoch = stem.rpartition("_epoch_")
-    return (0, int(sid), int(epoch)) if sid.isdigit() and epoch.isdigit() else (
-        1, stem, 0)
+    sid_key, epoch_key = _number_key(sid), _number_key(epoch)
+    if sid_key is not None and epoch_key is not None:
+        return 0, sid_key, "", epoch_key
+    return 1, (0, ""), stem, (0, "")
+
+
+def _zipfile() -> ModuleType:
+    """The ``zipfile`` that reads zstd members (Python >= 3.14, else the backport)."""
+    if sys.version_info >= (3, 14):
+        import zipfile
+    else:
+        from backports.zstd import zipfile
+    return zipfile
 
 
 def _read_eval(source: Source) -> Iterator[Item]:
-    import zipfile  # only .eval logs need it; detection imports every reader
+    zipfile = _zipfile()  # only .eval logs need it; detection imports every reader
 
-    # what a damaged member raises while it is inflated (zlib.error: corrupt deflate
-    # data; NotImplementedError: an unknown compression method in a flipped header)
-    member_faults = (zipfile.BadZipFile, EOFError, OSError, zlib.error, NotImplementedError)
+    # what a damaged member raises while it is read: zlib.error and the zstd error for
+    # corrupt data, NotImplementedError for an unknown method, RuntimeError for an
+    # encrypted member, ValueError for a bad header field
+    member_faults = (zipfile.BadZipFile, EOFError, OSError, zlib.error, NotImplementedError,
+                     RuntimeError, ValueError, _zstd_error())
     try:
         with source.open() as fh, zipfile.ZipFile(fh) as archive:
             names = archive.namelist()
@@ -153,30 +181,44 @@ def _read_eval(source: Source) -> Iterator[Item]:
             for header in ("header.json", "_journal/start.json"):
                 if header in names:
                     try:
-                        task = _task(decode(archive.read(header),
-                                            f"{source.name}!{header}")[0])
+                        data = _member(archive, header, source.name, member_faults)
+                        task = _task(decode(data, f"{source.name}!{header}")[0])
                     except TrajectoryFormatError as err:
                         yield err
-                    except member_faults as exc:
-                        yield TrajectoryFormatError(
-                            source.name, f"cannot read zip member {header}: {exc}")
                     break
             samples = sorted((n for n in names if n.startswith("samples/")
                               and n.endswith(".json")), key=_sample_key)
             for name in samples:
                 member = f"{source.name}!{name}"
                 try:
-                    value, lenient = decode(archive.read(name), member)
+                    value, lenient = decode(
+                        _member(archive, name, source.name, member_faults), member)
                     yield trajectory_from_sample(value, task, source=member, lenient=lenient)
                 except TrajectoryFormatError as err:
                     yield err
-                except member_faults as exc:
-                    yield TrajectoryFormatError(
-                        source.name, f"cannot read zip member {name}: {exc}")
-    except (zipfile.BadZipFile, EOFError, zlib.error, NotImplementedError) as exc:
+    except (zipfile.BadZipFile, EOFError, zlib.error, NotImplementedError, ValueError) as exc:
         yield TrajectoryFormatError(
             source.name, f"not a readable .eval zip archive (truncated or corrupt?): {exc}",
             position=f"byte {_size(source)} (end of file)")
+
+
+def _member(archive: Any, name: str, path: str, faults: tuple[type[BaseException], ...]
+            ) -> bytes:
+    """The bytes of one member; `TrajectoryFormatError` naming it when they cannot be read."""
+    try:
+        data: bytes = archive.read(name)
+    except faults as exc:
+        raise TrajectoryFormatError(f"{path}!{name}", f"cannot read zip member: {exc}"
+                                    ) from None
+    return data
+
+
+def _zstd_error() -> type[Exception]:
+    if sys.version_info >= (3, 14):
+        from compression.zstd import ZstdError
+    else:
+        from backports.zstd import ZstdError
+    return ZstdError
 
 
 def _size(source: Source) -> int:
