@@ -169,7 +169,7 @@ def grade_cmd(
     else:
         builder = SummaryBuilder(len(configs))
     color = output_file is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ
-    sink = _open_output_file(output_file) if output_file is not None else None
+    sink = _open_output_file(output_file, paths) if output_file is not None else None
     batch = None
 
     def on_error(err: TrajectoryFormatError | str) -> None:
@@ -240,7 +240,11 @@ def grade_cmd(
         else:
             write(out, reporter.render(collected, summary))
         if sink is not None:
-            sink.commit()
+            try:
+                sink.commit()
+            except OSError as exc:
+                die(f"--output-file could not be written (got {output_file}: "
+                    f"{exc.strerror or exc}); the previous file is unchanged")
         if output != "console" and not quiet:
             from ..reporters.console import summary_text
 
@@ -257,9 +261,13 @@ def grade_cmd(
             sink.discard()  # nothing, after a commit; else no half report is left behind
     sys.exit(summary.exit_code)
 
-def _open_output_file(path: str) -> Any:
-    from ..reporters._atomic import AtomicTextFile
+def _open_output_file(path: str, inputs: Sequence[str]) -> Any:
+    from ..reporters._atomic import AtomicTextFile, refusal
 
+    reason = refusal(path, inputs)
+    if reason is not None:
+        die(f"--output-file must be a regular file or a new path, not an input "
+            f"(got {path}: {reason})")
     try:
         return AtomicTextFile(path)
     except OSError as exc:
