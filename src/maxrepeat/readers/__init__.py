@@ -7,7 +7,8 @@ at all yields one error and stops.
 
 Adding a format: write ``readers/<name>.py`` with a module-level ``READER`` (a `Reader`)
 and list it in ``_MODULES``. Detection asks every reader to score the first bytes of the
-file (and its name); the highest score wins.
+file (and its name); the highest score wins, and when no score is sure the next, longer
+prefix is scored (see `detect`).
 """
 
 from __future__ import annotations
@@ -15,10 +16,12 @@ from __future__ import annotations
 import importlib
 import io
 import os
+import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import IO, Final, Literal, cast, overload
+from typing import IO, Any, Final, Literal, cast, overload
+
 
 from ..core.errors import TrajectoryFormatError
 from ..core.events import Trajectory
@@ -29,6 +32,8 @@ __all__ = [
     "Source",
     "Item",
     "HEAD_BYTES",
+    "DECIDED",
+    "SNIFF_LIMIT",
     "reader_names",
     "get_reader",
     "all_readers",
@@ -64,34 +69,50 @@ Item = Trajectory | TrajectoryFormatError
 
 @dataclass(frozen=True)
 class Source:
-    """One input: a file path, or standard input (``-``) spooled so it can be re-read.
+    """One input: a file path, or a stream (standard input ``-``, a pipe such as
+    ``/dev/stdin`` or ``<(…)``, any path that is not a regular file) spooled so it can be
+    re-read: a stream is read exactly once, so no reader can lose its first records.
 
-    ``name`` is what results and errors call it. ``head`` is the first `HEAD_BYTES`.
+    ``name`` is what results and errors call it. ``head`` is the first `HEAD_BYTES`;
+    `prefix` gives more when detection needs it (kept, so the file is not read twice).
     """
 
     name: str
     path: str | None
     _spool: IO[bytes] | None = field(default=None, repr=False, compare=False)
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def from_path(cls, path: str | os.PathLike[str]) -> Source:
-        """A source for a file path; ``-`` means standard input."""
+        """A source for a file path; ``-`` means standard input. A path that is not a
+        regular file (a pipe, a character device) is read once, now, and spooled."""
         text = os.fspath(path)
         if text == "-":
             return cls.stdin()
-        return cls(text, text)
+        try:
+            regular = stat.S_ISREG(os.stat(text).st_mode)
+        except (OSError, ValueError):
+            regular = True  # let opening it report the problem where it is read
+        if regular or os.path.isdir(text):
+            return cls(text, text)
+        try:
+            with open(text, "rb") as stream:
+                return cls.stdin(stream, name=text)
+        except OSError:
+            return cls(text, text)
 
     @classmethod
-    def stdin(cls, stream: IO[bytes] | None = None) -> Source:
-        """Standard input, copied to a temporary file (readers may seek and re-read)."""
-        import tempfile  # only standard input needs it; start-up is measured
+    def stdin(cls, stream: IO[bytes] | None = None, *, name: str = "<stdin>") -> Source:
+        """Standard input (or ``stream``), copied to a temporary file once (readers may
+        seek and re-read)."""
+        import tempfile  # only streams need it; start-up is measured
 
         spool = tempfile.SpooledTemporaryFile(max_size=64 * 1024 * 1024)
         data = stream if stream is not None else sys.stdin.buffer
         while chunk := data.read(1 << 20):
             spool.write(chunk)
         spool.seek(0)
-        return cls("<stdin>", None, spool)
+        return cls(name, None, spool)
 
     @classmethod
     def from_bytes(cls, data: bytes, name: str = "<bytes>") -> Source:
@@ -99,9 +120,10 @@ class Source:
         return cls(name, None, io.BytesIO(data))
 
     def close(self) -> None:
-        """Release the spooled copy of standard input (a file path holds nothing open)."""
+        """Release the spooled copy of a stream (a file path holds nothing open)."""
         if self._spool is not None:
             self._spool.close()
+        self._cache.clear()
 
     def __enter__(self) -> Source:
         return self
@@ -122,16 +144,74 @@ class Source:
         with self.open() as fh:
             return fh.read()
 
+    def prefix(self, size: int) -> bytes:
+        """The first ``size`` bytes of the input (fewer when it is shorter).
+
+        The longest prefix read so far is kept: growing reads during detection and the
+        readers' later looks at the head cost one read.
+        """
+        kept: bytes | None = self._cache.get("prefix")
+        if kept is not None and (len(kept) >= size or self._cache.get("whole")):
+            return kept[:size]
+        with self.open() as fh:
+            data = fh.read(size)
+        self._cache["prefix"] = data
+        self._cache["whole"] = len(data) < size
+        return data
+
     @property
     def head(self) -> bytes:
         """The first `HEAD_BYTES` of the input."""
+        return self.prefix(HEAD_BYTES)
+
+    def is_jsonl(self) -> bool:
+        """Whether the input is JSON Lines: a first line that is a whole JSON object with
+        more after it, or a first line that is not JSON followed by one that is an object
+        (a malformed first record: it is reported and the rest is read).
+
+        Lines are read whole, however long: the length of one record never decides.
+
+        >>> Source.from_bytes(b'{"a": 1}\\n{"a": 2}\\n').is_jsonl()
+        True
+        >>> Source.from_bytes(b'{"a": 1,\\n "b": 2}\\n').is_jsonl()
+        False
+        """
+        found: bool | None = self._cache.get("jsonl")
+        if found is None:
+            found = self._cache["jsonl"] = self._scan_jsonl()
+        return found
+
+    def _scan_jsonl(self) -> bool:
+        import msgspec
+
+        from ._json import JSON_DECODER, strip_bom
+
+        def record(line: bytes) -> bool | None:
+            try:
+                return isinstance(JSON_DECODER.decode(line), dict)
+            except (msgspec.DecodeError, RecursionError):
+                return None
+
         with self.open() as fh:
-            return fh.read(HEAD_BYTES)
+            lines = (line for line in (strip_bom(x) if n == 0 else x
+                                       for n, x in enumerate(fh)) if line.strip())
+            first = next(lines, None)
+            if first is None or not first.lstrip().startswith(b"{"):
+                return False
+            ok = record(first)
+            if ok is not None:
+                return ok and next(lines, None) is not None
+            # the first line is not JSON: a JSONL file whose first record is broken, or
+            # a document spread over lines ({ then "key": ...), whose next line is no
+            # whole object either
+            second = next(lines, None)
+            return second is not None and record(second) is True
 
     @property
     def suffix(self) -> str:
         """The lower-cased file name ending (``.jsonl``), empty for standard input."""
-        return os.path.splitext(self.path)[1].lower() if self.path else ""
+        name = self.path if self.path is not None else self.name
+        return os.path.splitext(name)[1].lower() if not name.startswith("<") else ""
 
 
 class _Unclosable(io.BufferedIOBase):
@@ -211,17 +291,40 @@ def all_readers() -> list[Reader]:
 TRAJECTORY_EXTENSIONS: Final = (".json", ".jsonl", ".ndjson", ".traj", ".eval")
 
 
-def detect(source: Source) -> Reader:
-    """The reader whose sniffing is most confident about ``source``.
+#: A sniffing score from which the bytes read so far decide the format; below it detection
+#: reads further (an undecided head is never a guess).
+DECIDED: Final = 80
+#: The most detection reads of one input before it decides on what it has read.
+SNIFF_LIMIT: Final = 64 * 1024 * 1024
 
-    Raises `TrajectoryFormatError` listing the known formats when none recognises it.
-    """
-    head = source.head
+
+def _best(head: bytes, source: Source) -> tuple[int, Reader] | None:
     best: tuple[int, Reader] | None = None
     for reader in all_readers():
         score = reader.sniff(head, source)
         if score > 0 and (best is None or score > best[0]):
             best = (score, reader)
+    return best
+
+
+def detect(source: Source) -> Reader:
+    """The reader whose sniffing is most confident about ``source``.
+
+    Sniffing starts on the first `HEAD_BYTES`. When no reader is sure (a score below
+    `DECIDED`: a long first prompt or patch, keys that come late such as tau2's
+    ``simulations``), it reads eight times as much and asks again, up to the whole input
+    or `SNIFF_LIMIT`, and decides on the most it read.
+
+    Raises `TrajectoryFormatError` listing the known formats when none recognises it.
+    """
+    size = HEAD_BYTES
+    while True:
+        head = source.prefix(size)
+        best = _best(head, source)
+        if (best is not None and best[0] >= DECIDED) or len(head) < size \
+                or size >= SNIFF_LIMIT:
+            break
+        size = min(size * 8, SNIFF_LIMIT)
     if best is None:
         what = "an empty file" if not head.strip() else "a shape no reader knows"
         raise TrajectoryFormatError(

@@ -13,18 +13,9 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-import msgspec
-
 from ..core.errors import TrajectoryFormatError
-from . import HEAD_BYTES, Source
-from ._json import (
-    JSON_DECODER,
-    decode,
-    first_json_char,
-    iter_lines,
-    looks_like_jsonl,
-    strip_bom,
-)
+from . import Source
+from ._json import decode, first_json_char, iter_lines, strip_bom
 from ._toolevents import EventBuilder, content_text, decode_arguments, type_name
 
 __all__ = [
@@ -42,27 +33,8 @@ __all__ = [
 
 
 def is_jsonl(source: Source) -> bool:
-    """Whether the input is JSONL: its first line is a whole JSON object and more follows.
-
-    The head decides in the common case; a first line longer than the head (an OpenHands
-    ``output.jsonl`` record holds a whole run) is read to its end to find out.
-    """
-    head = source.head
-    if looks_like_jsonl(head):
-        return True
-    body = strip_bom(head).lstrip()
-    if not body.startswith(b"{") or b"\n" in body or len(head) < HEAD_BYTES:
-        return False
-    with source.open() as fh:
-        first = fh.readline()
-        try:
-            value = JSON_DECODER.decode(strip_bom(first))
-        except (msgspec.DecodeError, RecursionError):
-            return False
-        rest = fh.read(4096)
-        while rest and not rest.strip():
-            rest = fh.read(4096)
-    return isinstance(value, dict) and bool(rest)
+    """Whether the input is JSONL (`Source.is_jsonl`: lines are read whole, however long)."""
+    return source.is_jsonl()
 
 
 def load_document(source: Source) -> tuple[Any, bool]:

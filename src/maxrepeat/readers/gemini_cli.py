@@ -36,7 +36,6 @@ from ._json import (
     CutLastLineError,
     decode,
     first_json_char,
-    looks_like_jsonl,
     strip_bom,
 )
 from ._toolevents import (
@@ -204,7 +203,7 @@ def _read_jsonl(source: Source) -> Iterator[Item]:
 
 
 def _read(source: Source) -> Iterator[Item]:
-    if looks_like_jsonl(source.head):
+    if source.is_jsonl():
         yield from _read_jsonl(source)
     else:
         yield from _read_json(source)

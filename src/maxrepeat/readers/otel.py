@@ -34,7 +34,7 @@ from typing import Any
 from ..core.errors import TrajectoryFormatError
 from ..core.events import Trajectory
 from . import Item, Reader, Source
-from ._json import decode, first_json_char, iter_lines, looks_like_jsonl, strip_bom
+from ._json import decode, first_json_char, iter_lines, strip_bom
 from ._toolevents import EventBuilder, decode_arguments, type_name
 
 __all__ = ["READER"]
@@ -210,7 +210,7 @@ def _trajectories(spans: list[_Span], source: Source, lenient: bool) -> Iterator
 def _read(source: Source) -> Iterator[Item]:
     spans: list[_Span] = []
     lenient = False
-    if looks_like_jsonl(source.head):
+    if source.is_jsonl():
         with source.open() as fh:
             for n, line in iter_lines(fh):
                 # A bad line is reported and skipped: the other lines' traces still count.

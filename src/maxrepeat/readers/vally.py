@@ -40,7 +40,6 @@ from ._json import (
     decode_typed,
     first_json_char,
     iter_lines,
-    looks_like_jsonl,
 )
 
 __all__ = [
@@ -216,8 +215,7 @@ def read_jsonl_range(
 
 
 def _read(source: Source) -> Iterator[Item]:
-    head = source.head
-    if looks_like_jsonl(head):
+    if source.is_jsonl():
         with source.open() as fh:
             for n, line in iter_lines(fh):
                 try:
