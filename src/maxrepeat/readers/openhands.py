@@ -26,6 +26,10 @@ The SDK (V1) event model (``kind: "ActionEvent"`` / ``"ObservationEvent"`` /
 into turns by ``llm_response_id``; results join by ``tool_call_id`` (``observation.content``
 as text, or the older ``observation.output``; ``observation.is_error`` / ``error``, a shell
 exit code other than 0, or an error/rejection event -> ``success: false``).
+
+An action event with its fields inline and no ``args`` (an older flat shape, which the
+serializer of released OpenHands does not write) is not guessed at: the file gives an
+error result naming the first such event.
 """
 
 from __future__ import annotations
@@ -203,6 +207,14 @@ def trajectory_from_events(
                 raise TrajectoryFormatError(
                     source, f"must be a string (got {type_name(name)})",
                     position=f"{where}.tool_call_metadata.function_name")
+            if meta is None and "args" not in event:
+                # OpenHands' serializer always writes an action's fields under args; an
+                # action with them inline is another shape, and reading it would invent
+                # null arguments (and unpaired results) for every call.
+                raise TrajectoryFormatError(
+                    source, "must be an OpenHands action with args (got an action with its "
+                    "fields inline, no args: an older flat event shape this reader does not "
+                    "understand; nothing in this file was graded)", position=where)
             found, arguments = _model_arguments(meta) if meta is not None else (False, None)
             if not found:
                 args = event.get("args")
