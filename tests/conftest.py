@@ -1,31 +1,70 @@
-"""Shared test helpers: where the shared spec and corpus are, and small builders."""
+"""Shared test helpers: where the corpus is, the `corpus` marker, and small builders.
+
+Tests that read the real trajectories beside the repository (``../shared/corpus``, or
+``$MAXREPEAT_SHARED/corpus``) carry ``@pytest.mark.corpus``. Without the corpus they are
+deselected and the summary says so in one line; with ``CI=true`` or
+``MAXREPEAT_EXPECT_CORPUS=1`` a missing corpus fails the run instead. Everything else,
+the spec's golden cases included (tests/data/spec_cases.yaml), runs from the clone alone.
+"""
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from .spec_cases import load_cases
+
 ROOT = Path(__file__).resolve().parent.parent
-#: ../shared beside the repository (a clean clone in CI has it too)
+#: ../shared beside the repository (CI's clone has it; a newcomer's clone may not)
 SHARED = Path(os.environ.get("MAXREPEAT_SHARED", ROOT.parent / "shared"))
 SPEC_CASES = SHARED / "spec" / "cases.json"
 CORPUS = SHARED / "corpus"
 EXAMPLES = ROOT / "examples"
+FIXTURES = ROOT / "tests" / "fixtures"
+
+#: kept for the tests that import it: the same as ``@pytest.mark.corpus``
+needs_corpus = pytest.mark.corpus
+
+__all__ = ["CORPUS", "EXAMPLES", "FIXTURES", "ROOT", "SHARED", "SPEC_CASES", "call",
+           "load_cases", "needs_corpus", "result", "turn"]
+
+_DESELECTED = pytest.StashKey[int]()
 
 
-def load_cases() -> dict[str, Any]:
-    """The golden cases of the shared spec, or empty lists when the file is absent."""
-    if not SPEC_CASES.exists():
-        return {"grading": [], "lint": []}
-    data: dict[str, Any] = json.loads(SPEC_CASES.read_text(encoding="utf-8"))
-    return data
+def corpus_expected() -> bool:
+    """Whether a missing corpus is a failure: on CI (``CI=true``) or when asked."""
+    return (os.environ.get("CI", "").lower() == "true"
+            or os.environ.get("MAXREPEAT_EXPECT_CORPUS") == "1")
 
 
-needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus is absent")
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Without the corpus, deselect the corpus tests (or fail when the corpus is expected)."""
+    if CORPUS.is_dir():
+        return
+    marked = [item for item in items if item.get_closest_marker("corpus") is not None]
+    if not marked:
+        return
+    if corpus_expected():
+        raise pytest.UsageError(
+            f"{len(marked)} corpus tests need {CORPUS}, which is missing; CI=true or "
+            "MAXREPEAT_EXPECT_CORPUS=1 says it must be there (set MAXREPEAT_SHARED to the "
+            "folder holding corpus/)")
+    config.hook.pytest_deselected(items=marked)
+    items[:] = [item for item in items if item.get_closest_marker("corpus") is None]
+    config.stash[_DESELECTED] = len(marked)
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int,
+                            config: pytest.Config) -> None:
+    """One line naming the corpus tests left out, instead of one skip per test."""
+    count = config.stash.get(_DESELECTED, 0)
+    if count:
+        terminalreporter.write_line(
+            f"corpus tests: {count} deselected - {CORPUS} not found "
+            "(they read real agent trajectories kept beside the repository)")
 
 
 def call(name: str, cid: str | None, args: Any = None) -> dict[str, Any]:

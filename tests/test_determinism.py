@@ -15,7 +15,7 @@ import pytest
 
 from maxrepeat.reporters import OUTPUTS
 
-from .conftest import CORPUS, EXAMPLES, call, result, turn
+from .conftest import EXAMPLES, FIXTURES, call, result, turn
 
 CLI = [sys.executable, "-c", "from maxrepeat.cli import main; main()"]
 #: the machine-readable outputs of the issue; those not (yet) registered are left out
@@ -86,13 +86,14 @@ def _inputs(root: Path) -> None:
         events = [e for k in range(i % 4 + 1) for e in turn(call("bash", f"c{k}"),
                                                             result(f"c{k}", i % 3))]
         (many / f"t{i:03d}.json").write_text(json.dumps({"events": events}), encoding="utf-8")
-    if CORPUS.is_dir():  # one small real file of each format, when the corpus is here
-        for sub in sorted(p for p in CORPUS.iterdir() if p.is_dir()):
-            files = sorted((p for p in sub.rglob("*") if p.is_file()
-                            and p.suffix in (".json", ".jsonl", ".traj")),
-                           key=lambda p: (p.stat().st_size, p.name))
-            if files and files[0].stat().st_size < 200_000:
-                shutil.copy(files[0], root / f"corpus-{sub.name}{files[0].suffix}")
+    # one small file of each agent format (the fixtures, so the batch is the same in every
+    # clone, with or without the corpus beside it)
+    for sub in sorted(p for p in FIXTURES.iterdir() if p.is_dir()):
+        files = sorted((p for p in sub.rglob("*") if p.is_file()
+                        and p.suffix in (".json", ".jsonl", ".traj")),
+                       key=lambda p: (p.stat().st_size, p.name))
+        if files and files[0].stat().st_size < 200_000:
+            shutil.copy(files[0], root / f"fixture-{sub.name}{files[0].suffix}")
 
 
 @pytest.fixture(scope="module")

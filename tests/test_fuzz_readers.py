@@ -28,7 +28,7 @@ from maxrepeat.readers import INTERNAL_ERROR, Source, detect, read_source, reade
 from maxrepeat.reporters import get_reporter
 from maxrepeat.core.summary import summarize
 
-from .conftest import CORPUS, EXAMPLES
+from .conftest import CORPUS, EXAMPLES, FIXTURES
 
 #: seeds larger than this are cut at a line boundary (JSONL) or left out (one document)
 SEED_LIMIT = 96 * 1024
@@ -50,7 +50,9 @@ FUZZ = settings(
 
 def _seed_files() -> list[Path]:
     files = sorted(EXAMPLES.glob("*.json"))
-    if CORPUS.is_dir():
+    files += sorted(p for p in FIXTURES.rglob("*")
+                    if p.is_file() and p.suffix.lower() in SEED_SUFFIXES)
+    if CORPUS.is_dir():  # more seeds when the corpus is beside the repository
         files += sorted(p for p in CORPUS.rglob("*")
                         if p.is_file() and p.suffix.lower() in SEED_SUFFIXES)
     return files

@@ -23,6 +23,8 @@ from maxrepeat.readers import Source, detect, get_reader, read_source
 
 from .conftest import CORPUS, ROOT
 
+pytestmark = pytest.mark.corpus
+
 GOLDEN = ROOT / "tests" / "golden"
 CONFIG = MaxRepeatConfig(max=1, max_cycle_period=2, match="name-args")
 SYNTHETIC = "_synthetic_schema_fixtures"
@@ -64,17 +66,14 @@ def figures(path: Path) -> list[dict[str, Any]]:
 
 
 CASES = [(fmt, p) for fmt in FOLDERS for p in corpus_files(fmt)]
-needs_corpus = pytest.mark.skipif(not CASES, reason="../shared/corpus is absent")
 
 
-@needs_corpus
 @pytest.mark.parametrize("fmt,path", CASES, ids=[rel(str(p)) for _, p in CASES])
 def test_corpus_file_is_detected_as_its_format(fmt: str, path: Path) -> None:
     """Auto-detection names the file's format."""
     assert detect(Source.from_path(str(path))).name == fmt
 
 
-@needs_corpus
 @pytest.mark.parametrize("fmt", list(FOLDERS))
 def test_corpus_figures_match_the_golden_file(fmt: str) -> None:
     """Every file reads without error and grades to its pinned figure."""
@@ -98,7 +97,6 @@ def _cut_mid_line(data: bytes) -> bytes:
     return data[: start + max(1, (end - start) // 2)]
 
 
-@needs_corpus
 @pytest.mark.parametrize("fmt,path", CASES, ids=[rel(str(p)) for _, p in CASES])
 def test_truncated_corpus_file_is_an_error_naming_file_and_line(
     fmt: str, path: Path, tmp_path: Path
@@ -117,7 +115,6 @@ OTHER_FOLDERS = ("claude-code", "openai-chat", "swe-agent", "mini-swe-agent", "o
                  "inspect-ai")
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus is absent")
 def test_sniffers_leave_other_formats_alone() -> None:
     """atif, codex, gemini-cli, copilot-cli and otel score 0 on the corpus's other formats."""
     for folder in OTHER_FOLDERS:

@@ -2,7 +2,8 @@
 `Trajectory.to_dict()` and read back by the native reader, grades identically.
 
 Inputs are every file under ``tests/fixtures/`` and, when present, every file of the shared
-corpus, so a reader registered later is covered as soon as it has fixtures or corpus files.
+corpus (marked `corpus`), so a reader registered later is covered as soon as it has
+fixtures or corpus files.
 Files that no registered reader recognises yet are skipped.
 """
 
@@ -19,9 +20,8 @@ from maxrepeat.core.errors import TrajectoryFormatError
 from maxrepeat.readers import Source, detect, read_source
 from maxrepeat.readers.vally import read_bytes_as_trajectories
 
-from .conftest import CORPUS, ROOT
+from .conftest import CORPUS, FIXTURES
 
-FIXTURES = ROOT / "tests" / "fixtures"
 CONFIGS = (
     MaxRepeatConfig(max=1),
     MaxRepeatConfig(max=1, max_cycle_period=3, match="name-args"),
@@ -30,17 +30,21 @@ CONFIGS = (
 SKIP_SUFFIXES = (".md", ".txt", ".yaml", ".yml", ".py")
 
 
-def _inputs() -> list[Path]:
-    files: list[Path] = []
-    for base in (FIXTURES, CORPUS):
-        if base.is_dir():
-            files += sorted(p for p in base.rglob("*") if p.is_file()
-                            and not p.name.startswith(".") and p.suffix not in SKIP_SUFFIXES
-                            and p.name != "provenance.jsonl")
-    return files
+def _files(base: Path) -> list[Path]:
+    if not base.is_dir():
+        return []
+    return sorted(p for p in base.rglob("*") if p.is_file() and not p.name.startswith(".")
+                  and p.suffix not in SKIP_SUFFIXES and p.name != "provenance.jsonl")
 
 
-INPUTS = _inputs()
+def _label(path: Path) -> str:
+    base = FIXTURES if path.is_relative_to(FIXTURES) else CORPUS
+    return str(path.relative_to(base))[-70:]
+
+
+#: the fixtures always; the corpus files marked `corpus` (deselected when it is absent)
+INPUTS = [pytest.param(p, id=_label(p)) for p in _files(FIXTURES)] + [
+    pytest.param(p, id=_label(p), marks=pytest.mark.corpus) for p in _files(CORPUS)]
 
 
 def _graded(t: Trajectory) -> list[dict[str, Any]]:
@@ -52,12 +56,7 @@ def _graded(t: Trajectory) -> list[dict[str, Any]]:
     return out
 
 
-def _label(path: Path) -> str:
-    base = FIXTURES if path.is_relative_to(FIXTURES) else CORPUS
-    return str(path.relative_to(base))[-70:]
-
-
-@pytest.mark.parametrize("path", INPUTS, ids=[_label(p) for p in INPUTS])
+@pytest.mark.parametrize("path", INPUTS)
 def test_native_rewrite_grades_identically(path: Path) -> None:
     """Each trajectory read from the file and rewritten as native JSON grades the same."""
     source = Source.from_path(str(path))
