@@ -23,4 +23,14 @@ if [ ${#need_apt[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/n
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 
+# Real agent CLIs that tests drive against a scripted model server on 127.0.0.1, installed
+# into the git-ignored .npm-agents/ (Node from Debian when missing).
+if ! command -v npm >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
+fi
+if command -v npm >/dev/null 2>&1 && [ ! -x .npm-agents/node_modules/.bin/codex ]; then
+  npm install -s --prefix .npm-agents --no-audit --no-fund @openai/codex@0.171.0 >/dev/null
+fi
+
 exec .venv/bin/python -m pytest "$@"

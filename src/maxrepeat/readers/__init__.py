@@ -53,6 +53,7 @@ _MODULES: Final[dict[str, str]] = {
     "atif": "maxrepeat.readers.atif",
     "claude-code": "maxrepeat.readers.claude_code",
     "codex": "maxrepeat.readers.codex",
+    "codex-exec": "maxrepeat.readers.codex_exec",
     "gemini-cli": "maxrepeat.readers.gemini_cli",
     "copilot-cli": "maxrepeat.readers.copilot_cli",
     "otel": "maxrepeat.readers.otel",
