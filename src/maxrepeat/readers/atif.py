@@ -23,7 +23,8 @@ Read as follows:
   "tool_result", content, result: {success, error}}`` naming the call in their message
   ``Tool result for <id>``, sometimes *before* the step that declares the call);
 - the JSONL dialect: a first line ``{"__header__": true, schema_version, session_id, ...}``
-  then one step per line, read line by line;
+  then one step per line, read line by line; and the same steps streamed without the
+  header line (each line one step opening with ``step_id``), one trajectory per file;
 - 1.7 ``subagent_trajectories[]`` embedded in a file: each is its own trajectory, named
   ``file#<its trajectory_id or session_id>``.
 
@@ -207,7 +208,8 @@ def _read_jsonl(source: Source) -> Iterator[Item]:
 
 
 def _read(source: Source) -> Iterator[Item]:
-    if _HEADER.search(strip_bom(source.head[:4096])):
+    opening = strip_bom(source.head[:4096])
+    if _HEADER.search(opening) or (_STEP.match(opening) and source.is_jsonl()):
         yield from _read_jsonl(source)
         return
     try:
@@ -226,13 +228,21 @@ _HEADER = re.compile(rb'^\s*\{\s*"__header__"\s*:\s*true')
 _VERSION = re.compile(rb'"schema_version"\s*:\s*"(ATIF-v)?1\.\d+"')
 
 
+#: a headerless stream of ATIF steps: each line one step, opening with its step_id
+_STEP = re.compile(rb'\s*\{\s*"step_id"\s*:\s*\d+\s*,')
+_STEP_SOURCE = re.compile(rb'"source"\s*:\s*"(agent|user|system)"')
+
+
 def _sniff(head: bytes, source: Source) -> int:
     if first_json_char(head) not in (b"{", b"["):
         return 0
     body = strip_bom(head)
     match = _VERSION.search(body)
     if match is None:
-        return 0
+        # Step fragments streamed without a header line: the step's own keys, in the
+        # order ATIF writers put them (step_id first, then timestamp/source).
+        first = body.lstrip().split(b"\n", 1)[0][:4096]
+        return 85 if _STEP.match(body) and _STEP_SOURCE.search(first) else 0
     if match.group(1):
         return 95
     # The bare "1.4" dialect: only with ATIF's step keys beside it.
