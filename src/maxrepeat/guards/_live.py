@@ -1,0 +1,169 @@
+"""What every framework guard shares: one run's steps fed to the escalation policy.
+
+A framework adapter reports, in its own hooks, the tool calls of one model response
+(`StepGuard.start`, before they run), each call's result (`StepGuard.answer`) and the end
+of the step (`StepGuard.finish`, before the next model call). The calls of one response
+are one step (``turn_start`` … ``turn_end`` in the monitors), so parallel calls count once.
+
+`start` returns what the step would do if its calls ran (`Escalation.would_exceed`): exact
+in ``name`` and ``name-args`` modes, where the adapter then refuses the calls
+(`Action.BLOCK`: each is answered with the refusal, which is also what the monitors see)
+or stops the run before they run (`Action.STOP`). In ``observation`` mode a result is not
+known before the call, so the decision after the step (`finish`) does the rest: its
+message tells the model (warning, then blocking reason), and at ``stop_at`` the adapter
+stops the run at its next hook. The results are always those of what the model saw, so
+they equal ``maxrepeat grade`` of the run's messages converted afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from ..core.config import MaxRepeatConfig, unique_names
+from ..core.errors import MaxRepeatError
+from ..core.events import tool_call, tool_result, turn_end, turn_start
+from ..core.monitor import Monitor
+from ..core.result import GraderResult
+from .policy import Action, Decision, Escalation, Policy
+
+__all__ = ["Graders", "ToolCall", "StepGuard", "LoopStopped", "load_graders"]
+
+#: MaxRepeatConfig values, or the path of a YAML config file.
+Graders = MaxRepeatConfig | Sequence[MaxRepeatConfig] | str | os.PathLike[str]
+
+_REFUSED = "maxrepeat loop guard (blocked): this call repeats a loop and was refused."
+
+
+class ToolCall(NamedTuple):
+    """One tool call of a model response, as the monitors see it."""
+
+    id: str | None
+    name: str
+    arguments: Any
+
+
+class LoopStopped(MaxRepeatError):
+    """The guard stopped the run: the loop went on up to the policy's ``stop_at``.
+
+    Every framework's stop error derives from it and from that framework's own error
+    class; ``results`` are the graders' results for the run so far, equal to
+    ``maxrepeat grade`` of the run's messages.
+    """
+
+    def __init__(self, decision: Decision) -> None:
+        self.decision = decision
+        super().__init__(decision.message or "maxrepeat loop guard stopped the run")
+
+    @property
+    def results(self) -> tuple[GraderResult, ...]:
+        """The graders' results for the run so far (the last step included)."""
+        return self.decision.results
+
+
+def load_graders(graders: Graders) -> list[MaxRepeatConfig]:
+    """Grader configs from one config, several, or a config file path.
+
+    >>> [c.max for c in load_graders(MaxRepeatConfig(max=3))]
+    [3]
+    """
+    if isinstance(graders, MaxRepeatConfig):
+        return [graders]
+    if isinstance(graders, (str, os.PathLike)):
+        from ..specs.configfile import load_config
+
+        return load_config(os.fspath(graders))
+    configs = list(graders)
+    if not configs or not all(isinstance(c, MaxRepeatConfig) for c in configs):
+        raise TypeError("graders must be MaxRepeatConfig values or a config file path")
+    return configs
+
+
+class StepGuard:
+    """One agent run's guard: its monitors, the escalation policy, the open step.
+
+    >>> g = StepGuard(MaxRepeatConfig(max=1, match="name-args"))
+    >>> for i in range(3):
+    ...     ahead = g.start([ToolCall(f"c{i}", "ls", {"path": "."})])
+    ...     g.answer(f"c{i}", "a.txt")
+    ...     print(ahead.action.name, g.finish().action.name)
+    NONE NONE
+    WARN WARN
+    BLOCK BLOCK
+    """
+
+    def __init__(self, graders: Graders, *, policy: Policy | None = None,
+                 format: str = "vally", id: str | None = None) -> None:
+        self.configs = load_graders(graders)
+        self.policy = policy or Policy()
+        monitors = [Monitor(c, name=n, format=format, id=id)
+                    for c, n in zip(self.configs, unique_names(self.configs))]
+        self.escalation = Escalation(monitors, self.policy)
+        self._open: list[str] = []
+        self._in_step = False
+        self.decision = Decision(Action.NONE, None, ())
+
+    @property
+    def monitors(self) -> list[Monitor]:
+        """One monitor per grader config, fed what the model saw."""
+        return self.escalation.monitors
+
+    def results(self) -> tuple[GraderResult, ...]:
+        """The graders' results for the run so far."""
+        return tuple(m.result() for m in self.monitors)
+
+    def _feed(self, events: Sequence[Any]) -> None:
+        for m in self.monitors:
+            m.feed_all(events)
+
+    def preview(self, calls: Sequence[ToolCall]) -> Decision:
+        """What a step of these calls would do if they ran, without feeding it."""
+        if self._in_step:
+            self.finish()
+        events = [turn_start(), *(tool_call(c.name, c.id, c.arguments) for c in calls),
+                  turn_end()]
+        return self.escalation.would_exceed(events)
+
+    def start(self, calls: Sequence[ToolCall]) -> Decision:
+        """A model response asks for ``calls``: they are fed now (the step stays open
+        until `finish`); returns what the step would do if they ran (see `preview`)."""
+        ahead = self.preview(calls)
+        self._feed([turn_start(), *(tool_call(c.name, c.id, c.arguments) for c in calls)])
+        self._open = [c.id for c in calls if c.id is not None]
+        self._in_step = True
+        return ahead
+
+    def answer(self, call_id: str | None, result: Any, *, success: bool | None = None) -> None:
+        """The result of one call of the open step, as the model sees it."""
+        if call_id is not None:
+            self._feed([tool_result(call_id, result, True if success is None else success)])
+
+    @staticmethod
+    def refusal(ahead: Decision) -> str:
+        """The text a refused call gets as its result."""
+        return ahead.message or _REFUSED
+
+    def refuse(self, ahead: Decision, ids: Sequence[str] | None = None) -> str:
+        """Refuse the calls of the open step (all, or those in ``ids``): each is answered
+        with the returned text, which the adapter gives the model as their result."""
+        text = self.refusal(ahead)
+        self._feed([tool_result(cid, text, False) for cid in self._open
+                    if ids is None or cid in ids])
+        return text
+
+    def finish(self) -> Decision:
+        """The open step is over (its answers given): the decision after it (the policy
+        speaks once per step, when the loop grew or the action got stronger); a no-op
+        `Action.NONE` decision when no step is open."""
+        if not self._in_step:
+            return Decision(Action.NONE, None, self.results())
+        self._feed([turn_end()])
+        self._in_step = False
+        self._open = []
+        self.decision = self.escalation.decide()
+        return self.decision
+
+    def stop(self, decision: Decision) -> Decision:
+        """The stop decision, carrying the results of the run so far."""
+        return Decision(Action.STOP, decision.message, self.results(), decision.loops)

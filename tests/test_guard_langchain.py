@@ -1,0 +1,99 @@
+"""The LangChain guard in a real LangChain v1 agent (``create_agent``, a LangGraph graph)
+driven by LangChain's own fake chat model, through a loop, a cycle and a clean run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
+
+from maxrepeat import MaxRepeatConfig, MissingExtraError
+from maxrepeat.guards.langchain import LoopStoppedError, loop_guard, trajectory_from_messages
+
+from .guard_scenarios import NAME_ARGS, OBSERVATION, SCRIPTS, Outcome, check, tool_output
+
+
+class ScriptedChatModel(FakeMessagesListChatModel):
+    """LangChain's fake model, recording what it is sent; tools are bound as-is (the
+    responses are scripted)."""
+
+    sent: list[list[BaseMessage]] = []
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+        return self
+
+    def _generate(self, messages: list[BaseMessage], stop: Any = None,
+                  run_manager: Any = None, **kwargs: Any) -> Any:
+        self.sent.append(list(messages))
+        return super()._generate(messages, stop, run_manager, **kwargs)
+
+
+def _run(scenario: str, config: MaxRepeatConfig) -> Outcome:
+    executed: list[str] = []
+
+    @tool
+    def run_tests(path: str) -> str:
+        """Run the tests under path."""
+        executed.append("run_tests")
+        return tool_output("run_tests", {"path": path})
+
+    @tool
+    def edit(path: str, text: str) -> str:
+        """Write text to the file at path."""
+        executed.append("edit")
+        return tool_output("edit", {"path": path})
+
+    responses: list[BaseMessage] = [
+        AIMessage(content="", tool_calls=[{"id": f"call_{i}", "name": name, "args": args}])
+        for i, (name, args) in enumerate(SCRIPTS[scenario])]
+    responses.append(AIMessage(content="Done."))
+    model = ScriptedChatModel(responses=responses, sent=[])
+    agent = create_agent(model, [run_tests, edit], middleware=[loop_guard(config)],
+                         checkpointer=InMemorySaver())
+    thread = {"configurable": {"thread_id": scenario}}
+    stopped = None
+    try:
+        agent.invoke({"messages": [HumanMessage("Make the tests pass.")]}, thread)
+    except LoopStoppedError as err:
+        stopped = err
+    messages = agent.get_state(thread).values["messages"]
+    return Outcome(
+        contexts=["\n".join(str(m.content) for m in sent) for sent in model.sent],
+        trajectory=trajectory_from_messages(messages),
+        executed=len(executed),
+        stopped=stopped,
+    )
+
+
+@pytest.mark.parametrize("scenario", ["loop", "cycle", "clean"])
+def test_langchain_agent_is_warned_refused_and_stopped(scenario: str) -> None:
+    check(_run(scenario, NAME_ARGS), NAME_ARGS, scenario)
+
+
+def test_langchain_observation_mode_warns_blocks_and_stops_after_the_calls() -> None:
+    outcome = _run("loop", OBSERVATION)
+    check(outcome, OBSERVATION, "loop")
+    assert "5 times in a row" in str(outcome.stopped)
+
+
+def test_langchain_warning_is_a_message_in_the_conversation() -> None:
+    outcome = _run("loop", NAME_ARGS)
+    warning = next(c for c in outcome.contexts if "maxrepeat loop guard" in c)
+    assert ('you repeated run_tests {"path": "tests/"} 3 times in a row (at most 2 allowed;'
+            in warning)
+
+
+def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    import maxrepeat.guards.langchain as mod
+
+    monkeypatch.setattr(mod, "_CLASS", None)
+    monkeypatch.setitem(sys.modules, "langchain.agents.middleware", None)
+    with pytest.raises(MissingExtraError, match=r"maxrepeat\[langchain\]"):
+        loop_guard(NAME_ARGS)
