@@ -1,0 +1,207 @@
+"""The loop guard as a pydantic-ai capability (the ``maxrepeat[pydantic-ai]`` extra).
+
+``Agent(model, tools=[...], capabilities=[loop_guard(MaxRepeatConfig(max=3))])`` guards a
+pydantic-ai agent; each run gets its own state (``for_run``). The capability's hooks:
+
+* ``after_model_request``: the model asked for tool calls (one step, however many). When
+  the policy says the step would be refused, ``before_tool_execute`` skips each call with
+  ``SkipToolExecution`` and the refusal as its result; when it says stop,
+  `LoopStoppedError` (an ``AgentRunError``) is raised before they run.
+* ``before_model_request``: the step's tool returns are in the history; at the warning
+  level a ``UserPromptPart`` naming the repeated action (or cycle) and its count is added
+  to the last request of the run's history, so the model reads it now and later.
+
+`trajectory_from_messages` converts ``result.all_messages()`` the same way, for
+``maxrepeat.grade`` afterwards. ``pydantic_ai`` is imported only when a guard is made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..core.errors import MissingExtraError
+from ..core.events import Trajectory, tool_call, tool_result, turn_end, turn_start
+from ._live import Graders, LoopStopped, StepGuard, ToolCall
+from .policy import Action, Policy
+
+if TYPE_CHECKING:
+    from pydantic_ai.capabilities import AbstractCapability
+
+__all__ = ["loop_guard", "trajectory_from_messages", "stop_error_class"]
+
+_EXTRA = "pydantic-ai"
+FORMAT = "pydantic-ai"
+
+
+def _args(part: Any) -> Any:
+    as_dict = getattr(part, "args_as_dict", None)
+    if callable(as_dict):
+        try:
+            return as_dict()
+        except ValueError:  # arguments that are not a JSON object: keep the text
+            return part.args
+    return getattr(part, "args", None)
+
+
+def _calls(response: Any) -> list[ToolCall]:
+    return [ToolCall(p.tool_call_id, p.tool_name, _args(p))
+            for p in response.parts if getattr(p, "part_kind", None) == "tool-call"]
+
+
+def _returns(request: Any) -> list[tuple[str, Any, bool]]:
+    """(call id, content, success) of the tool returns and retry prompts of a request."""
+    out = []
+    for p in request.parts:
+        kind = getattr(p, "part_kind", None)
+        if kind == "tool-return":
+            out.append((p.tool_call_id, p.content,
+                        getattr(p, "outcome", "success") == "success"))
+        elif kind == "retry-prompt" and getattr(p, "tool_name", None) is not None:
+            out.append((p.tool_call_id, p.content, False))
+    return out
+
+
+def _events(messages: Sequence[Any]) -> list[Any]:
+    events: list[Any] = []
+    open_turn = False
+    for message in messages:
+        kind = getattr(message, "kind", None)
+        if kind == "response":
+            if open_turn:
+                events.append(turn_end())
+                open_turn = False
+            calls = _calls(message)
+            if calls:
+                events.append(turn_start())
+                events += [tool_call(c.name, c.id, c.arguments) for c in calls]
+                open_turn = True
+        elif kind == "request":
+            events += [tool_result(cid, content, ok) for cid, content, ok in _returns(message)]
+    if open_turn:
+        events.append(turn_end())
+    return events
+
+
+def trajectory_from_messages(messages: Sequence[Any], *, id: str | None = None) -> Trajectory:
+    """A `Trajectory` from pydantic-ai messages (``result.all_messages()``): each
+    ``ModelResponse`` with tool calls is one turn; the ``ToolReturnPart`` (and tool
+    ``RetryPromptPart``) values answering them are the results."""
+    return Trajectory(events=tuple(_events(messages)), id=id,
+                      source="<pydantic-ai messages>", format=FORMAT)
+
+
+_CLASSES: dict[str, Any] = {}
+
+
+def _classes() -> dict[str, Any]:
+    if _CLASSES:
+        return _CLASSES
+    try:
+        from pydantic_ai.capabilities import AbstractCapability
+        from pydantic_ai.exceptions import AgentRunError, SkipToolExecution
+        from pydantic_ai.messages import UserPromptPart
+    except ImportError as exc:
+        raise MissingExtraError(_EXTRA, "pydantic_ai") from exc
+
+    class LoopStoppedError(AgentRunError, LoopStopped):  # type: ignore[misc]
+        """Raised out of ``agent.run`` when the loop goes on up to ``stop_at``."""
+
+        def __init__(self, decision: Any) -> None:
+            LoopStopped.__init__(self, decision)
+            self.message = decision.message or "maxrepeat loop guard stopped the run"
+
+    class MaxRepeatGuard(AbstractCapability[Any]):  # type: ignore[misc]
+        """Warns, refuses and stops a pydantic-ai agent that repeats itself."""
+
+        def __init__(self, graders: Graders, policy: Policy | None,
+                     guard: StepGuard | None = None) -> None:
+            self.graders = graders
+            self.policy = policy
+            self.guard = guard or StepGuard(graders, policy=policy, format=FORMAT)
+            self.seen = 0
+            self.refused: dict[str, str] = {}
+            self.stopping: Any = None
+
+        async def for_run(self, ctx: Any) -> Any:
+            return MaxRepeatGuard(self.graders, self.policy)
+
+        def _catch_up(self, messages: Sequence[Any]) -> bool:
+            """Feed the tool returns that arrived; whether the step was refused."""
+            refused = False
+            for message in messages[self.seen:]:
+                if getattr(message, "kind", None) != "request":
+                    continue
+                for cid, content, ok in _returns(message):
+                    if cid in self.refused:
+                        refused = True
+                        continue
+                    self.guard.answer(cid, content, success=ok)
+            self.seen = len(messages)
+            self.refused = {}
+            return refused
+
+        async def before_model_request(self, ctx: Any, request_context: Any) -> Any:
+            refused = self._catch_up(ctx.messages)
+            decision = self.guard.finish()
+            if decision.action >= Action.STOP:
+                raise LoopStoppedError(self.guard.stop(decision))
+            if decision.action >= Action.WARN and not refused and decision.message:
+                part = UserPromptPart(decision.message)
+                last = ctx.messages[-1] if ctx.messages else None
+                if last is not None and getattr(last, "kind", None) == "request":
+                    last.parts = [*last.parts, part]
+                    if request_context.messages and request_context.messages[-1] is not last:
+                        request_context.messages[-1].parts = [
+                            *request_context.messages[-1].parts, part]
+            return request_context
+
+        async def after_model_request(self, ctx: Any, *, request_context: Any,
+                                      response: Any) -> Any:
+            self._catch_up(ctx.messages)
+            calls = _calls(response)
+            if calls:
+                ahead = self.guard.start(calls)
+                if ahead.action >= Action.STOP:
+                    # Raised when the first call is about to run: by then the response
+                    # is in the run's history, so the messages hold the stopped step.
+                    self.stopping = self.guard.stop(ahead)
+                elif ahead.action >= Action.BLOCK:
+                    text = self.guard.refuse(ahead)
+                    self.refused = {c.id: text for c in calls if c.id is not None}
+            return response
+
+        async def before_tool_execute(self, ctx: Any, *, call: Any, tool_def: Any,
+                                      args: Any) -> Any:
+            if self.stopping is not None:
+                raise LoopStoppedError(self.stopping)
+            text = self.refused.get(call.tool_call_id)
+            if text is not None:
+                raise SkipToolExecution(text)
+            return args
+
+    _CLASSES.update(guard=MaxRepeatGuard, error=LoopStoppedError)
+    return _CLASSES
+
+
+def stop_error_class() -> type[LoopStopped]:
+    """The exception a pydantic-ai guard raises to stop a run (an ``AgentRunError`` and a
+    `LoopStopped`)."""
+    cls: type[LoopStopped] = _classes()["error"]
+    return cls
+
+
+def loop_guard(graders: Graders, *, policy: Policy | None = None) -> AbstractCapability[Any]:
+    """A pydantic-ai capability guarding against loops.
+
+    ``graders``: a `MaxRepeatConfig`, several, or a YAML config file path; ``policy``:
+    when to warn, refuse and stop. Raises `MissingExtraError` without ``pydantic_ai``.
+
+    >>> from maxrepeat import MaxRepeatConfig
+    >>> type(loop_guard(MaxRepeatConfig(max=3))).__name__
+    'MaxRepeatGuard'
+
+    In an agent: ``Agent(model, tools=[...], capabilities=[guard])``.
+    """
+    capability: AbstractCapability[Any] = _classes()["guard"](graders, policy)
+    return capability
