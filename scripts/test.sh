@@ -17,6 +17,8 @@ fi
 # headless Chromium (tests/test_html_browser.py).
 need_apt=()
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+# Node.js: the differential tests of tools patterns against JavaScript's own RegExp
+command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
 if [ ${#need_apt[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "installing ${need_apt[*]} with apt-get" >&2
   apt-get update -qq >/dev/null

@@ -46,8 +46,9 @@ RULES = [
     ("      max: 1\n      tools: [3]\n",
      "5:15: graders[0].config.tools[0] must be a string (a regular expression) (got 3)"),
     ('      max: 1\n      tools: ["(unclosed"]\n',
-     '5:15: graders[0].config.tools[0] must be a valid regular expression (got "(unclosed");'
-     " missing ), unterminated subpattern at position 0"),
+     '5:15: graders[0].config.tools[0] must be a valid JavaScript regular expression '
+     '(got "(unclosed");'
+     " unterminated group at offset 0"),
     ("      max: 1\n      max_cycle: 2\n",
      "5:7: graders[0].config.max_cycle must be one of the keys max, max_cycle_period, match, "
      "tools (got unknown key \"max_cycle\"); did you mean max_cycle_period?"),

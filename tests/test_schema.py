@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import jsonschema
 import pytest
 from click.testing import CliRunner
 
-from maxrepeat.core.config import check_config, is_empty_regex
-from maxrepeat.specs.schema import config_schema
 from maxrepeat.cli import cli
+from maxrepeat.core.config import check_config, is_empty_regex
+from maxrepeat.core.toolmatch import PatternSyntaxError, compile_pattern
+from maxrepeat.specs.schema import config_schema
 
 from .conftest import load_cases
 
@@ -31,8 +31,8 @@ def _expressible(config: Any) -> bool:
         for item in tools:
             if isinstance(item, str) and item.strip():
                 try:
-                    re.compile(item)
-                except re.error:
+                    compile_pattern(item)
+                except PatternSyntaxError:
                     return False
                 if is_empty_regex(item):
                     return False

@@ -7,13 +7,12 @@ inline flags. No YAML here: the core never parses files.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from .errors import ConfigError
-from .toolmatch import search
+from .toolmatch import ESPattern, PatternSyntaxError, compile_pattern, is_empty_pattern
 
 __all__ = [
     "MaxRepeatConfig",
@@ -135,21 +134,15 @@ def _is_int(value: Any) -> bool:
 
 
 def is_empty_regex(pattern: str) -> bool:
-    """Whether a pattern parses to no element at all, like ``(?i)`` or ``(?:)``.
+    """Whether a pattern's source is empty once its inline flags are taken, like ``(?i)``
+    or ``(?:)`` (``RegExp.prototype.source`` is ``(?:)``).
 
     Such a pattern matches every tool name, which is never what a ``tools`` entry meant.
 
     >>> is_empty_regex("(?i)"), is_empty_regex("^bash$")
     (True, False)
     """
-    # The regex parser is the only exact judge of "no element" (it is private, not typed).
-    import importlib
-
-    parser: Any = importlib.import_module("re._parser")
-    try:
-        return len(parser.parse(pattern)) == 0
-    except re.error:
-        return False
+    return is_empty_pattern(pattern)
 
 
 def check_config(config: Any) -> list[tuple[ConfigError, str | None]]:
@@ -227,19 +220,14 @@ def _check_tools(tools: Any) -> list[ConfigError]:
             errors.append(ConfigError(path, "a non-blank regular expression", show_value(item)))
         else:
             try:
-                re.compile(item)
-            except re.error as exc:
+                compile_pattern(item)
+            except PatternSyntaxError as exc:
                 errors.append(
                     ConfigError(
-                        path, "a valid regular expression", show_value(item), hint=str(exc)
+                        path, "a valid JavaScript regular expression", show_value(item),
+                        hint=str(exc),
                     )
                 )
-                continue
-            except RecursionError:
-                errors.append(
-                    ConfigError(path, "a regular expression of sane depth", show_value(item))
-                )
-                continue
     return errors
 
 
@@ -272,7 +260,7 @@ class MaxRepeatConfig:
     match: MatchMode = "observation"
     tools: tuple[str, ...] | None = None
     name: str | None = None
-    _patterns: tuple[re.Pattern[str], ...] = field(default=(), repr=False, compare=False)
+    _patterns: tuple[ESPattern, ...] = field(default=(), repr=False, compare=False)
 
     def __init__(
         self,
@@ -297,7 +285,7 @@ class MaxRepeatConfig:
         object.__setattr__(self, "tools", tools_t)
         object.__setattr__(self, "name", name)
         object.__setattr__(
-            self, "_patterns", tuple(re.compile(p) for p in tools_t) if tools_t else ()
+            self, "_patterns", tuple(compile_pattern(p) for p in tools_t) if tools_t else ()
         )
 
     @classmethod
@@ -326,7 +314,7 @@ class MaxRepeatConfig:
         return _describe(self.max, self.max_cycle_period, self.match, self.tools)
 
     @property
-    def patterns(self) -> tuple[re.Pattern[str], ...]:
+    def patterns(self) -> tuple[ESPattern, ...]:
         """The compiled ``tools`` patterns (empty when every tool is watched)."""
         return self._patterns
 
@@ -342,7 +330,7 @@ class MaxRepeatConfig:
         """
         if not self._patterns:
             return True
-        return any(search(p, tool_name) for p in self._patterns)
+        return any(p.search(tool_name) for p in self._patterns)
 
     def to_dict(self) -> dict[str, Any]:
         """The config as written in a config file (snake_case keys)."""
