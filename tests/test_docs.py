@@ -1,4 +1,5 @@
-"""The documentation runs: README code blocks and every docstring example of the package."""
+"""The documentation runs: the code blocks of README.md and of every docs/ page, and every
+docstring example of the package."""
 
 from __future__ import annotations
 
@@ -15,7 +16,10 @@ import maxrepeat
 from .conftest import ROOT
 
 README = ROOT / "README.md"
-#: a fenced block: ```python (run as a script) or ```pycon (run as a doctest session)
+#: README.md and the pages of the documentation site
+DOCUMENTS = [README, *sorted((ROOT / "docs").rglob("*.md"))]
+#: a fenced block: ```python (run as a script) or ```pycon (run as a doctest session);
+#: ```py only shows code (one that needs a cluster, say)
 _FENCE = re.compile(r"^```(python|pycon)[ \t]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 
 
@@ -26,10 +30,18 @@ def _modules() -> list[str]:
     return sorted(found)
 
 
-def _readme_blocks() -> list[tuple[str, str, int]]:
-    text = README.read_text(encoding="utf-8")
-    return [(m.group(1), m.group(2), text.count("\n", 0, m.start()) + 1)
-            for m in _FENCE.finditer(text)]
+def _blocks() -> list[tuple[str, str, str]]:
+    """(kind, code, "file:line") of every runnable block of the documents."""
+    found = []
+    for document in DOCUMENTS:
+        text = document.read_text(encoding="utf-8")
+        where = document.relative_to(ROOT).as_posix()
+        found += [(m.group(1), m.group(2), f"{where}:{text.count(chr(10), 0, m.start()) + 1}")
+                  for m in _FENCE.finditer(text)]
+    return found
+
+
+BLOCKS = _blocks()
 
 
 def test_every_public_symbol_has_a_runnable_example() -> None:
@@ -55,23 +67,22 @@ def test_docstring_examples_run(name: str, monkeypatch: pytest.MonkeyPatch) -> N
     assert failed == 0
 
 
-def test_readme_has_runnable_examples() -> None:
-    """The README shows Python examples (so the test below checks something)."""
-    assert any(kind == "python" for kind, _, _ in _readme_blocks())
+def test_docs_have_runnable_examples() -> None:
+    """The README and the docs show Python examples (so the test below checks something)."""
+    assert {where.split(":")[0] for kind, _, where in BLOCKS if kind == "python"} >= {
+        "README.md", "docs/getting-started.md", "docs/integrations/monitor.md"}
 
 
-@pytest.mark.parametrize("kind, code, line", _readme_blocks(),
-                         ids=[f"README.md:{line}" for _, _, line in _readme_blocks()])
-def test_readme_example_runs(kind: str, code: str, line: int,
-                             monkeypatch: pytest.MonkeyPatch,
-                             capsys: pytest.CaptureFixture[str]) -> None:
-    """A README code block runs from the repository root without error."""
+@pytest.mark.parametrize("kind, code, where", BLOCKS, ids=[w for _, _, w in BLOCKS])
+def test_doc_example_runs(kind: str, code: str, where: str, monkeypatch: pytest.MonkeyPatch,
+                          capsys: pytest.CaptureFixture[str]) -> None:
+    """A code block of the README or a docs page runs from the repository root."""
     monkeypatch.chdir(ROOT)
     if kind == "pycon":
         parser = doctest.DocTestParser()
-        test = parser.get_doctest(code, {}, f"README.md:{line}", str(README), line)
+        test = parser.get_doctest(code, {}, where, where.split(":")[0], 0)
         runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
         runner.run(test)
         assert runner.failures == 0, capsys.readouterr().out
     else:
-        exec(compile(code, f"README.md:{line}", "exec"), {"__name__": "__readme__"})
+        exec(compile(code, where, "exec"), {"__name__": "__docs__"})
