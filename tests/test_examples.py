@@ -1,7 +1,8 @@
 """The example configs watch the tools each agent really calls: examples/claude-code.yaml
 (`Bash`), examples/codex.yaml (Codex's shell tools) and examples/openhands.yaml
-(`execute_bash`, `terminal`), graded through the command line on the agent's fixtures and,
-marked `corpus`, on real transcripts beside the repository."""
+(`execute_bash`, `terminal`), graded through the command line on the agent's fixtures,
+on a run of the real Codex CLI, and (marked `corpus`) on real Claude Code and OpenHands
+transcripts beside the repository."""
 
 from __future__ import annotations
 
@@ -18,14 +19,17 @@ import maxrepeat
 from maxrepeat.core.events import Trajectory
 
 from .conftest import CORPUS, EXAMPLES, FIXTURES, ROOT
+from .test_reader_codex_exec import CODEX, codex_exec, model_server
+
+__all__ = ["model_server"]  # the scripted Responses server, a fixture used below
 
 #: agent -> (its example config, its shell grader, the shell tools it calls, fixture files)
 AGENTS = {
     "claude-code": ("claude-code.yaml", "bash-same-output", {"Bash"},
                     ["claude-code/session.jsonl"]),
-    "codex": ("codex.yaml", "shell-same-output",
-              {"shell", "shell_command", "exec_command", "local_shell"},
-              ["codex/rollout.jsonl"]),
+    "codex": ("codex.yaml", "shell-same-command",
+              {"shell", "shell_command", "exec_command", "local_shell", "command_execution"},
+              ["codex/rollout.jsonl", "codex-exec/exec.jsonl"]),
     "openhands": ("openhands.yaml", "bash-same-output", {"execute_bash", "terminal"},
                   ["openhands/output.jsonl", "openhands/sdk_events.json",
                    "openhands/events.json"]),
@@ -110,3 +114,17 @@ def test_example_config_on_real_transcripts(agent: str) -> None:
              for p in sorted((CORPUS / folder).iterdir()) if p.is_file()]
     assert paths, f"no {agent} transcripts in {CORPUS}"
     _check_watches_the_shell(agent, paths)
+
+
+@pytest.mark.skipif(not CODEX.exists(), reason="scripts/test.sh installs @openai/codex")
+def test_codex_config_on_a_real_codex_run(tmp_path: Path, model_server: str) -> None:
+    """The real Codex CLI, scripted to run `echo hi` four times, writes a rollout and an
+    `exec --json` stream; examples/codex.yaml fails both on the same command (its output
+    differs every time: exec_command reports a chunk id and the wall time)."""
+    stream, rollout = codex_exec(tmp_path, model_server)
+    for path in (rollout, stream):
+        rows, code = _grade("codex.yaml", [path])
+        shell = next(r for r in rows if r["name"] == "shell-same-command")
+        assert code == 1 and not shell["passed"], shell
+        assert shell["metadata"]["occurrences"] == 4
+        assert shell["metadata"]["watchedCalls"] == 6

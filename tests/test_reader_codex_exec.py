@@ -95,8 +95,9 @@ def _grade(path: Path, *extra: str) -> tuple[int, dict[str, Any]]:
     return proc.returncode, result
 
 
-@pytest.mark.skipif(not CODEX.exists(), reason="scripts/test.sh installs @openai/codex")
-def test_real_codex_exec_json_stream(tmp_path: Path, model_server: str) -> None:
+def codex_exec(tmp_path: Path, model_server: str) -> tuple[Path, Path]:
+    """Run the real ``codex exec --json`` against the scripted server: (the stream it
+    printed, the rollout file it wrote). Also used by tests/test_examples.py."""
     home, work = tmp_path / "codex-home", tmp_path / "work"
     home.mkdir()
     work.mkdir()
@@ -112,7 +113,13 @@ def test_real_codex_exec_json_stream(tmp_path: Path, model_server: str) -> None:
     assert "exec_command" in _Model.tools[0]
     stream = tmp_path / "codex-exec.jsonl"
     stream.write_text(proc.stdout)
+    [rollout] = list((home / "sessions").rglob("rollout-*.jsonl"))
+    return stream, rollout
 
+
+@pytest.mark.skipif(not CODEX.exists(), reason="scripts/test.sh installs @openai/codex")
+def test_real_codex_exec_json_stream(tmp_path: Path, model_server: str) -> None:
+    stream, rollout = codex_exec(tmp_path, model_server)
     assert detect(Source.from_path(stream)).name == "codex-exec"
     [traj] = read_trajectories(stream)
     calls = [e.data for e in traj.events if e.type == "tool_call"]
@@ -130,7 +137,6 @@ def test_real_codex_exec_json_stream(tmp_path: Path, model_server: str) -> None:
     assert result["metadata"]["format"] == "codex-exec"
     # The rollout Codex wrote for the same run holds the same calls. (Its outputs carry
     # a chunk id and a wall time, so they are compared by arguments here.)
-    [rollout] = list((home / "sessions").rglob("rollout-*.jsonl"))
     for path, fmt in ((stream, "codex-exec"), (rollout, "codex")):
         code, same = _grade(path, "--match", "name-args")
         assert (code, same["metadata"]["format"], same["metadata"]["occurrences"]) == (
