@@ -1,0 +1,88 @@
+"""Packaging: the project builds without a warning (an SPDX licence string and its file),
+and the package is mypy --strict clean without the optional extras as well as with them
+(tests/test_architecture.py checks the latter in the full test environment)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from .conftest import ROOT
+
+#: the top-level modules of the optional extras that the package imports lazily
+EXTRA_MODULES = ("inspect_ai", "ray", "langchain", "langchain_core", "langgraph", "agents",
+                 "pydantic_ai", "smolagents", "atheris")
+
+
+def _quiet_env() -> dict[str, str]:
+    """The environment without the machine's pip settings (they print notes of their own)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
+    env["PIP_CONFIG_FILE"] = os.devnull
+    return env
+
+
+def test_wheel_builds_without_warnings(tmp_path: Path) -> None:
+    """Building the wheel prints no warning, and it carries the licence (SPDX ``MIT`` and
+    the LICENSE file)."""
+    pytest.importorskip("setuptools", minversion="77",
+                        reason="the test extra installs setuptools>=77")
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy(ROOT / name, tree / name)
+    shutil.copytree(ROOT / "src", tree / "src",
+                    ignore=shutil.ignore_patterns("*.egg-info", "__pycache__"))
+    run = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+         "--no-index", "-w", str(tmp_path / "dist"), str(tree)],
+        env=_quiet_env(), capture_output=True, text=True, timeout=300, check=False)
+    output = run.stdout + run.stderr
+    assert run.returncode == 0, output
+    assert "warning" not in output.lower(), output
+    [wheel] = (tmp_path / "dist").glob("maxrepeat-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        metadata = next(n for n in names if n.endswith(".dist-info/METADATA"))
+        text = archive.read(metadata).decode()
+    assert "License-Expression: MIT" in text
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names), names
+
+
+@pytest.mark.slow
+def test_mypy_strict_clean_without_the_extras(tmp_path: Path) -> None:
+    """mypy --strict passes when none of the optional extras is installed: it runs against
+    an interpreter whose site-packages hold everything of this one except the extras."""
+    pytest.importorskip("mypy")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True,
+                   timeout=120)
+    python = venv / "bin" / "python"
+    target = Path(subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True, timeout=60).stdout.strip())
+    source = Path(sysconfig.get_paths()["purelib"])
+    hidden = {m.lower() for m in EXTRA_MODULES}
+    for entry in source.iterdir():
+        top = entry.name.split(".", 1)[0].split("-", 1)[0].lower()
+        if top in hidden:
+            continue
+        link = target / entry.name
+        if not link.exists():
+            link.symlink_to(entry)
+    check = subprocess.run(
+        [str(python), "-c", "import importlib.util as u; print([m for m in "
+         f"{list(EXTRA_MODULES)!r} if u.find_spec(m)])"],
+        capture_output=True, text=True, check=True, timeout=60)
+    assert check.stdout.strip() == "[]", check.stdout
+    run = subprocess.run(
+        [sys.executable, "-m", "mypy", "--python-executable", str(python), "--cache-dir",
+         str(tmp_path / "mypy-cache")], cwd=ROOT, capture_output=True, text=True,
+        timeout=900, check=False)
+    assert run.returncode == 0, run.stdout + run.stderr
