@@ -77,7 +77,8 @@ def grade_paths(
                         on_error(item)
                     label = item.source or source.name
                     for cfg, name in zip(configs, names):
-                        failed = error_result(label, cfg, str(item), name=name)
+                        failed = error_result(label, cfg, str(item), name=name,
+                                              source=item.record or label)
                         if on_result is not None:
                             on_result(failed, None, cfg)
                         yield failed
@@ -219,7 +220,9 @@ def grade_cmd(
                 batch = BatchGrader(paths, configs, fmt=fmt, jobs=jobs, on_error=on_error,
                                     on_unit=on_unit)
                 stream = batch.results()
-            for result in stream:
+            from ..core.runnames import unique_runs
+
+            for result in unique_runs(stream):
                 with guard.critical():  # Ctrl-C lands between results, never inside one
                     if streaming:
                         text = (reporter.line(result, color) if output == "console"

@@ -122,6 +122,18 @@ class TrajectoryFormatError(MaxRepeatError, ValueError):
     def __str__(self) -> str:
         return self.message
 
+    @property
+    def record(self) -> str | None:
+        """Where the unreadable record is: ``file:line`` when the line is known, else the
+        file (None when neither is).
+
+        >>> TrajectoryFormatError("runs.jsonl", "not valid JSON", line=3, col=9).record
+        'runs.jsonl:3'
+        """
+        if self.source is not None and self.line is not None:
+            return f"{self.source}:{self.line}"
+        return self.source
+
     def with_source(self, source: str, line: int | None = None) -> TrajectoryFormatError:
         """The same fault attributed to a file (and line) the core did not know about."""
         return TrajectoryFormatError(

@@ -32,7 +32,8 @@ def as_trajectory(trajectory: Trajectory | Mapping[str, Any]) -> Trajectory:
     return trajectory_from_dict(trajectory)
 
 
-def _base_metadata(config: MaxRepeatConfig, trajectory: Trajectory | None) -> ResultMetadata:
+def _base_metadata(config: MaxRepeatConfig, trajectory: Trajectory | None,
+                   source: str | None = None) -> ResultMetadata:
     return ResultMetadata(
         max=config.max,
         max_cycle_period=config.max_cycle_period,
@@ -40,6 +41,8 @@ def _base_metadata(config: MaxRepeatConfig, trajectory: Trajectory | None) -> Re
         tools=config.tools,
         format=trajectory.format if trajectory is not None else None,
         lenient=trajectory.lenient if trajectory is not None else False,
+        source=utf8_safe(trajectory.source) if trajectory is not None and
+        trajectory.source is not None else source,
     )
 
 
@@ -50,8 +53,12 @@ def error_result(
     *,
     name: str | None = None,
     trajectory: Trajectory | None = None,
+    source: str | None = None,
 ) -> GraderResult:
     """The result of a grader that could not run: status ``error``, no verdict.
+
+    ``source`` says where the unreadable input was (``file`` or ``file:line``) when there
+    is no ``trajectory`` to tell it.
 
     >>> error_result("bad.json", MaxRepeatConfig(1), "bad.json: not JSON").status
     'error'
@@ -63,7 +70,8 @@ def error_result(
         passed=False,
         score=0.0,
         evidence=inert(shorten(reason, 2000)),
-        metadata=_base_metadata(config, trajectory),
+        metadata=_base_metadata(config, trajectory,
+                                None if source is None else utf8_safe(source)),
     )
 
 
@@ -212,6 +220,7 @@ def build_result(
         loop_steps=_loop_steps(runs) if loop_steps is None else loop_steps,
         format=base.format,
         lenient=base.lenient,
+        source=base.source,
     )
     return GraderResult(
         trajectory=utf8_safe(trajectory.label),

@@ -72,6 +72,9 @@ class ResultMetadata:
     #: the input format the trajectory was read from (None when it could not be read)
     format: str | None = "vally"
     lenient: bool = False
+    #: where the trajectory was read: ``file``, ``file:line``, ``file[index]``,
+    #: ``file!member`` or ``file#part`` (None for a trajectory given in memory)
+    source: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The metadata as JSON-ready data (camelCase keys, spec §5 first)."""
@@ -95,6 +98,7 @@ class ResultMetadata:
             "loopSteps": self.loop_steps,
             "format": self.format,
             "lenient": self.lenient,
+            "source": self.source,
         }
 
 

@@ -251,7 +251,8 @@ def grade_unit(
                 errors.append((len(results), str(item)))
                 label = item.source or source.name
                 for cfg, name in zip(configs, names):
-                    results.append(error_result(label, cfg, str(item), name=name))
+                    results.append(error_result(label, cfg, str(item), name=name,
+                                                source=item.record or label))
                 continue
             for cfg, name in zip(configs, names):
                 results.append(grade(item, cfg, name=name))
@@ -301,13 +302,15 @@ def _grade_streamed(
         except TrajectoryFormatError as err:
             message = str(err.with_source(streamed.source))
             errors.append((len(results), message))
-            results.extend(error_result(streamed.source, c, message, name=n)
+            results.extend(error_result(streamed.source, c, message, name=n,
+                                        source=streamed.source)
                            for c, n in zip(configs, names))
             return
         except OSError as exc:
             message = f"{streamed.source}: cannot read: {exc.strerror or exc}"
             errors.append((len(results), message))
-            results.extend(error_result(streamed.source, c, message, name=n)
+            results.extend(error_result(streamed.source, c, message, name=n,
+                                        source=streamed.source)
                            for c, n in zip(configs, names))
             return
     results.extend(out)

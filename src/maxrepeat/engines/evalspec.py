@@ -43,7 +43,8 @@ def grade_paths_with_spec(
                     if on_error is not None:
                         on_error(item)
                     yield error_result(item.source or source.name, stand_in, str(item),
-                                       name=SPEC_RESULT_NAME)
+                                       name=SPEC_RESULT_NAME,
+                                       source=item.record or source.name)
                     continue
                 found = spec.stimulus_for(item, stimulus)
                 if isinstance(found, str):

@@ -82,7 +82,8 @@ def _grade(
         traj = _trajectory(record, source)
     except TrajectoryFormatError as err:
         label = err.source or source
-        return [error_result(label, c, str(err), name=n).to_dict() for c, n in zip(configs, names)]
+        return [error_result(label, c, str(err), name=n, source=err.record or label).to_dict()
+                for c, n in zip(configs, names)]
     return [grade(traj, c, name=n).to_dict() for c, n in zip(configs, names)]
 
 

@@ -173,6 +173,8 @@ def _data(
                       x.end_event, " | ".join(x.pattern)] for x in meta.runs],
             "steps": steps,
             "hidden": tl.hidden if tl is not None else 0,
+            "src": inert(meta.source) if meta.source is not None else None,
+            "fmt": meta.format,
         }
         label = inert(r.trajectory)
         if groups and groups[-1]["label"] == label and all(
@@ -376,6 +378,8 @@ _JS: Final = r"""
       res.match + ") · loop steps " + res.loopSteps + " of " + res.watched));
     box.appendChild(head);
     box.appendChild(el("div", "evidence", res.evidence));
+    if (res.src) box.appendChild(el("div", "muted", "read from " + res.src +
+      (res.fmt ? " as " + res.fmt : "")));
     if (!res.steps) {
       res.runs.forEach(function (r) {
         box.appendChild(el("div", "muted", "run: steps " + r[0] + "-" + r[1] + ", period " + r[2] +

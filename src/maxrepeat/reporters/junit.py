@@ -48,11 +48,14 @@ def _details(result: GraderResult) -> str:
 
 
 def _testcase(suite: ET.Element, result: GraderResult) -> None:
-    case = ET.SubElement(suite, "testcase", {
+    attrs = {
         "name": xml_safe(result.trajectory),
         "classname": xml_safe(f"maxrepeat.{result.name}"),
         "time": "0",
-    })
+    }
+    if result.metadata.source is not None:
+        attrs["file"] = xml_safe(result.metadata.source)  # where the run was read
+    case = ET.SubElement(suite, "testcase", attrs)
     message = xml_safe(result.evidence)
     if result.status == "error":
         node = ET.SubElement(case, "error", {"message": message, "type": "error"})
