@@ -17,7 +17,10 @@ class Summary:
     """Counts over a batch of results.
 
     ``figures`` maps a figure (occurrences) to how many ok results had it;
-    ``failing_tools`` counts the tools of the reported pattern over failing results.
+    ``failing_tools`` counts the tools of the reported pattern over failing results;
+    ``nothing_watched`` counts, by the format they were read as, the ok results that
+    watched no tool call at all (a run without tool calls, a wrong ``--format``, a log that
+    keeps its commands in message text, or ``tools`` that match nothing).
 
     >>> summarize([]).total
     0
@@ -31,6 +34,7 @@ class Summary:
     figures: dict[int, int] = field(default_factory=dict)
     failing_tools: dict[str, int] = field(default_factory=dict)
     interrupted: bool = False
+    nothing_watched: dict[str, int] = field(default_factory=dict)
 
     @property
     def exit_code(self) -> int:
@@ -54,6 +58,7 @@ class Summary:
                 sorted(self.failing_tools.items(), key=lambda kv: (-kv[1], kv[0]))
             ),
             "interrupted": self.interrupted,
+            "nothingWatched": dict(sorted(self.nothing_watched.items())),
         }
 
 
@@ -65,6 +70,7 @@ class SummaryBuilder:
         self.total = self.passed = self.failed = self.errors = 0
         self.figures: Counter[int] = Counter()
         self.tools: Counter[str] = Counter()
+        self.unwatched: Counter[str] = Counter()
 
     def add(self, result: GraderResult) -> None:
         """Count one result."""
@@ -73,6 +79,8 @@ class SummaryBuilder:
             self.errors += 1
             return
         self.figures[result.metadata.occurrences] += 1
+        if result.metadata.watched_calls == 0:
+            self.unwatched[result.metadata.format or "unknown"] += 1
         if result.passed:
             self.passed += 1
         else:
@@ -90,6 +98,7 @@ class SummaryBuilder:
             figures=dict(self.figures),
             failing_tools=dict(self.tools),
             interrupted=interrupted,
+            nothing_watched=dict(self.unwatched),
         )
 
 

@@ -76,6 +76,14 @@ def summary_text(summary: Summary) -> str:
         top = sorted(summary.failing_tools.items(), key=lambda kv: (-kv[1], kv[0]))[:5]
         parts.append("tools in failing patterns: " + ", ".join(
             f"{inert(k)} ({v})" for k, v in top))
+    if summary.nothing_watched:
+        # A pass with nothing watched is no evidence: say so, with the format it was read
+        # as, so a wrong --format or an export without tool calls is seen.
+        count = sum(summary.nothing_watched.values())
+        formats = ", ".join(f"{inert(k)} {v}" for k, v in sorted(summary.nothing_watched.items()))
+        parts.append(f"no tool call watched in {count} result{'s' if count != 1 else ''} "
+                     f"(read as: {formats}); they pass without evidence: check --format "
+                     "and --tools")
     return "\n".join(parts) + "\n"
 
 
