@@ -20,7 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from maxrepeat import GraderResult, MaxRepeatConfig, Trajectory, grade
+from maxrepeat import (GraderResult, MaxRepeatConfig, Trajectory, grade, tool_call, turn_end,
+                       turn_start)
 
 #: the calls the scripted model makes, one per model response, then it answers
 SCRIPTS: dict[str, list[tuple[str, dict[str, Any]]]] = {
@@ -48,6 +49,9 @@ class Outcome:
     trajectory: Trajectory  # the run's messages, converted afterwards
     executed: int  # tool calls that really ran
     stopped: Any = None  # the stop error, if the guard stopped the run
+    #: whether the framework's record of a stopped run holds the stopped response (the
+    #: Agents SDK's ``run_data`` ends before it; its calls are then the script's next)
+    stop_recorded: bool = True
     results: tuple[GraderResult, ...] = field(default_factory=tuple)
 
 
@@ -83,14 +87,20 @@ def level(result: GraderResult) -> int:
 
 
 def check(outcome: Outcome, config: MaxRepeatConfig, scenario: str) -> None:
-    traj = outcome.trajectory
+    record = outcome.trajectory
+    traj = record
+    if outcome.stopped is not None and not outcome.stop_recorded and \
+            config.match != "observation":  # (observation mode stops between steps)
+        name, args = SCRIPTS[scenario][len(_steps(record))]
+        traj = Trajectory(events=(*record.events, turn_start(),
+                                  tool_call(name, "stopped", args), turn_end()))
     turns = _steps(traj)
     graded = [grade(_prefix(traj, k), config) for k in range(len(turns) + 1)]
     levels = [level(g) for g in graded]
     refused = [any(e.type == "tool_result" and isinstance(e.data.result, str)
                    and e.data.result.startswith(MARK) for e in t) for t in turns]
     warned = [MARK in text for text in outcome.contexts]
-    final = grade(traj, config)
+    final = grade(record, config)
 
     if scenario == "clean":
         assert final.passed, final.evidence

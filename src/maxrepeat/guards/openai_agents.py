@@ -1,0 +1,299 @@
+"""The loop guard for the OpenAI Agents SDK (the ``maxrepeat[openai-agents]`` extra).
+
+One guard per run, in the SDK's three documented places::
+
+    guard = loop_guard(MaxRepeatConfig(max=3))
+    agent = Agent(name="fixer", model=model, tools=guard.tools([run_tests]))
+    result = await Runner.run(agent, "fix it", hooks=guard, run_config=guard.run_config())
+
+* run hooks (``hooks=guard``): ``on_llm_end`` sees the tool calls of a model response
+  (one step, however many calls); when the policy says stop, `LoopStoppedError` (an
+  ``AgentsException``) is raised before they run, and also from ``on_llm_start`` when a
+  step that ran reaches ``stop_at``;
+* a tool input guardrail on each function tool (``guard.tools``): when the policy says the
+  step would be refused, each call is rejected with the refusal as its output
+  (``ToolGuardrailFunctionOutput.reject_content``) and does not run;
+* ``call_model_input_filter`` (``guard.run_config``): the step's outputs are read from the
+  model input, and at the warning level a user message naming the repeated action (or
+  cycle) and its count is put after them, on this call and every later one.
+
+`trajectory_from_items` converts ``result.to_input_list()`` (or the items of a stopped
+run's ``run_data``) the same way, for ``maxrepeat.grade`` afterwards. ``agents`` is imported
+only when a guard is made.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from ..core.errors import MissingExtraError
+from ..core.events import Trajectory, tool_call, tool_result, turn_end, turn_start
+from ._live import Graders, LoopStopped, StepGuard, ToolCall
+from .policy import Action, Decision, Policy
+
+__all__ = ["loop_guard", "trajectory_from_items", "stop_error_class"]
+
+_EXTRA = "openai-agents"
+FORMAT = "openai-agents"
+_MODEL_SIDE = ("function_call", "message", "reasoning")
+
+
+def _item(item: Any) -> dict[str, Any]:
+    if isinstance(item, dict):
+        return item
+    to_input = getattr(item, "to_input_item", None)
+    if callable(to_input):
+        value: dict[str, Any] = to_input()
+        return value
+    dump = getattr(item, "model_dump", None)
+    return dump(exclude_unset=True) if callable(dump) else {}
+
+
+def _kind(item: dict[str, Any]) -> str:
+    kind = item.get("type")
+    if kind is None and "role" in item:
+        kind = "message"
+    return str(kind)
+
+
+def _arguments(text: Any) -> Any:
+    if not isinstance(text, str):
+        return text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _call(item: dict[str, Any]) -> ToolCall:
+    return ToolCall(item.get("call_id"), item.get("name", ""), _arguments(item.get("arguments")))
+
+
+def _events(items: Sequence[Any]) -> list[Any]:
+    events: list[Any] = []
+    open_turn = False
+    model_side = False
+    for raw in items:
+        item = _item(raw)
+        kind = _kind(item)
+        side = kind in _MODEL_SIDE and item.get("role", "assistant") == "assistant"
+        if side and not model_side and open_turn:
+            events.append(turn_end())
+            open_turn = False
+        model_side = side
+        if kind == "function_call":
+            if not open_turn:
+                events.append(turn_start())
+                open_turn = True
+            c = _call(item)
+            events.append(tool_call(c.name, c.id, c.arguments))
+        elif kind == "function_call_output":
+            events.append(tool_result(str(item.get("call_id")), item.get("output")))
+    if open_turn:
+        events.append(turn_end())
+    return events
+
+
+def trajectory_from_items(items: Sequence[Any], *, id: str | None = None) -> Trajectory:
+    """A `Trajectory` from a run's items (``result.to_input_list()``, or ``RunItem``
+    objects): the function calls of one model response are one turn, the
+    ``function_call_output`` items answering them (by ``call_id``) the results.
+
+    >>> from maxrepeat import grade, MaxRepeatConfig
+    >>> items = [{"role": "user", "content": "fix"}]
+    >>> for i in range(3):
+    ...     items += [{"type": "function_call", "call_id": f"c{i}", "name": "ls",
+    ...                "arguments": "{}"},
+    ...               {"type": "function_call_output", "call_id": f"c{i}", "output": "a"}]
+    >>> grade(trajectory_from_items(items), MaxRepeatConfig(max=2)).metadata.occurrences
+    3
+    """
+    return Trajectory(events=tuple(_events(items)), id=id, source="<openai-agents items>",
+                      format=FORMAT)
+
+
+class _Logic:
+    """The guard's state for one run, free of SDK types."""
+
+    def __init__(self, graders: Graders, policy: Policy | None) -> None:
+        self.graders = graders
+        self.policy = policy
+        self.reset(None)
+
+    def reset(self, run: int | None) -> None:
+        self.run = run
+        self.guard = StepGuard(self.graders, policy=self.policy, format=FORMAT)
+        self.refused: dict[str, str] = {}
+        self.pending: set[str] = set()
+        self.notes: list[tuple[str, str]] = []  # (call id the note follows, note)
+        self.decision = Decision(Action.NONE, None, ())
+        self.stopping: Decision | None = None
+
+    def filter(self, items: list[Any]) -> list[Any]:
+        """The model input with this run's notes in place (the step just ended decided)."""
+        by_id: dict[str, dict[str, Any]] = {}
+        for item in items:
+            d = _item(item)
+            if _kind(d) == "function_call_output":
+                by_id[str(d.get("call_id"))] = d
+        answered = [cid for cid in list(self.pending) if cid in by_id]
+        for cid in answered:
+            self.pending.discard(cid)
+            if cid in self.refused:
+                continue
+            self.guard.answer(cid, by_id[cid].get("output"))
+        if answered and not self.pending:
+            was_refused = any(cid in self.refused for cid in answered)
+            self.refused = {}
+            self.decision = self.guard.finish()
+            if (self.decision.action in (Action.WARN, Action.BLOCK) and not was_refused
+                    and self.decision.message):
+                self.notes.append((answered[-1], self.decision.message))
+        if not self.notes:
+            return items
+        out: list[Any] = []
+        after: dict[str, list[str]] = {}
+        for cid, note in self.notes:
+            after.setdefault(cid, []).append(note)
+        for item in items:
+            out.append(item)
+            d = _item(item)
+            if _kind(d) == "function_call_output":
+                for note in after.get(str(d.get("call_id")), ()):
+                    out.append({"role": "user", "content": note})
+        return out
+
+    def response(self, output: Sequence[Any]) -> None:
+        """A model response: its calls open a step (refused or stopped per the policy)."""
+        calls = [_call(d) for d in map(_item, output) if _kind(d) == "function_call"]
+        if not calls:
+            return
+        ahead = self.guard.preview(calls)
+        if ahead.action >= Action.STOP:
+            # Stopped when the first call is about to run (``on_tool_start``). The SDK's
+            # record of a failed run (``run_data``) ends before this response, so the
+            # results are those of the run without it: what grading that record gives.
+            self.stopping = Decision(Action.STOP, ahead.message, self.guard.results(),
+                                     ahead.loops)
+            return
+        self.guard.start(calls)
+        self.pending = {c.id for c in calls if c.id is not None}
+        if ahead.action >= Action.BLOCK:
+            text = self.guard.refuse(ahead)
+            self.refused = {c.id: text for c in calls if c.id is not None}
+
+
+_CLASSES: dict[str, Any] = {}
+
+
+def _classes() -> dict[str, Any]:
+    if _CLASSES:
+        return _CLASSES
+    try:
+        from agents import RunConfig, RunHooks, ToolGuardrailFunctionOutput, ToolInputGuardrail
+        from agents.exceptions import AgentsException
+        from agents.run_config import ModelInputData
+    except ImportError as exc:
+        raise MissingExtraError(_EXTRA, "agents") from exc
+
+    class LoopStoppedError(AgentsException, LoopStopped):  # type: ignore[misc]
+        """Raised out of ``Runner.run`` when the loop goes on up to ``stop_at``."""
+
+        def __init__(self, decision: Decision) -> None:
+            LoopStopped.__init__(self, decision)
+            self.run_data = None
+            self.message = str(self)
+
+    class MaxRepeatRunHooks(RunHooks[Any]):  # type: ignore[misc]
+        """Warns, refuses and stops an Agents SDK run that repeats itself."""
+
+        def __init__(self, graders: Graders, policy: Policy | None) -> None:
+            self.logic = _Logic(graders, policy)
+            self.guardrail: Any = ToolInputGuardrail(guardrail_function=self._check,
+                                                name="maxrepeat")
+
+        async def on_llm_start(self, context: Any, agent: Any, system_prompt: Any,
+                               input_items: Any) -> None:
+            decision = self.logic.decision
+            if decision.action >= Action.STOP:
+                raise LoopStoppedError(self.logic.guard.stop(decision))
+
+        async def on_llm_end(self, context: Any, agent: Any, response: Any) -> None:
+            self.logic.response(response.output)
+
+        async def on_tool_start(self, context: Any, agent: Any, tool: Any) -> None:
+            if self.logic.stopping is not None:
+                raise LoopStoppedError(self.logic.stopping)
+
+        def _filter(self, data: Any) -> Any:
+            model_data = data.model_data
+            return ModelInputData(input=self.logic.filter(list(model_data.input)),
+                                  instructions=model_data.instructions)
+
+        def _check(self, data: Any) -> Any:
+            text = self.logic.refused.get(data.context.tool_call_id)
+            if text is None:
+                return ToolGuardrailFunctionOutput.allow()
+            return ToolGuardrailFunctionOutput.reject_content(text)
+
+        def tools(self, tools: Sequence[Any]) -> list[Any]:
+            """Copies of function tools with the guard's refusal guardrail added (other
+            tools are returned as they are)."""
+            out = []
+            for t in tools:
+                if hasattr(t, "tool_input_guardrails"):
+                    rails = [*(t.tool_input_guardrails or []), self.guardrail]
+                    t = dataclasses.replace(t, tool_input_guardrails=rails)
+                out.append(t)
+            return out
+
+        def run_config(self, base: Any = None) -> Any:
+            """A ``RunConfig`` (a copy of ``base``) whose model input filter is the
+            guard's (it chains to the one ``base`` had)."""
+            cfg = base if base is not None else RunConfig()
+            inner = cfg.call_model_input_filter
+            if inner is None:
+                return dataclasses.replace(cfg, call_model_input_filter=self._filter)
+
+            async def chained(data: Any) -> Any:
+                import inspect as _inspect
+
+                got = inner(data)
+                if _inspect.isawaitable(got):
+                    got = await got
+                data = dataclasses.replace(data, model_data=got)
+                return self._filter(data)
+
+            return dataclasses.replace(cfg, call_model_input_filter=chained)
+
+        @property
+        def results(self) -> Any:
+            """The graders' results for the run so far."""
+            return self.logic.guard.results()
+
+    _CLASSES.update(hooks=MaxRepeatRunHooks, error=LoopStoppedError)
+    return _CLASSES
+
+
+def stop_error_class() -> type[LoopStopped]:
+    """The exception the guard raises to stop a run (an ``AgentsException`` and a
+    `LoopStopped`)."""
+    cls: type[LoopStopped] = _classes()["error"]
+    return cls
+
+
+def loop_guard(graders: Graders, *, policy: Policy | None = None) -> Any:
+    """A guard for one Agents SDK run: pass it as ``hooks=``, wrap the tools with
+    ``guard.tools([...])`` and pass ``run_config=guard.run_config()``.
+
+    ``graders``: a `MaxRepeatConfig`, several, or a YAML config file path; ``policy``:
+    when to warn, refuse and stop. Raises `MissingExtraError` without ``agents``.
+
+    >>> from maxrepeat import MaxRepeatConfig
+    >>> type(loop_guard(MaxRepeatConfig(max=3))).__name__
+    'MaxRepeatRunHooks'
+    """
+    return _classes()["hooks"](graders, policy)

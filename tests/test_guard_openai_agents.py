@@ -1,0 +1,86 @@
+"""The OpenAI Agents SDK guard in a real Agents SDK run driven by the SDK's own
+``agents.testing.ScriptedModel``, through a loop, a cycle and a clean run."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+from agents import Agent, RunConfig, Runner, function_tool
+from agents.exceptions import AgentsException
+from agents.testing import ScriptedModel, assistant_message, function_call
+
+from maxrepeat import MaxRepeatConfig, MissingExtraError
+from maxrepeat.guards.openai_agents import loop_guard, stop_error_class, trajectory_from_items
+
+from .guard_scenarios import NAME_ARGS, OBSERVATION, SCRIPTS, Outcome, check, tool_output
+
+
+def _text(items: Any) -> str:
+    return "\n".join(json.dumps(i, default=str) for i in items)
+
+
+def _run(scenario: str, config: MaxRepeatConfig) -> Outcome:
+    executed: list[str] = []
+
+    @function_tool
+    def run_tests(path: str) -> str:
+        """Run the tests under path."""
+        executed.append("run_tests")
+        return tool_output("run_tests", {"path": path})
+
+    @function_tool
+    def edit(path: str, text: str) -> str:
+        """Write text to the file at path."""
+        executed.append("edit")
+        return tool_output("edit", {"path": path})
+
+    steps: list[Any] = [[function_call(name, args, call_id=f"call_{i}")]
+                        for i, (name, args) in enumerate(SCRIPTS[scenario])]
+    steps.append([assistant_message("Done.")])
+    model = ScriptedModel(steps)
+    guard = loop_guard(config)
+    agent = Agent(name="fixer", model=model, tools=guard.tools([run_tests, edit]))
+    # No trace export: the tests make no network calls.
+    run_config = guard.run_config(RunConfig(tracing_disabled=True))
+    stopped = None
+    try:
+        result = asyncio.run(Runner.run(agent, "Make the tests pass.", hooks=guard,
+                                        run_config=run_config, max_turns=30))
+        items = result.to_input_list()
+    except stop_error_class() as err:
+        stopped = err
+        assert err.run_data is not None  # the SDK attaches the run so far
+        items = [*err.run_data.input, *err.run_data.new_items] if isinstance(
+            err.run_data.input, list) else list(err.run_data.new_items)
+    return Outcome([_text(c.input) for c in model.calls], trajectory_from_items(items),
+                   len(executed), stopped, stop_recorded=False)
+
+
+@pytest.mark.parametrize("scenario", ["loop", "cycle", "clean"])
+def test_openai_agents_run_is_warned_refused_and_stopped(scenario: str) -> None:
+    check(_run(scenario, NAME_ARGS), NAME_ARGS, scenario)
+
+
+def test_openai_agents_observation_mode_warns_blocks_and_stops_after_the_calls() -> None:
+    outcome = _run("loop", OBSERVATION)
+    check(outcome, OBSERVATION, "loop")
+    assert "5 times in a row" in str(outcome.stopped)
+
+
+def test_openai_agents_stop_error_is_an_agents_exception() -> None:
+    outcome = _run("loop", NAME_ARGS)
+    assert isinstance(outcome.stopped, AgentsException)
+
+
+def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    import maxrepeat.guards.openai_agents as mod
+
+    monkeypatch.setattr(mod, "_CLASSES", {})
+    monkeypatch.setitem(sys.modules, "agents", None)
+    with pytest.raises(MissingExtraError, match=r"maxrepeat\[openai-agents\]"):
+        loop_guard(NAME_ARGS)
