@@ -1,0 +1,220 @@
+"""The loop guard for smolagents (the ``maxrepeat[smolagents]`` extra).
+
+::
+
+    guard = loop_guard(MaxRepeatConfig(max=3))
+    agent = ToolCallingAgent(tools=guard.tools([run_tests]), model=model,
+                             step_callbacks=[guard])
+
+* The guard is a step callback: after each ``ActionStep`` (the calls of one model
+  response are one step) it feeds the step's calls and observations to the monitors. At
+  the warning level it appends a note naming the repeated action (or cycle) and its count
+  to the step's observations, which is what the model reads next; when the loop goes on
+  up to ``stop_at`` it raises `LoopStoppedError` (an ``AgentError``) out of ``agent.run``.
+* ``guard.tools`` returns copies of the tools that refuse a call before it runs when the
+  policy says a step of that call would be refused (the refusal is the call's output).
+  smolagents has no hook between a model response and its tool calls, so a call is judged
+  as a step of its own: loops of single-call steps are refused, loops of parallel calls
+  are warned and stopped.
+
+smolagents keeps one observation text per step (the outputs of its calls, joined); a step
+of several calls gives that text as each call's result. `trajectory_from_steps` converts
+``agent.memory.steps`` the same way (without the guard's notes) for ``maxrepeat.grade``
+afterwards. ``smolagents`` is imported only when a guard is made.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any, Final
+
+from ..core.canonical import canonical_bytes
+from ..core.errors import MissingExtraError
+from ..core.events import Trajectory, tool_call, tool_result, turn_end, turn_start
+from ._live import Graders, LoopStopped, StepGuard, ToolCall
+from .policy import Action, Policy
+
+__all__ = ["loop_guard", "trajectory_from_steps", "stop_error_class", "NOTE_MARK"]
+
+_EXTRA = "smolagents"
+FORMAT = "smolagents"
+#: where a guard's note starts in a step's observations
+NOTE_MARK: Final = "\n\n[maxrepeat] "
+
+
+def _calls(step: Any) -> list[ToolCall]:
+    return [ToolCall(c.id, c.name, c.arguments) for c in getattr(step, "tool_calls", None) or ()]
+
+
+def _observation(step: Any) -> Any:
+    text = getattr(step, "observations", None)
+    if isinstance(text, str):
+        return text.split(NOTE_MARK, 1)[0]
+    error = getattr(step, "error", None)
+    return None if error is None else str(error)
+
+
+def _events(steps: Sequence[Any]) -> list[Any]:
+    events: list[Any] = []
+    for step in steps:
+        calls = _calls(step)
+        if not calls:
+            continue
+        observation = _observation(step)
+        events.append(turn_start())
+        events += [tool_call(c.name, c.id, c.arguments) for c in calls]
+        events += [tool_result(c.id, observation) for c in calls if c.id is not None]
+        events.append(turn_end())
+    return events
+
+
+def trajectory_from_steps(steps: Sequence[Any], *, id: str | None = None) -> Trajectory:
+    """A `Trajectory` from smolagents memory steps (``agent.memory.steps``): each
+    ``ActionStep`` with tool calls is one turn, its observations the calls' results."""
+    return Trajectory(events=tuple(_events(steps)), id=id, source="<smolagents memory>",
+                      format=FORMAT)
+
+
+def _key(name: str, arguments: Any) -> tuple[str, bytes] | None:
+    try:
+        return (name, canonical_bytes(arguments))
+    except (TypeError, ValueError, RecursionError):
+        return None
+
+
+class _Logic:
+    def __init__(self, graders: Graders, policy: Policy | None) -> None:
+        self.guard = StepGuard(graders, policy=policy, format=FORMAT)
+        self.refused: dict[tuple[str, bytes], str] = {}
+        self.lock = threading.Lock()
+        self.ids = itertools.count()
+
+    def check(self, name: str, arguments: Any) -> str | None:
+        """The refusal for a call about to run, or None to run it."""
+        with self.lock:
+            trial = ToolCall(f"\x00maxrepeat-preview-{next(self.ids)}", name, arguments)
+            ahead = self.guard.preview([trial])
+            if ahead.action < Action.BLOCK:
+                return None
+            text = self.guard.refusal(ahead).strip()
+            key = _key(name, arguments)
+            if key is not None:
+                self.refused[key] = text
+            return text
+
+    def step(self, step: Any) -> Any:
+        """Feed a finished step; the decision after it."""
+        calls = _calls(step)
+        with self.lock:
+            if not calls:
+                return None
+            ahead = self.guard.start(calls)
+            observation = _observation(step)
+            refused = [c.id for c in calls
+                       if c.id is not None and _key(c.name, c.arguments) in self.refused]
+            if refused:
+                self.guard.refuse(ahead, refused)
+            for c in calls:
+                if c.id not in refused:
+                    self.guard.answer(c.id, observation, success=step.error is None)
+            self.refused = {}
+            return self.guard.finish()
+
+
+_CLASSES: dict[str, Any] = {}
+
+
+def _classes() -> dict[str, Any]:
+    if _CLASSES:
+        return _CLASSES
+    try:
+        from smolagents.memory import ActionStep
+        from smolagents.utils import AgentError
+    except ImportError as exc:
+        raise MissingExtraError(_EXTRA, "smolagents") from exc
+
+    class LoopStoppedError(AgentError, LoopStopped):  # type: ignore[misc]
+        """Raised out of ``agent.run`` when the loop goes on up to ``stop_at``."""
+
+        def __init__(self, decision: Any, logger: Any) -> None:
+            LoopStopped.__init__(self, decision)
+            self.message = str(self)  # what AgentError.__init__ would set and log
+            logger.log_error(self.message)
+
+    class MaxRepeatStepCallback:
+        """A smolagents step callback that warns, refuses and stops an agent that
+        repeats itself."""
+
+        def __init__(self, graders: Graders, policy: Policy | None) -> None:
+            self.logic = _Logic(graders, policy)
+
+        def __call__(self, memory_step: Any, agent: Any = None) -> None:
+            if not isinstance(memory_step, ActionStep):
+                return
+            decision = self.logic.step(memory_step)
+            if decision is None:
+                return
+            if decision.action >= Action.STOP:
+                stopped = self.logic.guard.stop(decision)
+                if agent is not None:
+                    # The step is appended to memory after the callbacks: add it now, so
+                    # the memory holds the step the run stopped at.
+                    if memory_step not in agent.memory.steps:
+                        agent.memory.steps.append(memory_step)
+                    raise LoopStoppedError(stopped, agent.logger)
+                raise LoopStopped(stopped)
+            refused = any(isinstance(o, str) and o.startswith("maxrepeat loop guard")
+                          for o in [memory_step.observations])
+            if decision.action >= Action.WARN and decision.message and not refused:
+                memory_step.observations = (
+                    (memory_step.observations or "") + NOTE_MARK + decision.message)
+
+        def tools(self, tools: Sequence[Any]) -> list[Any]:
+            """Copies of the tools that refuse a call the policy would refuse."""
+            out = []
+            for tool in tools:
+                guarded = copy.copy(tool)
+                guarded.forward = self._forward(tool.name, tool.forward)
+                out.append(guarded)
+            return out
+
+        def _forward(self, name: str, inner: Callable[..., Any]) -> Callable[..., Any]:
+            def forward(*args: Any, **kwargs: Any) -> Any:
+                arguments = kwargs if kwargs or not args else args[0]
+                text = self.logic.check(name, arguments)
+                if text is not None:
+                    return text
+                return inner(*args, **kwargs)
+
+            return forward
+
+        @property
+        def results(self) -> Any:
+            """The graders' results for the run so far."""
+            return self.logic.guard.results()
+
+    _CLASSES.update(callback=MaxRepeatStepCallback, error=LoopStoppedError)
+    return _CLASSES
+
+
+def stop_error_class() -> type[LoopStopped]:
+    """The exception the guard raises to stop a run (an ``AgentError`` and a
+    `LoopStopped`)."""
+    cls: type[LoopStopped] = _classes()["error"]
+    return cls
+
+
+def loop_guard(graders: Graders, *, policy: Policy | None = None) -> Any:
+    """A smolagents step callback guarding one agent against loops (see the module doc).
+
+    ``graders``: a `MaxRepeatConfig`, several, or a YAML config file path; ``policy``:
+    when to warn, refuse and stop. Raises `MissingExtraError` without ``smolagents``.
+
+    >>> from maxrepeat import MaxRepeatConfig
+    >>> type(loop_guard(MaxRepeatConfig(max=3))).__name__
+    'MaxRepeatStepCallback'
+    """
+    return _classes()["callback"](graders, policy)

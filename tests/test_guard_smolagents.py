@@ -1,0 +1,106 @@
+"""The smolagents guard in a real ``ToolCallingAgent`` driven by a scripted smolagents
+``Model`` (the documented way to plug in any model), through a loop, a cycle and a clean
+run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from smolagents import Model, ToolCallingAgent, tool
+from smolagents.models import (
+    ChatMessage,
+    ChatMessageToolCall,
+    ChatMessageToolCallFunction,
+    MessageRole,
+)
+from smolagents.utils import AgentError
+
+from maxrepeat import MaxRepeatConfig, MissingExtraError
+from maxrepeat.guards.smolagents import loop_guard, stop_error_class, trajectory_from_steps
+
+from .guard_scenarios import NAME_ARGS, OBSERVATION, SCRIPTS, Outcome, check, tool_output
+
+
+class ScriptedModel(Model):
+    """Answers each call with the next scripted tool call, then the final answer."""
+
+    def __init__(self, script: list[tuple[str, dict[str, Any]]]) -> None:
+        super().__init__(model_id="scripted")
+        self.script = [*script, ("final_answer", {"answer": "Done."})]
+        self.sent: list[str] = []
+
+    def generate(self, messages: list[Any], stop_sequences: Any = None,
+                 response_format: Any = None, tools_to_call_from: Any = None,
+                 **kwargs: Any) -> ChatMessage:
+        self.sent.append("\n".join(str(m.content) for m in messages))
+        name, args = self.script[len(self.sent) - 1]
+        call = ChatMessageToolCall(
+            id=f"call_{len(self.sent)}", type="function",
+            function=ChatMessageToolCallFunction(name=name, arguments=args))
+        return ChatMessage(role=MessageRole.ASSISTANT, content="", tool_calls=[call])
+
+
+def _run(scenario: str, config: MaxRepeatConfig) -> Outcome:
+    executed: list[str] = []
+
+    @tool
+    def run_tests(path: str) -> str:
+        """Run the tests.
+
+        Args:
+            path: Which tests to run.
+        """
+        executed.append("run_tests")
+        return tool_output("run_tests", {"path": path})
+
+    @tool
+    def edit(path: str, text: str) -> str:
+        """Write a file.
+
+        Args:
+            path: The file.
+            text: What to write.
+        """
+        executed.append("edit")
+        return tool_output("edit", {"path": path})
+
+    model = ScriptedModel(SCRIPTS[scenario])
+    guard = loop_guard(config)
+    agent = ToolCallingAgent(tools=guard.tools([run_tests, edit]), model=model,
+                             step_callbacks=[guard], max_steps=30, verbosity_level=-1)
+    stopped = None
+    try:
+        agent.run("Make the tests pass.")
+    except stop_error_class() as err:
+        stopped = err
+    steps = [s for s in agent.memory.steps
+             if not any(c.name == "final_answer" for c in getattr(s, "tool_calls", None) or ())]
+    return Outcome(model.sent, trajectory_from_steps(steps), len(executed), stopped)
+
+
+@pytest.mark.parametrize("scenario", ["loop", "cycle", "clean"])
+def test_smolagents_agent_is_warned_refused_and_stopped(scenario: str) -> None:
+    check(_run(scenario, NAME_ARGS), NAME_ARGS, scenario)
+
+
+def test_smolagents_observation_mode_warns_blocks_and_stops_after_the_calls() -> None:
+    outcome = _run("loop", OBSERVATION)
+    check(outcome, OBSERVATION, "loop")
+    assert "5 times in a row" in str(outcome.stopped)
+
+
+def test_smolagents_stop_error_is_an_agent_error() -> None:
+    outcome = _run("loop", NAME_ARGS)
+    assert isinstance(outcome.stopped, AgentError)
+
+
+def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    import maxrepeat.guards.smolagents as mod
+
+    monkeypatch.setattr(mod, "_CLASSES", {})
+    monkeypatch.setitem(sys.modules, "smolagents.memory", None)
+    with pytest.raises(MissingExtraError, match=r"maxrepeat\[smolagents\]"):
+        loop_guard(NAME_ARGS)
