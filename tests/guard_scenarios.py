@@ -132,5 +132,6 @@ def check(outcome: Outcome, config: MaxRepeatConfig, scenario: str) -> None:
         assert "(blocked)" in outcome.contexts[first_fail + BLOCK_AT - WARN_AT]
     # The stop error carries the results, and they are post-hoc grading's.
     [live] = outcome.stopped.results
-    assert live.metadata == final.metadata and live.evidence == final.evidence
+    assert live.metadata == final.metadata, (live.metadata, final.metadata)
+    assert live.evidence == final.evidence, (live.evidence, final.evidence)
     assert not live.passed

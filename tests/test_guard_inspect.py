@@ -1,0 +1,117 @@
+"""The Inspect guard in a real Inspect eval: a ``react()`` agent with the guard's
+``on_continue`` and approval policy, driven by Inspect's ``mockllm/model`` with scripted
+outputs, through a loop, a cycle and a clean run. What the model saw is read from the
+model events of the log Inspect writes."""
+
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from maxrepeat import MaxRepeatConfig
+from maxrepeat.guards.inspect import loop_guard, trajectory_from_messages
+
+from .guard_scenarios import NAME_ARGS, OBSERVATION, SCRIPTS, Outcome, check, tool_output
+
+
+def _run(scenario: str, config: MaxRepeatConfig, log_dir: Path) -> Outcome:
+    from inspect_ai import Task, eval
+    from inspect_ai.agent import react
+    from inspect_ai.dataset import Sample
+    from inspect_ai.log import read_eval_log
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+    from inspect_ai.tool import Tool, tool
+
+    executed: list[str] = []
+
+    @tool
+    def run_tests() -> Tool:
+        async def execute(path: str) -> str:
+            """Run the tests.
+
+            Args:
+                path: Which tests to run.
+            """
+            executed.append("run_tests")
+            return tool_output("run_tests", {"path": path})
+
+        return execute
+
+    @tool
+    def edit() -> Tool:
+        async def execute(path: str, text: str) -> str:
+            """Write a file.
+
+            Args:
+                path: The file.
+                text: What to write.
+            """
+            executed.append("edit")
+            return tool_output("edit", {"path": path})
+
+        return execute
+
+    outputs = [ModelOutput.for_tool_call("mockllm/model", name, args, tool_call_id=f"call_{i}")
+               for i, (name, args) in enumerate(SCRIPTS[scenario])]
+    outputs.append(ModelOutput.for_tool_call("mockllm/model", "submit", {"answer": "Done."},
+                                             tool_call_id="submit"))
+    for output in outputs:
+        # Given usage, the mock model does not count tokens (tiktoken would download).
+        output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+    guard = loop_guard(config)
+    agent = react(tools=[run_tests(), edit()], on_continue=guard.on_continue,
+                  approval=guard.approval)
+    task = Task(dataset=[Sample(input="Make the tests pass.")], solver=agent,
+                message_limit=60)
+    [log] = eval(task, model=get_model("mockllm/model", custom_outputs=outputs),
+                 log_dir=str(log_dir), display="none")
+    gc.collect()
+    assert log.status == "success", log.error
+    sample = read_eval_log(log.location, resolve_attachments=True).samples[0]  # type: ignore[index]
+    contexts = ["\n".join(m.text for m in e.input) for e in sample.events if e.event == "model"]
+    messages = [m for m in sample.messages
+                if not any(c.function == "submit" for c in getattr(m, "tool_calls", None) or ())]
+    stored: Any = sample.store.get("maxrepeat")
+    stopped = None
+    if stored is not None:
+        stopped = _Stopped(guard.stopped[next(iter(guard.stopped))].results, stored)
+    return Outcome(contexts, trajectory_from_messages(messages), len(executed), stopped)
+
+
+class _Stopped:
+    """The stop as a test sees it: the guard's results and what the log's store holds."""
+
+    def __init__(self, results: Any, stored: Any) -> None:
+        self.results = results
+        self.stored = stored
+
+    def __str__(self) -> str:
+        return str(self.stored)
+
+
+# Inspect's own dependencies warn (a deprecated retry argument; an anyio stream left to the
+# garbage collector): not ours to fix, all else stays an error.
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated:DeprecationWarning"),
+    pytest.mark.filterwarnings("ignore:Unclosed <MemoryObject:ResourceWarning"),
+]
+
+
+@pytest.mark.parametrize("scenario", ["loop", "cycle", "clean"])
+def test_inspect_react_agent_is_warned_refused_and_stopped(
+        scenario: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("INSPECT_LOG_DIR", str(tmp_path))
+    outcome = _run(scenario, NAME_ARGS, tmp_path)
+    check(outcome, NAME_ARGS, scenario)
+    if outcome.stopped is not None:
+        # The results are in the sample's store, so the log shows why the agent stopped.
+        assert outcome.stopped.stored == [r.to_dict() for r in outcome.stopped.results]
+
+
+def test_inspect_observation_mode_warns_blocks_and_stops_after_the_calls(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("INSPECT_LOG_DIR", str(tmp_path))
+    check(_run("loop", OBSERVATION, tmp_path), OBSERVATION, "loop")
