@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -50,7 +51,8 @@ def _run(scenario: str, config: MaxRepeatConfig) -> Outcome:
     error = stop_error_class()
     with capture_run_messages() as messages:  # pydantic-ai's way to see a failed run
         try:
-            agent.run_sync("Make the tests pass.")
+            # asyncio.run closes its loop (run_sync keeps one open for later runs).
+            asyncio.run(agent.run("Make the tests pass."))
         except error as err:
             stopped = err
     return Outcome(sent, trajectory_from_messages(messages), len(executed), stopped)
