@@ -31,8 +31,12 @@ RULES = [
      '5:14: graders[0].config.match must be one of observation, name, name-args (got "names");'
      " did you mean name?"),
     ("      max: 1\n      match: no\n",
-     "5:14: graders[0].config.match must be one of observation, name, name-args (got false);"
-     ' YAML 1.1 reads the unquoted no as false; write "no" in quotes if you meant the text'),
+     '5:14: graders[0].config.match must be one of observation, name, name-args (got "no");'
+     " YAML 1.2 (as the framework reads it) reads the unquoted no as text; YAML 1.1 tools"
+     " read false"),
+    ("      max: 1:30\n",
+     '4:12: graders[0].config.max must be an integer >= 1 (got "1:30"); YAML 1.2 (as the'
+     " framework reads it) reads the unquoted 1:30 as text; YAML 1.1 tools read 90"),
     ("      max: 1\n      tools: []\n",
      "5:14: graders[0].config.tools must be a non-empty list of regular expressions (got []);"
      " omit tools to watch every tool"),

@@ -13,12 +13,40 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any, Final
 
 import msgspec
 
-__all__ = ["canonical_bytes", "is_empty", "decode_value", "normalize", "float_literal",
-           "observation_bytes"]
+from .toolmatch import ES_WHITESPACE
+
+__all__ = ["canonical_bytes", "is_empty", "is_blank", "decode_value", "normalize",
+           "float_literal", "observation_bytes", "SAFE_INTEGER"]
+
+#: the largest integer a double holds exactly: beyond it, numbers compare as the doubles
+#: that JavaScript's JSON.parse makes of them (9007199254740993 equals 9007199254740992)
+SAFE_INTEGER: Final = 2**53
+#: an integer literal that may exceed SAFE_INTEGER (16 digits or more) in raw JSON
+_LONG_INTEGER: Final = re.compile(rb"\d{16}")
+
+
+def is_blank(text: str) -> bool:
+    """Whether a string is empty once ECMAScript's ``trim()`` is applied (its white space
+    and line terminators, not Python's: U+FEFF is blank, U+001C and U+0085 are not).
+
+    >>> is_blank(" \\ufeff\\n"), is_blank("\\x1c"), is_blank("x")
+    (True, False, False)
+    """
+    return not text.strip(ES_WHITESPACE)
+
+
+def _as_double(value: int) -> Any:
+    """An integer as the double JavaScript makes of it (exact ints stay as they are)."""
+    try:
+        rounded = float(value)
+    except OverflowError:
+        return {"$maxrepeat$nonfinite": "Infinity" if value > 0 else "-Infinity"}
+    return int(rounded)
 
 
 def float_literal(text: str) -> Any:
@@ -75,6 +103,9 @@ def _needs_normalizing(value: Any) -> bool:
         if isinstance(item, float):
             if not math.isfinite(item) or item.is_integer():
                 return True
+        elif isinstance(item, int) and not isinstance(item, bool) and \
+                not -SAFE_INTEGER <= item <= SAFE_INTEGER:
+            return True
         elif isinstance(item, dict):
             stack.extend(item.values())
         elif isinstance(item, (list, tuple)):
@@ -86,8 +117,10 @@ _NAN: Final = {"$maxrepeat$nonfinite": "NaN"}
 
 
 def _norm(value: Any) -> Any:
-    if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
+    if isinstance(value, bool) or value is None or isinstance(value, str):
         return value
+    if isinstance(value, int):
+        return value if -SAFE_INTEGER <= value <= SAFE_INTEGER else _as_double(value)
     if isinstance(value, float):
         if math.isnan(value):
             return _NAN
@@ -104,10 +137,13 @@ def _norm(value: Any) -> Any:
 
 
 def normalize(value: Any) -> Any:
-    """The value with integral floats made ints and non-finite floats made distinct tokens.
+    """The value with integral floats made ints, non-finite floats made distinct tokens,
+    and integers beyond 2**53 rounded to the double JavaScript would hold.
 
     >>> normalize({"a": [1.0, 2.5]})
     {'a': [1, 2.5]}
+    >>> normalize(9007199254740993)
+    9007199254740992
     """
     if _needs_normalizing(value):
         return _norm(value)
@@ -129,10 +165,11 @@ def canonical_bytes(value: Any) -> bytes:
         text = _plain_string(bytes(value))
         if text is not None:
             return b"s" + text
-        value = _CANON_DECODER.decode(value)
+        raw = bytes(value)
+        value = _CANON_DECODER.decode(raw)
         if isinstance(value, str):
             return b"s" + value.encode("utf-8", "surrogatepass")
-        return b"j" + _encode(value)
+        return b"j" + _encode(normalize(value) if _LONG_INTEGER.search(raw) else value)
     return b"j" + _encode(normalize(value))
 
 
@@ -155,17 +192,18 @@ def observation_bytes(value: Any) -> bytes | None:
     (None, b'sok')
     """
     if isinstance(value, str):
-        return b"s" + value.encode("utf-8", "surrogatepass") if value.strip() else None
+        return None if is_blank(value) else b"s" + value.encode("utf-8", "surrogatepass")
     if isinstance(value, msgspec.Raw):
         text = _plain_string(bytes(value))
         if text is not None:  # only spaces can be blank here: controls are escaped
             return b"s" + text if text.strip(b" ") else None
-        decoded = _CANON_DECODER.decode(value)
+        raw = bytes(value)
+        decoded = _CANON_DECODER.decode(raw)
         if isinstance(decoded, str):
-            return b"s" + decoded.encode("utf-8", "surrogatepass") if decoded.strip() else None
+            return None if is_blank(decoded) else b"s" + decoded.encode("utf-8", "surrogatepass")
         if decoded is None or (isinstance(decoded, (list, dict)) and not decoded):
             return None
-        return b"j" + _encode(decoded)
+        return b"j" + _encode(normalize(decoded) if _LONG_INTEGER.search(raw) else decoded)
     if is_empty(value):
         return None
     return canonical_bytes(value)
@@ -182,7 +220,7 @@ def is_empty(value: Any) -> bool:
     if value is None:
         return True
     if isinstance(value, str):
-        return not value.strip()
+        return is_blank(value)
     if isinstance(value, (list, tuple, dict)):
         return len(value) == 0
     return False

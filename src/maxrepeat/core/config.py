@@ -7,12 +7,19 @@ inline flags. No YAML here: the core never parses files.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from .errors import ConfigError
-from .toolmatch import ESPattern, PatternSyntaxError, compile_pattern, is_empty_pattern
+from .toolmatch import (
+    ES_WHITESPACE,
+    ESPattern,
+    PatternSyntaxError,
+    compile_pattern,
+    is_empty_pattern,
+)
 
 __all__ = [
     "MaxRepeatConfig",
@@ -28,6 +35,8 @@ __all__ = [
     "show_value",
     "unique_names",
     "is_empty_regex",
+    "check_name",
+    "NAME_LIMIT",
 ]
 
 GRADER_TYPE: Final = "max-repeat"
@@ -39,6 +48,30 @@ ENTRY_KEYS: Final = ("type", "name", "config")
 _REGEX_LIST: Final = "a non-empty list of regular expressions"
 
 MatchMode = Literal["observation", "name", "name-args"]
+
+#: grader names, as the seed framework requires them since its 0.16.0 release: kebab-case
+#: slugs (lower-case letters and digits, single hyphens between words) of 60 characters
+#: at most, unique among the graders they stand with
+NAME_LIMIT: Final = 60
+_SLUG: Final = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*\Z")
+_NAME_RULE: Final = f"a kebab-case slug of at most {NAME_LIMIT} characters"
+
+
+def check_name(value: Any) -> ConfigError | None:
+    """The problem with a grader ``name``, or None when it is a valid slug.
+
+    >>> print(check_name("bash-loops"))
+    None
+    >>> str(check_name("Bash Loops!!"))
+    'name must be a kebab-case slug of at most 60 characters (got "Bash Loops!!"); try bash-loops'
+    """
+    if isinstance(value, str) and len(value) <= NAME_LIMIT and _SLUG.match(value):
+        return None
+    hint = None
+    if isinstance(value, str):
+        slug = "-".join(re.findall(r"[a-z0-9]+", value.lower()))[:NAME_LIMIT].strip("-")
+        hint = f"try {slug}" if slug else "use lower-case letters, digits and hyphens"
+    return ConfigError("name", _NAME_RULE, show_value(value), hint=hint)
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,7 +249,7 @@ def _check_tools(tools: Any) -> list[ConfigError]:
         path = f"tools[{i}]"
         if not isinstance(item, str):
             errors.append(ConfigError(path, "a string (a regular expression)", show_value(item)))
-        elif not item.strip():
+        elif not item.strip(ES_WHITESPACE):
             errors.append(ConfigError(path, "a non-blank regular expression", show_value(item)))
         else:
             try:
@@ -276,8 +309,10 @@ class MaxRepeatConfig:
         problems = check_config(raw)
         if problems:
             raise problems[0][0]
-        if name is not None and (not isinstance(name, str) or not name.strip()):
-            raise ConfigError("name", "a non-blank string", show_value(name))
+        if name is not None:
+            bad_name = check_name(name)
+            if bad_name is not None:
+                raise bad_name
         object.__setattr__(self, "max", int(max))
         object.__setattr__(self, "max_cycle_period", int(max_cycle_period))
         object.__setattr__(self, "match", match)

@@ -21,23 +21,19 @@ from ..core.config import (
     ROOT_KEYS,
     MaxRepeatConfig,
     check_config,
+    check_name,
     did_you_mean,
     show_value,
 )
 from ..core.errors import ConfigError
+from .yaml12 import PLAIN_TAG, Loader, plain_value, tagged_value, yaml11_value
 
 __all__ = ["load_config", "lint", "parse_config_text", "Located", "compose_located"]
 
 _ROOT_KEYS: Final = ROOT_KEYS
 _ENTRY_KEYS: Final = ENTRY_KEYS
 
-try:  # the C parser is several times faster; positions are the same
-    _Loader: Any = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - depends on how PyYAML was built
-    _Loader = yaml.SafeLoader
-
-_CONSTRUCTOR: Final = yaml.constructor.SafeConstructor()
-_STR_TAG: Final = "tag:yaml.org,2002:str"
+_Loader: Final = Loader
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,24 +109,32 @@ def _convert(node: yaml.Node, path: str, file: str, problems: list[ConfigError])
             line, col,
         )
     assert isinstance(node, yaml.ScalarNode)
-    text = node.value if not node.style and node.tag != _STR_TAG else None
+    text = node.value if node.tag == PLAIN_TAG else None
     return Located(_scalar(node), line, col, text=text)
 
 
 def _scalar(node: yaml.ScalarNode) -> Any:
-    try:
-        value = _CONSTRUCTOR.construct_object(node, deep=True)
-    except yaml.YAMLError:
-        return node.value
-    if not isinstance(value, (str, int, float, bool)) and value is not None:
-        return node.value  # timestamps, binary…: keep the text, it is wrong either way
-    return value
+    # YAML 1.2 core schema, as the framework reads it (see specs/yaml12.py)
+    if node.tag == PLAIN_TAG:
+        return plain_value(node.value)
+    return tagged_value(node.tag, node.value)
 
 
 def _coercion_hint(item: Located) -> str | None:
-    if item.text is not None and show_value(item.value) != item.text:
+    """For a value that broke a rule: how an unquoted scalar was read, and how a YAML 1.1
+    reader would read it when that differs (so nobody is surprised either way)."""
+    if item.text is None:
+        return None
+    old = yaml11_value(item.text)
+    if show_value(old) != show_value(item.value):
+        if isinstance(item.value, str):
+            return (f"YAML 1.2 (as the framework reads it) reads the unquoted {item.text} as "
+                    f"text; YAML 1.1 tools read {show_value(old)}")
+        return (f"YAML 1.2 (as the framework reads it) reads the unquoted {item.text} as "
+                f"{show_value(item.value)}; YAML 1.1 tools read {show_value(old)}")
+    if show_value(item.value) != item.text and not isinstance(item.value, str):
         return (
-            f"YAML 1.1 reads the unquoted {item.text} as {show_value(item.value)}; "
+            f"the unquoted {item.text} is read as {show_value(item.value)}; "
             f'write "{item.text}" in quotes if you meant the text'
         )
     return None
@@ -185,12 +189,13 @@ def _check_entry(
     name_item = fields.get("name")
     name: str | None = None
     if name_item is not None:
-        if not isinstance(name_item.value, str) or not name_item.value.strip():
+        bad_name = check_name(name_item.value)
+        if bad_name is not None:
             ok = False
-            problems.append(ConfigError(f"{prefix}.name", "a non-blank string",
-                                        show_value(name_item.value),
-                                        hint=_coercion_hint(name_item), file=file,
-                                        line=name_item.line, col=name_item.col))
+            problems.append(ConfigError(f"{prefix}.name", bad_name.expectation,
+                                        bad_name.got,
+                                        hint=_coercion_hint(name_item) or bad_name.hint,
+                                        file=file, line=name_item.line, col=name_item.col))
         else:
             name = name_item.value
     cfg_item = fields.get("config")

@@ -1,0 +1,124 @@
+"""YAML 1.2 (core schema) on top of PyYAML's parser: how the seed framework reads YAML.
+
+PyYAML resolves unquoted scalars by YAML 1.1, where ``010`` is 8, ``1:30`` is 90, ``1_0``
+is 10 and ``no`` is false. The framework (TypeScript) reads YAML 1.2's core schema, where
+those are 10 and the texts ``"1:30"``, ``"1_0"``, ``"no"``. `Loader` keeps PyYAML's parser
+(and its C speed and positions) but tags every unquoted scalar as *plain*; `plain_value`
+then resolves it by the core schema, and `yaml11_value` says what YAML 1.1 would have
+made of it, so lint can explain a value that a YAML 1.1 reader sees differently.
+
+Integers beyond 2**53 become the double JavaScript holds, as every number of the
+framework is one.
+
+>>> [plain_value(t) for t in ("010", "0o10", "0x1F", "1:30", "1_0", "no", "~", "1e3", ".inf")]
+[10, 8, 31, '1:30', '1_0', 'no', None, 1000.0, inf]
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Final
+
+import yaml
+
+__all__ = ["Loader", "PLAIN_TAG", "plain_value", "tagged_value", "yaml11_value"]
+
+#: the tag `Loader` gives an unquoted, untagged scalar (resolved later by `plain_value`)
+PLAIN_TAG: Final = "tag:maxrepeat.dev,2026:plain"
+_SAFE_INTEGER: Final = 2**53
+_NULL: Final = re.compile(r"(?:~|null|Null|NULL)?\Z")
+_BOOL: Final = {"true": True, "True": True, "TRUE": True,
+                "false": False, "False": False, "FALSE": False}
+_INT: Final = re.compile(r"[-+]?[0-9]+\Z")
+_OCT: Final = re.compile(r"0o[0-7]+\Z")
+_HEX: Final = re.compile(r"0x[0-9a-fA-F]+\Z")
+_FLOAT: Final = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?\Z")
+_INF: Final = re.compile(r"([-+]?)\.(?:inf|Inf|INF)\Z")
+_NAN: Final = re.compile(r"\.(?:nan|NaN|NAN)\Z")
+
+try:  # the C parser is several times faster; positions are the same
+    _Base: Any = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - depends on how PyYAML was built
+    _Base = yaml.SafeLoader
+
+
+class Loader(_Base):  # type: ignore[misc]
+    """PyYAML's safe loader that leaves unquoted scalars unresolved (tagged `PLAIN_TAG`)."""
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        """The tag of an untagged node: `PLAIN_TAG` for an unquoted scalar."""
+        if kind is yaml.ScalarNode and implicit[0]:
+            return PLAIN_TAG
+        return super().resolve(kind, value, implicit)
+
+
+def _number(value: int) -> Any:
+    if -_SAFE_INTEGER <= value <= _SAFE_INTEGER:
+        return value
+    try:
+        return int(float(value))
+    except OverflowError:
+        return float("inf") if value > 0 else float("-inf")
+
+
+def plain_value(text: str) -> Any:
+    """An unquoted scalar by the YAML 1.2 core schema (null, bool, int, float or str).
+
+    >>> plain_value("TRUE"), plain_value("yes"), plain_value("-0x1")
+    (True, 'yes', '-0x1')
+    """
+    if _NULL.match(text):
+        return None
+    if text in _BOOL:
+        return _BOOL[text]
+    if _INT.match(text):
+        if len(text.lstrip("+-")) > 4000:  # past Python's digit limit: a double anyway
+            return float("inf") if not text.startswith("-") else float("-inf")
+        return _number(int(text, 10))
+    if _OCT.match(text):
+        return _number(int(text[2:], 8)) if len(text) < 4000 else float("inf")
+    if _HEX.match(text):
+        return _number(int(text[2:], 16)) if len(text) < 4000 else float("inf")
+    if _FLOAT.match(text):
+        return float(text)
+    inf = _INF.match(text)
+    if inf:
+        return float("-inf") if inf.group(1) == "-" else float("inf")
+    if _NAN.match(text):
+        return float("nan")
+    return text
+
+
+def tagged_value(tag: str, text: str) -> Any:
+    """A scalar with an explicit standard tag (``!!int 10``), read by the 1.2 core schema;
+    a text that does not fit its tag stays text (and fails whatever rule it meets)."""
+    if tag == "tag:yaml.org,2002:str":
+        return text
+    value = plain_value(text)
+    kinds = {"tag:yaml.org,2002:int": int, "tag:yaml.org,2002:float": float,
+             "tag:yaml.org,2002:bool": bool, "tag:yaml.org,2002:null": type(None)}
+    kind = kinds.get(tag)
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if kind is not None and type(value) is kind:
+        return value
+    return text
+
+
+_CONSTRUCTOR: Final = yaml.constructor.SafeConstructor()
+_RESOLVER: Any = yaml.resolver.Resolver()
+
+
+def yaml11_value(text: str) -> Any:
+    """What a YAML 1.1 reader (PyYAML, many older tools) makes of an unquoted scalar.
+
+    >>> yaml11_value("010"), yaml11_value("1:30"), yaml11_value("no")
+    (8, 90, False)
+    """
+    tag = _RESOLVER.resolve(yaml.ScalarNode, text, (True, False))
+    node = yaml.ScalarNode(tag, text)
+    try:
+        value = _CONSTRUCTOR.construct_object(node, deep=True)
+    except (yaml.YAMLError, ValueError):
+        return text
+    return value if isinstance(value, (str, int, float, bool)) or value is None else text
