@@ -36,8 +36,6 @@ __all__ = [
     "lint_eval_spec",
     "lint_path",
     "load_eval_spec",
-    "grade_paths_with_spec",
-    "SpecSummaryBuilder",
     "SPEC_RESULT_NAME",
 ]
 
