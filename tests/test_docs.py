@@ -7,6 +7,9 @@ import doctest
 import importlib
 import pkgutil
 import re
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -86,3 +89,51 @@ def test_doc_example_runs(kind: str, code: str, where: str, monkeypatch: pytest.
         assert runner.failures == 0, capsys.readouterr().out
     else:
         exec(compile(code, where, "exec"), {"__name__": "__docs__"})
+
+
+#: a ```console block: `$ maxrepeat ...` lines, each followed by what it prints
+_CONSOLE = re.compile(r"^```console[ \t]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
+
+
+def _sessions() -> list[tuple[str, str, str]]:
+    """(command, expected output, "file:line") of every console example."""
+    found = []
+    for document in DOCUMENTS:
+        text = document.read_text(encoding="utf-8")
+        where = document.relative_to(ROOT).as_posix()
+        for m in _CONSOLE.finditer(text):
+            line = text.count("\n", 0, m.start()) + 1
+            for part in re.split(r"^(?=\$ )", m.group(1), flags=re.MULTILINE):
+                if part.startswith("$ maxrepeat "):
+                    command, _, output = part.partition("\n")
+                    found.append((command[2:], output, f"{where}:{line}"))
+    return found
+
+
+SESSIONS = _sessions()
+
+
+@pytest.mark.parametrize("command, expected, where", SESSIONS,
+                         ids=[f"{w} {c[:40]}" for c, _, w in SESSIONS])
+def test_console_example_prints_what_it_shows(command: str, expected: str,
+                                              where: str) -> None:
+    """A `$ maxrepeat ...` example, run from the repository root as a separate process
+    (with `-o console`, the default on a terminal), prints exactly the lines shown: those
+    starting `maxrepeat:` on standard error, the rest on standard output."""
+    args = shlex.split(command)[1:]
+    if not {"-o", "--output"} & set(args):
+        args += ["-o", "console"]
+    run = subprocess.run([sys.executable, "-c", "from maxrepeat.cli import main; main()",
+                          *args], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                         check=False)
+    lines = expected.rstrip("\n").split("\n")
+    shown_err = [x for x in lines if x.startswith("maxrepeat:")]
+    shown_out = [x for x in lines if not x.startswith("maxrepeat:")]
+    assert run.stdout.rstrip("\n").split("\n") == shown_out, where
+    assert [x for x in run.stderr.splitlines() if x] == shown_err, where
+
+
+def test_console_examples_exist() -> None:
+    """The README and the docs show console sessions (so the test above checks something)."""
+    assert {where.split(":")[0] for _, _, where in SESSIONS} >= {
+        "README.md", "docs/getting-started.md"}
