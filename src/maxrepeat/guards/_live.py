@@ -94,12 +94,15 @@ class StepGuard:
     """
 
     def __init__(self, graders: Graders, *, policy: Policy | None = None,
-                 format: str = "vally", id: str | None = None) -> None:
+                 format: str = "vally", id: str | None = None,
+                 source: str | None = None) -> None:
         self.configs = load_graders(graders)
         self.policy = policy or Policy()
-        monitors = [Monitor(c, name=n, format=format, id=id)
+        monitors = [Monitor(c, name=n, format=format, id=id, source=source)
                     for c, n in zip(self.configs, unique_names(self.configs))]
         self.escalation = Escalation(monitors, self.policy)
+        ahead = [m for m in monitors if m.config.match != "observation"]
+        self._ahead = Escalation(ahead, self.policy) if ahead else None
         self._open: list[str] = []
         self._in_step = False
         self.decision = Decision(Action.NONE, None, ())
@@ -123,7 +126,13 @@ class StepGuard:
             self.finish()
         events = [turn_start(), *(tool_call(c.name, c.id, c.arguments) for c in calls),
                   turn_end()]
-        return self.escalation.would_exceed(events)
+        # A step whose results are not known yet is empty for an ``observation`` grader
+        # and ends its loop: only the other graders can say anything before the calls
+        # run, and copying an observation monitor (its answers grow with the run) would
+        # make each step cost more than the last.
+        if self._ahead is None:
+            return Decision(Action.NONE, None, self.results())
+        return self._ahead.would_exceed(events)
 
     def start(self, calls: Sequence[ToolCall]) -> Decision:
         """A model response asks for ``calls``: they are fed now (the step stays open

@@ -202,7 +202,8 @@ class LoopGuard:
         sample = self.samples.get(key)
         if sample is None or sample.seen > len(messages):
             sample = self.samples[key] = _Sample(StepGuard(self.graders, policy=self.policy,
-                                                           format="inspect"))
+                                                           format="inspect",
+                                                           source="<inspect sample>"))
         return key, sample
 
     @staticmethod

@@ -34,6 +34,7 @@ __all__ = ["loop_guard", "LoopStoppedError", "trajectory_from_messages"]
 
 _EXTRA = "langchain"
 FORMAT = "langchain"
+SOURCE = "<langchain messages>"
 
 
 class LoopStoppedError(LoopStopped):
@@ -91,7 +92,7 @@ def trajectory_from_messages(messages: Sequence[Any], *, id: str | None = None) 
                                       _get(message, "status") != "error"))
     if open_turn:
         events.append(turn_end())
-    return Trajectory(events=tuple(events), id=id, source="<langchain messages>",
+    return Trajectory(events=tuple(events), id=id, source=SOURCE,
                       format=FORMAT)
 
 
@@ -122,7 +123,7 @@ class _Guard:
             run = self.runs.get(key)
             if run is None or run.seen > len(messages):
                 run = self.runs[key] = _Run(StepGuard(self.graders, policy=self.policy,
-                                                      format=FORMAT))
+                                                      format=FORMAT, source=SOURCE))
             return run
 
     def catch_up(self, run: _Run, messages: Sequence[Any], upto: int) -> None:

@@ -38,6 +38,7 @@ __all__ = ["loop_guard", "trajectory_from_items", "stop_error_class"]
 
 _EXTRA = "openai-agents"
 FORMAT = "openai-agents"
+SOURCE = "<openai-agents items>"
 _MODEL_SIDE = ("function_call", "message", "reasoning")
 
 
@@ -111,7 +112,7 @@ def trajectory_from_items(items: Sequence[Any], *, id: str | None = None) -> Tra
     >>> grade(trajectory_from_items(items), MaxRepeatConfig(max=2)).metadata.occurrences
     3
     """
-    return Trajectory(events=tuple(_events(items)), id=id, source="<openai-agents items>",
+    return Trajectory(events=tuple(_events(items)), id=id, source=SOURCE,
                       format=FORMAT)
 
 
@@ -125,7 +126,8 @@ class _Logic:
 
     def reset(self, run: int | None) -> None:
         self.run = run
-        self.guard = StepGuard(self.graders, policy=self.policy, format=FORMAT)
+        self.guard = StepGuard(self.graders, policy=self.policy, format=FORMAT,
+                               source=SOURCE)
         self.refused: dict[str, str] = {}
         self.pending: set[str] = set()
         self.notes: list[tuple[str, str]] = []  # (call id the note follows, note)

@@ -32,6 +32,7 @@ __all__ = ["loop_guard", "trajectory_from_messages", "stop_error_class"]
 
 _EXTRA = "pydantic-ai"
 FORMAT = "pydantic-ai"
+SOURCE = "<pydantic-ai messages>"
 
 
 def _args(part: Any) -> Any:
@@ -88,7 +89,7 @@ def trajectory_from_messages(messages: Sequence[Any], *, id: str | None = None) 
     ``ModelResponse`` with tool calls is one turn; the ``ToolReturnPart`` (and tool
     ``RetryPromptPart``) values answering them are the results."""
     return Trajectory(events=tuple(_events(messages)), id=id,
-                      source="<pydantic-ai messages>", format=FORMAT)
+                      source=SOURCE, format=FORMAT)
 
 
 _CLASSES: dict[str, Any] = {}
@@ -118,7 +119,8 @@ def _classes() -> dict[str, Any]:
                      guard: StepGuard | None = None) -> None:
             self.graders = graders
             self.policy = policy
-            self.guard = guard or StepGuard(graders, policy=policy, format=FORMAT)
+            self.guard = guard or StepGuard(graders, policy=policy, format=FORMAT,
+                                               source=SOURCE)
             self.seen = 0
             self.refused: dict[str, str] = {}
             self.stopping: Any = None

@@ -41,6 +41,7 @@ __all__ = ["loop_guard", "trajectory_from_steps", "stop_error_class", "NOTE_MARK
 
 _EXTRA = "smolagents"
 FORMAT = "smolagents"
+SOURCE = "<smolagents memory>"
 #: where a guard's note starts in a step's observations
 NOTE_MARK: Final = "\n\n[maxrepeat] "
 
@@ -74,7 +75,7 @@ def _events(steps: Sequence[Any]) -> list[Any]:
 def trajectory_from_steps(steps: Sequence[Any], *, id: str | None = None) -> Trajectory:
     """A `Trajectory` from smolagents memory steps (``agent.memory.steps``): each
     ``ActionStep`` with tool calls is one turn, its observations the calls' results."""
-    return Trajectory(events=tuple(_events(steps)), id=id, source="<smolagents memory>",
+    return Trajectory(events=tuple(_events(steps)), id=id, source=SOURCE,
                       format=FORMAT)
 
 
@@ -87,7 +88,7 @@ def _key(name: str, arguments: Any) -> tuple[str, bytes] | None:
 
 class _Logic:
     def __init__(self, graders: Graders, policy: Policy | None) -> None:
-        self.guard = StepGuard(graders, policy=policy, format=FORMAT)
+        self.guard = StepGuard(graders, policy=policy, format=FORMAT, source=SOURCE)
         self.refused: dict[tuple[str, bytes], str] = {}
         self.lock = threading.Lock()
         self.ids = itertools.count()
