@@ -8,7 +8,7 @@ from typing import Any
 from .config import MaxRepeatConfig
 from .errors import TrajectoryFormatError
 from .events import Trajectory, trajectory_from_dict
-from .preview import inert, shorten, step_preview, utf8_safe
+from .preview import inert, shorten, step_preview
 from .result import GraderResult, ResultMetadata, Run
 from .search import Span, search
 from .steps import MISSING, Step, StepTable, build_step_table, make_steps
@@ -41,7 +41,7 @@ def _base_metadata(config: MaxRepeatConfig, trajectory: Trajectory | None,
         tools=config.tools,
         format=trajectory.format if trajectory is not None else None,
         lenient=trajectory.lenient if trajectory is not None else False,
-        source=utf8_safe(trajectory.source) if trajectory is not None and
+        source=inert(trajectory.source) if trajectory is not None and
         trajectory.source is not None else source,
     )
 
@@ -64,14 +64,14 @@ def error_result(
     'error'
     """
     return GraderResult(
-        trajectory=utf8_safe(label),
-        name=name or config.display_name,
+        trajectory=inert(label),
+        name=inert(name or config.display_name),
         status="error",
         passed=False,
         score=0.0,
         evidence=inert(shorten(reason, 2000)),
         metadata=_base_metadata(config, trajectory,
-                                None if source is None else utf8_safe(source)),
+                                None if source is None else inert(source)),
     )
 
 
@@ -215,7 +215,7 @@ def build_result(
         watched_calls=watched_calls,
         empty_steps=empty_steps,
         pattern=best.pattern if best is not None else (),
-        pattern_tools=tuple(utf8_safe(t) for t in best_tools),
+        pattern_tools=tuple(inert(t) for t in best_tools),
         runs=runs,
         loop_steps=_loop_steps(runs) if loop_steps is None else loop_steps,
         format=base.format,
@@ -223,8 +223,8 @@ def build_result(
         source=base.source,
     )
     return GraderResult(
-        trajectory=utf8_safe(trajectory.label),
-        name=name,
+        trajectory=inert(trajectory.label),
+        name=inert(name),
         status="ok",
         passed=passed,
         score=1.0 if passed else 0.0,

@@ -15,7 +15,8 @@ from typing import Any, Final
 from .canonical import decode_value, normalize
 from .steps import MISSING
 
-__all__ = ["inert", "shorten", "json_preview", "call_preview", "step_preview", "utf8_safe"]
+__all__ = ["inert", "shorten", "json_preview", "call_preview", "step_preview", "utf8_safe",
+           "tool_label"]
 
 NAME_LIMIT: Final = 60
 VALUE_LIMIT: Final = 60
@@ -97,13 +98,31 @@ def json_preview(value: Any, limit: int = VALUE_LIMIT) -> str:
     return inert(shorten(text, limit))
 
 
+_PLAIN_NAME: Final = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                               "0123456789_-.:/@")
+
+
+def tool_label(name: str, limit: int = NAME_LIMIT) -> str:
+    """A tool name as evidence shows it: bare when it is a plain identifier, else quoted as
+    a JSON string (so an empty name, or one with spaces, cannot read as something else).
+
+    >>> tool_label("bash"), tool_label(""), tool_label("run tests"), tool_label("a\u202eb")
+    ('bash', '""', '"run tests"', '"a\\\\u202eb"')
+    """
+    if name and all(c in _PLAIN_NAME for c in name[:limit]):
+        return shorten(name, limit)
+    return inert(json.dumps(shorten(name, limit), ensure_ascii=False))
+
+
 def call_preview(name: str, arguments: Any, observation: Any, match: str) -> str:
     """One call as shown in a pattern: ``name``, plus arguments, plus ``-> observation``.
 
     >>> call_preview("bash", {"command": "ls"}, "a.txt", "observation")
     'bash {"command": "ls"} -> "a.txt"'
+    >>> call_preview("", None, None, "name")
+    '""'
     """
-    text = inert(shorten(name, NAME_LIMIT))
+    text = tool_label(name)
     if match == "name":
         return text
     text += " " + json_preview(arguments)
