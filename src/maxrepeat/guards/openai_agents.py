@@ -130,42 +130,59 @@ class _Logic:
                                source=SOURCE)
         self.refused: dict[str, str] = {}
         self.pending: set[str] = set()
-        self.notes: list[tuple[str, str]] = []  # (call id the note follows, note)
+        # (call id of the output the note follows, that output's index then, note)
+        self.notes: list[tuple[str, int, str]] = []
         self.decision = Decision(Action.NONE, None, ())
         self.stopping: Decision | None = None
 
+    def _output_at(self, items: list[Any], index: int, cid: str) -> bool:
+        if not 0 <= index < len(items):
+            return False
+        d = _item(items[index])
+        return _kind(d) == "function_call_output" and str(d.get("call_id")) == cid
+
     def filter(self, items: list[Any]) -> list[Any]:
-        """The model input with this run's notes in place (the step just ended decided)."""
-        by_id: dict[str, dict[str, Any]] = {}
-        for item in items:
-            d = _item(item)
-            if _kind(d) == "function_call_output":
-                by_id[str(d.get("call_id"))] = d
+        """The model input with this run's notes in place (the step just ended decided).
+
+        Reads from the end back to the step's outputs (the input grows by appending), and
+        finds each note's place by the index it had when it was placed (a full scan only
+        when the input was rewritten), so a call costs the same late in a long run."""
+        by_id: dict[str, tuple[int, dict[str, Any]]] = {}
+        if self.pending:
+            for index in range(len(items) - 1, -1, -1):
+                d = _item(items[index])
+                kind = _kind(d)
+                if kind == "function_call_output" and str(d.get("call_id")) in self.pending:
+                    by_id[str(d.get("call_id"))] = (index, d)
+                    if len(by_id) == len(self.pending):
+                        break
         answered = [cid for cid in list(self.pending) if cid in by_id]
         for cid in answered:
             self.pending.discard(cid)
             if cid in self.refused:
                 continue
-            self.guard.answer(cid, by_id[cid].get("output"))
+            self.guard.answer(cid, by_id[cid][1].get("output"))
         if answered and not self.pending:
             was_refused = any(cid in self.refused for cid in answered)
             self.refused = {}
             self.decision = self.guard.finish()
             if (self.decision.action in (Action.WARN, Action.BLOCK) and not was_refused
                     and self.decision.message):
-                self.notes.append((answered[-1], self.decision.message))
+                last = max(answered, key=lambda cid: by_id[cid][0])
+                self.notes.append((last, by_id[last][0], self.decision.message))
         if not self.notes:
             return items
-        out: list[Any] = []
-        after: dict[str, list[str]] = {}
-        for cid, note in self.notes:
-            after.setdefault(cid, []).append(note)
-        for item in items:
-            out.append(item)
-            d = _item(item)
-            if _kind(d) == "function_call_output":
-                for note in after.get(str(d.get("call_id")), ()):
-                    out.append({"role": "user", "content": note})
+        places: dict[int, list[str]] = {}
+        for cid, index, note in self.notes:
+            if not self._output_at(items, index, cid):
+                found = [i for i in range(len(items)) if self._output_at(items, i, cid)]
+                if not found:
+                    continue
+                index = found[0]
+            places.setdefault(index, []).append(note)
+        out = list(items)
+        for index in sorted(places, reverse=True):
+            out[index + 1:index + 1] = [{"role": "user", "content": n} for n in places[index]]
         return out
 
     def response(self, output: Sequence[Any]) -> None:
