@@ -104,3 +104,24 @@ def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "smolagents.memory", None)
     with pytest.raises(MissingExtraError, match=r"maxrepeat\[smolagents\]"):
         loop_guard(NAME_ARGS)
+
+
+def test_smolagents_a_second_run_starts_a_new_guard_state() -> None:
+    guard = loop_guard(NAME_ARGS)
+
+    @tool
+    def run_tests(path: str) -> str:
+        """Run the tests.
+
+        Args:
+            path: Which tests to run.
+        """
+        return tool_output("run_tests", {"path": path})
+
+    for _ in range(2):
+        model = ScriptedModel([("run_tests", {"path": "tests/"})] * 2)
+        agent = ToolCallingAgent(tools=guard.tools([run_tests]), model=model,
+                                 step_callbacks=[guard], max_steps=10, verbosity_level=-1)
+        agent.run("Make the tests pass.")
+        # this run's two calls and its final answer, not the first run's steps too
+        assert guard.results[0].metadata.watched_steps == 3

@@ -92,6 +92,7 @@ class _Logic:
         self.refused: dict[tuple[str, bytes], str] = {}
         self.lock = threading.Lock()
         self.ids = itertools.count()
+        self.steps = 0
 
     def check(self, name: str, arguments: Any) -> str | None:
         """The refusal for a call about to run, or None to run it."""
@@ -150,11 +151,17 @@ def _classes() -> dict[str, Any]:
         repeats itself."""
 
         def __init__(self, graders: Graders, policy: Policy | None) -> None:
+            self.graders = graders
+            self.policy = policy
             self.logic = _Logic(graders, policy)
 
         def __call__(self, memory_step: Any, agent: Any = None) -> None:
             if not isinstance(memory_step, ActionStep):
                 return
+            if memory_step.step_number == 1 and self.logic.steps:
+                # agent.run again: a new run (smolagents numbers each run's steps from 1)
+                self.logic = _Logic(self.graders, self.policy)
+            self.logic.steps += 1
             decision = self.logic.step(memory_step)
             if decision is None:
                 return
