@@ -56,6 +56,7 @@ def _payload(path: Path, session: str = "S") -> dict[str, Any]:
 def _strip(result: maxrepeat.GraderResult) -> dict[str, Any]:
     out = result.to_dict()
     del out["trajectory"]
+    out["metadata"].pop("source", None)  # where the run was read from differs by design
     return out
 
 
