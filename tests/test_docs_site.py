@@ -116,3 +116,10 @@ def test_links_stay_in_the_repository_or_go_to_public_sites(document: Path) -> N
         resolved = (document.parent / path).resolve()
         assert resolved.is_relative_to(ROOT), target
         assert resolved.exists(), target
+
+
+def test_readme_fits_one_screen() -> None:
+    """The README is what a newcomer needs on one screen (what it is, the two set-up
+    commands, one example, links); everything longer belongs on a docs page."""
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 75, "README.md is over one screen: move the detail to a page in docs/"
