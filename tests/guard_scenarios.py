@@ -32,6 +32,9 @@ SCRIPTS: dict[str, list[tuple[str, dict[str, Any]]]] = {
     "clean": [("edit", {"path": f"f{i}.py", "text": "x"}) for i in range(4)]
     + [("run_tests", {"path": "tests/"})],
 }
+#: model responses of several calls each (parallel calls: one step per response)
+PARALLEL: list[list[tuple[str, dict[str, Any]]]] = [
+    [("run_tests", {"path": "tests/"}), ("edit", {"path": "a.py", "text": "x"})]] * 7
 NAME_ARGS = MaxRepeatConfig(max=2, max_cycle_period=2, match="name-args")
 OBSERVATION = MaxRepeatConfig(max=2, max_cycle_period=2)
 WARN_AT, BLOCK_AT, STOP_AT = 1, 2, 3  # the default policy
@@ -123,14 +126,15 @@ def check(outcome: Outcome, config: MaxRepeatConfig, scenario: str) -> None:
         assert refused[:-1] == [BLOCK_AT <= lv < STOP_AT for lv in levels[1:n]], levels
         assert next(k for k, lv in enumerate(levels) if lv >= STOP_AT) == n, levels
         assert all(refused[-1] or e.type != "tool_result" for e in turns[-1])
-        assert outcome.executed == refused[:-1].count(False)
+        assert outcome.executed == sum(sum(e.type == "tool_call" for e in t)
+                                       for t, r in zip(turns[:-1], refused) if not r)
     else:
         # In observation mode a result is not known before the call: nothing is refused,
         # the model is told (warning, then blocking reason) and the run stops after the
         # step whose level reaches stop_at.
         assert not any(refused)
         assert next(k for k, lv in enumerate(levels) if lv >= STOP_AT) == n, levels
-        assert outcome.executed == n
+        assert outcome.executed == sum(e.type == "tool_call" for t in turns for e in t)
         assert "(blocked)" in outcome.contexts[first_fail + BLOCK_AT - WARN_AT]
     # The stop error carries the results, and they are post-hoc grading's.
     [live] = outcome.stopped.results

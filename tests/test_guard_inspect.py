@@ -70,7 +70,10 @@ def _run(scenario: str, config: MaxRepeatConfig, log_dir: Path) -> Outcome:
                  log_dir=str(log_dir), display="none")
     gc.collect()
     assert log.status == "success", log.error
-    sample = read_eval_log(log.location, resolve_attachments=True).samples[0]  # type: ignore[index]
+    # attachments resolved: the log stores long texts (the guard's message) by reference
+    samples = read_eval_log(log.location, resolve_attachments=True).samples
+    assert samples is not None
+    sample = samples[0]
     contexts = ["\n".join(m.text for m in e.input) for e in sample.events if e.event == "model"]
     messages = [m for m in sample.messages
                 if not any(c.function == "submit" for c in getattr(m, "tool_calls", None) or ())]

@@ -3,6 +3,7 @@ driven by LangChain's own fake chat model, through a loop, a cycle and a clean r
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,10 +13,11 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
-from maxrepeat import MaxRepeatConfig, MissingExtraError
+from maxrepeat import MaxRepeatConfig, MissingExtraError, grade
 from maxrepeat.guards.langchain import LoopStoppedError, loop_guard, trajectory_from_messages
 
-from .guard_scenarios import NAME_ARGS, OBSERVATION, SCRIPTS, Outcome, check, tool_output
+from .guard_scenarios import (MARK, NAME_ARGS, OBSERVATION, PARALLEL, SCRIPTS, Outcome, check,
+                              tool_output)
 
 
 class ScriptedChatModel(FakeMessagesListChatModel):
@@ -33,7 +35,7 @@ class ScriptedChatModel(FakeMessagesListChatModel):
         return super()._generate(messages, stop, run_manager, **kwargs)
 
 
-def _run(scenario: str, config: MaxRepeatConfig) -> Outcome:
+def _run(scenario: str, config: Any) -> Outcome:
     executed: list[str] = []
 
     @tool
@@ -48,9 +50,11 @@ def _run(scenario: str, config: MaxRepeatConfig) -> Outcome:
         executed.append("edit")
         return tool_output("edit", {"path": path})
 
+    script = PARALLEL if scenario == "parallel" else [[c] for c in SCRIPTS[scenario]]
     responses: list[BaseMessage] = [
-        AIMessage(content="", tool_calls=[{"id": f"call_{i}", "name": name, "args": args}])
-        for i, (name, args) in enumerate(SCRIPTS[scenario])]
+        AIMessage(content="", tool_calls=[{"id": f"call_{i}_{j}", "name": name, "args": args}
+                                          for j, (name, args) in enumerate(calls)])
+        for i, calls in enumerate(script)]
     responses.append(AIMessage(content="Done."))
     model = ScriptedChatModel(responses=responses, sent=[])
     agent = create_agent(model, [run_tests, edit], middleware=[loop_guard(config)],
@@ -75,6 +79,14 @@ def test_langchain_agent_is_warned_refused_and_stopped(scenario: str) -> None:
     check(_run(scenario, NAME_ARGS), NAME_ARGS, scenario)
 
 
+def test_langchain_parallel_calls_of_one_response_are_one_step() -> None:
+    outcome = _run("parallel", NAME_ARGS)
+    check(outcome, NAME_ARGS, "parallel")
+    # warned once, after the third response (six calls, three steps), not once per call
+    assert [MARK in c for c in outcome.contexts].index(True) == 3
+    assert outcome.executed == 2 * 3
+
+
 def test_langchain_observation_mode_warns_blocks_and_stops_after_the_calls() -> None:
     outcome = _run("loop", OBSERVATION)
     check(outcome, OBSERVATION, "loop")
@@ -86,6 +98,25 @@ def test_langchain_warning_is_a_message_in_the_conversation() -> None:
     warning = next(c for c in outcome.contexts if "maxrepeat loop guard" in c)
     assert ('you repeated run_tests {"path": "tests/"} 3 times in a row (at most 2 allowed;'
             in warning)
+
+
+def test_langchain_graders_from_a_config_file(tmp_path: Path) -> None:
+    """A config file's graders: each has its monitor, the strongest loop decides."""
+    config = tmp_path / "graders.yaml"
+    config.write_text("graders:\n"
+                      "  - {type: max-repeat, name: same-call, config: {max: 2, match: name-args}}\n"
+                      "  - {type: max-repeat, name: same-output, config: {max: 4}}\n",
+                      encoding="utf-8")
+    outcome = _run("loop", str(config))
+    # same-call (max 2, name-args) is the first to reach each threshold: warned after the
+    # third call, the fourth refused, stopped at the fifth
+    assert [MARK in c for c in outcome.contexts].index(True) == 3
+    assert outcome.executed == 3 and outcome.stopped is not None
+    assert "grader same-call" in str(outcome.stopped)
+    configs = [NAME_ARGS, MaxRepeatConfig(max=4)]
+    for live, cfg in zip(outcome.stopped.results, configs, strict=True):
+        assert live.metadata.occurrences == grade(outcome.trajectory, cfg).metadata.occurrences
+    assert [r.name for r in outcome.stopped.results] == ["same-call", "same-output"]
 
 
 def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:

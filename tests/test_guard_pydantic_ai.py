@@ -14,7 +14,8 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from maxrepeat import MaxRepeatConfig, MissingExtraError
 from maxrepeat.guards.pydantic_ai import loop_guard, stop_error_class, trajectory_from_messages
 
-from .guard_scenarios import NAME_ARGS, OBSERVATION, SCRIPTS, Outcome, check, tool_output
+from .guard_scenarios import (MARK, NAME_ARGS, OBSERVATION, PARALLEL, SCRIPTS, Outcome, check,
+                              tool_output)
 
 
 def _text(messages: list[ModelMessage]) -> str:
@@ -22,7 +23,7 @@ def _text(messages: list[ModelMessage]) -> str:
 
 
 def _run(scenario: str, config: MaxRepeatConfig) -> Outcome:
-    script = list(SCRIPTS[scenario])
+    script = PARALLEL if scenario == "parallel" else [[c] for c in SCRIPTS[scenario]]
     sent: list[str] = []
     executed: list[str] = []
 
@@ -30,8 +31,8 @@ def _run(scenario: str, config: MaxRepeatConfig) -> Outcome:
         sent.append(_text(messages))
         if len(sent) > len(script):
             return ModelResponse(parts=[TextPart("Done.")])
-        name, args = script[len(sent) - 1]
-        return ModelResponse(parts=[ToolCallPart(name, args, tool_call_id=f"call_{len(sent)}")])
+        return ModelResponse(parts=[ToolCallPart(name, args, tool_call_id=f"call_{len(sent)}_{j}")
+                                    for j, (name, args) in enumerate(script[len(sent) - 1])])
 
     agent = Agent(FunctionModel(model), capabilities=[loop_guard(config)])
 
@@ -61,6 +62,14 @@ def _run(scenario: str, config: MaxRepeatConfig) -> Outcome:
 @pytest.mark.parametrize("scenario", ["loop", "cycle", "clean"])
 def test_pydantic_ai_agent_is_warned_refused_and_stopped(scenario: str) -> None:
     check(_run(scenario, NAME_ARGS), NAME_ARGS, scenario)
+
+
+def test_pydantic_ai_parallel_calls_of_one_response_are_one_step() -> None:
+    outcome = _run("parallel", NAME_ARGS)
+    check(outcome, NAME_ARGS, "parallel")
+    # warned once, after the third response (six calls, three steps), not once per call
+    assert [MARK in c for c in outcome.contexts].index(True) == 3
+    assert outcome.executed == 2 * 3
 
 
 def test_pydantic_ai_observation_mode_warns_blocks_and_stops_after_the_calls() -> None:

@@ -14,6 +14,7 @@ written afterwards agree. ``inspect_ai`` is imported only when a scorer is made.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +33,7 @@ __all__ = ["max_repeat", "events_from_messages", "trajectory_from_messages", "sc
            "loop_guard", "LoopGuard"]
 
 _EXTRA = "inspect"
+_KEPT_SAMPLES = 1024  # samples whose guard state is kept (the least recently active dropped)
 
 
 def _as_dict(message: Any) -> Any:
@@ -191,7 +193,7 @@ class LoopGuard:
         self.graders = graders
         self.policy = policy
         StepGuard(graders, policy=policy)  # checks graders and policy now
-        self.samples: dict[str, _Sample] = {}
+        self.samples: OrderedDict[str, _Sample] = OrderedDict()
         self.stopped: dict[str, Decision] = {}
         self.approval = [ApprovalPolicy(_approver(self), "*"),
                          ApprovalPolicy(auto_approver(), "*")]
@@ -204,6 +206,9 @@ class LoopGuard:
             sample = self.samples[key] = _Sample(StepGuard(self.graders, policy=self.policy,
                                                            format="inspect",
                                                            source="<inspect sample>"))
+            if len(self.samples) > _KEPT_SAMPLES:  # a long eval: forget the oldest
+                self.samples.popitem(last=False)
+        self.samples.move_to_end(key)
         return key, sample
 
     @staticmethod

@@ -19,6 +19,7 @@ many threads. `trajectory_from_messages` converts a conversation the same way, f
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +35,8 @@ __all__ = ["loop_guard", "LoopStoppedError", "trajectory_from_messages"]
 
 _EXTRA = "langchain"
 FORMAT = "langchain"
+#: conversations whose guard state is kept (the least recently active one is dropped)
+KEPT_RUNS = 1024
 SOURCE = "<langchain messages>"
 
 
@@ -113,7 +116,7 @@ class _Guard:
         self.graders = graders
         self.policy = policy
         StepGuard(graders, policy=policy)  # checks the graders and policy now
-        self.runs: dict[str, _Run] = {}
+        self.runs: OrderedDict[str, _Run] = OrderedDict()
         self.lock = threading.Lock()
 
     def run(self, messages: Sequence[Any]) -> _Run:
@@ -124,6 +127,9 @@ class _Guard:
             if run is None or run.seen > len(messages):
                 run = self.runs[key] = _Run(StepGuard(self.graders, policy=self.policy,
                                                       format=FORMAT, source=SOURCE))
+                if len(self.runs) > KEPT_RUNS:  # a long-lived agent: forget the oldest
+                    self.runs.popitem(last=False)
+            self.runs.move_to_end(key)
             return run
 
     def catch_up(self, run: _Run, messages: Sequence[Any], upto: int) -> None:
