@@ -4,11 +4,14 @@ and the package is mypy --strict clean without the optional extras as well as wi
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
+import re
 import shutil
 import subprocess
 import sys
 import sysconfig
+import tomllib
 import zipfile
 from pathlib import Path
 
@@ -16,9 +19,24 @@ import pytest
 
 from .conftest import ROOT
 
-#: the top-level modules of the optional extras that the package imports lazily
-EXTRA_MODULES = ("inspect_ai", "ray", "langchain", "langchain_core", "langgraph", "agents",
-                 "pydantic_ai", "smolagents", "atheris")
+#: extras the test environment itself needs (mypy and the stubs; the docs builder)
+TOOL_EXTRAS = ("test", "docs")
+
+
+def _extra_modules() -> list[str]:
+    """The top-level modules of every optional extra's distributions (those installed
+    here), plus the frameworks' own core packages the guards import."""
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))[
+        "project"]["optional-dependencies"]
+    names = {re.split(r"[\[<>=!~; ]", req, maxsplit=1)[0].lower().replace("_", "-")
+             for extra, reqs in extras.items() if extra not in TOOL_EXTRAS for req in reqs}
+    found = {module for module, dists in importlib.metadata.packages_distributions().items()
+             if any(d.lower().replace("_", "-") in names for d in dists)}
+    return sorted(found | {"inspect_ai", "ray", "langchain", "langchain_core", "langgraph",
+                           "agents", "pydantic_ai", "smolagents"})
+
+
+EXTRA_MODULES = _extra_modules()
 
 
 def _quiet_env() -> dict[str, str]:
