@@ -123,3 +123,13 @@ def test_readme_fits_one_screen() -> None:
     commands, one example, links); everything longer belongs on a docs page."""
     lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
     assert len(lines) <= 75, "README.md is over one screen: move the detail to a page in docs/"
+
+
+def test_grader_page_lists_every_result_field() -> None:
+    """docs/grader.md's two result tables name exactly the keys a result has."""
+    text = (DOCS / "grader.md").read_text(encoding="utf-8")
+    section = text[text.index("## The result"):]
+    documented = {key for row in section.splitlines() if row.startswith("| `")
+                  for key in re.findall(r"`(\w+)`", row.split("|")[1])}
+    result = maxrepeat.grade({"events": []}, maxrepeat.MaxRepeatConfig(max=1)).to_dict()
+    assert documented == set(result) | set(result["metadata"])
