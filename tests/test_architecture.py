@@ -155,6 +155,17 @@ def test_readers_and_reporters_import() -> None:
         importlib.import_module(module)
 
 
+def test_every_output_is_a_reporter() -> None:
+    """Every output format is one `Reporter` class (the grade command special-cases none)."""
+    from maxrepeat.reporters import OUTPUTS, get_reporter
+    from maxrepeat.reporters.base import Reporter
+
+    for name, module in OUTPUTS.items():
+        cls = importlib.import_module(module).REPORTER
+        assert issubclass(cls, Reporter), name
+        assert isinstance(get_reporter(name), cls)
+
+
 def test_package_is_mypy_strict_clean(tmp_path: Path) -> None:
     """`mypy --strict` (the [tool.mypy] settings) finds nothing in src/maxrepeat."""
     import subprocess

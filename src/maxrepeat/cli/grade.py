@@ -8,25 +8,24 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from ..core.config import MaxRepeatConfig, unique_names
-from ..core.errors import ConfigError, MissingExtraError, TrajectoryFormatError
+from ..core.errors import ConfigError, MissingExtraError
 from .options import EXIT_CODES_HELP, configs_from_flags, die, grader_options, write
 
 # Modules needed only on some paths (YAML, eval specs, engines) are imported where they
 # are used: start-up time is measured (bench/RESULTS.md).
 if TYPE_CHECKING:
-    from ..core.result import GraderResult
+    from ..engines.driver import Graded, Graders
     from ..specs.evalspec import EvalSpec
 
-__all__ = ["grade_cmd", "grade_paths"]
+__all__ = ["grade_cmd"]
 
 def _eval_spec(
-    path: str | None, stimulus: str | None, quiet: bool, other_graders: bool, output: str
+    path: str | None, stimulus: str | None, quiet: bool, other_graders: bool
 ) -> EvalSpec | None:
     if path is None:
         if stimulus is not None:
@@ -34,8 +33,6 @@ def _eval_spec(
         return None
     if other_graders:
         die("give one of --eval-spec FILE, --config FILE or the inline grader flags (--max …)")
-    if output == "html":
-        die("--output html does not take --eval-spec yet; use console, json or jsonl")
     from ..specs.evalspec import load_eval_spec
 
     try:
@@ -53,41 +50,6 @@ def _eval_spec(
     if note is not None and not quiet:
         click.echo(f"maxrepeat: {note}", err=True)
     return spec
-
-def grade_paths(
-    paths: Sequence[str], configs: Sequence[MaxRepeatConfig], fmt: str = "auto",
-    on_error: Any = None,
-    on_result: Any = None,
-) -> Iterator[GraderResult]:
-    """Results for every trajectory under ``paths``, in input order, grader by grader.
-
-    ``on_result(result, trajectory, config)`` is called before each result is yielded
-    (``trajectory`` is None when the input could not be read): reports that show more
-    than results, such as the HTML timelines, collect what they need there.
-    """
-    from ..core.grade import error_result, grade
-    from ..readers import Source, expand_paths, read_source
-
-    names = unique_names(configs)
-    for path in expand_paths(paths):
-        with Source.from_path(path) as source:
-            for item in read_source(source, fmt):
-                if isinstance(item, TrajectoryFormatError):
-                    if on_error is not None:
-                        on_error(item)
-                    label = item.source or source.name
-                    for cfg, name in zip(configs, names):
-                        failed = error_result(label, cfg, str(item), name=name,
-                                              source=item.record or label)
-                        if on_result is not None:
-                            on_result(failed, None, cfg)
-                        yield failed
-                    continue
-                for cfg, name in zip(configs, names):
-                    result = grade(item, cfg, name=name)
-                    if on_result is not None:
-                        on_result(result, item, cfg)
-                    yield result
 
 @click.command("grade", epilog=EXIT_CODES_HELP)
 @click.argument("paths", nargs=-1, metavar="[PATH|-]...")
@@ -140,108 +102,55 @@ def grade_cmd(
       cat run.jsonl | maxrepeat grade - --max 2 --tools '^bash$' --output jsonl
       maxrepeat grade 'runs/**/*.jsonl' -j 8 --config graders.yaml -o jsonl > results.jsonl
     """
-    from ..readers import reader_names
-    from ..reporters import OUTPUTS, get_reporter
+    from ..reporters import get_reporter
 
-    if not paths:
-        die("give at least one PATH (a file, a directory, or - for standard input)")
-    if fmt != "auto" and fmt not in reader_names():
-        die(f"--format must be one of auto, {', '.join(reader_names())} (got {fmt})")
-    if output is None and output_file is not None:
-        from ..reporters._atomic import OUTPUT_BY_SUFFIX
-
-        output = OUTPUT_BY_SUFFIX.get(os.path.splitext(output_file)[1].lower(), "jsonl")
-    if output is None:
-        output = "console" if sys.stdout.isatty() else "jsonl"
-    if output not in OUTPUTS:
-        die(f"--output must be one of {', '.join(OUTPUTS)} (got {output})")
+    output = _check_inputs(paths, fmt, output, output_file)
     inline = any(v is not None for v in (max_, period, match, name)) or bool(tools)
-    spec = _eval_spec(eval_spec, stimulus, quiet, config_file is not None or inline, output)
-    configs = (list(spec.graders) if spec is not None
-               else configs_from_flags(config_file, max_, period, match, tools, name))
-    reporter = get_reporter(output)
+    spec = _eval_spec(eval_spec, stimulus, quiet, config_file is not None or inline)
+    from ..engines.driver import Graders, SpecGraders
+
+    graders = (SpecGraders(spec, stimulus) if spec is not None else
+               Graders(configs_from_flags(config_file, max_, period, match, tools, name)))
+    color = output_file is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    reporter = get_reporter(output, color)
     from ..core.summary import SummaryBuilder
 
-    builder: SummaryBuilder
-    if spec is not None:
-        from ..engines.evalspec import SpecSummaryBuilder
-
-        builder = SpecSummaryBuilder()
-    else:
-        builder = SummaryBuilder(len(configs))
-    color = output_file is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    builder = SummaryBuilder(len(graders.configs))
     sink = _open_output_file(output_file, paths) if output_file is not None else None
     batch = None
 
-    def on_error(err: TrajectoryFormatError | str) -> None:
+    def on_error(message: str) -> None:
         if output != "console":
-            click.echo(f"maxrepeat: {err}", err=True)
+            click.echo(f"maxrepeat: {message}", err=True)
 
-    streaming = hasattr(reporter, "line")
-    collected: list[GraderResult] = []
-    timelines: list[Any] = []  # html only: one per result
     from ..engines.batch import BatchGrader, progress_bar
     from .sigint import SigintGuard
 
-    # A bar for long batches only: several inputs, a directory or glob, or one big file.
-    show_bar = (not quiet and sys.stderr.isatty() and "-" not in paths
-                and (len(paths) > 1 or not os.path.isfile(paths[0])
-                     or os.path.getsize(paths[0]) > 64 * 1024 * 1024))
     try:
-        with SigintGuard() as guard, progress_bar(show_bar) as on_unit:
+        with SigintGuard() as guard, progress_bar(_show_bar(paths, quiet)) as on_unit:
             # looked up here: the bar shows standard output above itself
             out: Any = sink if sink is not None else sys.stdout
-            if spec is not None:
-                from ..engines.batch import expand_inputs
-                from ..engines.evalspec import SpecSummaryBuilder, grade_paths_with_spec
-
-                assert isinstance(builder, SpecSummaryBuilder)
-                stream = grade_paths_with_spec(expand_inputs(paths), spec, stimulus, fmt,
-                                               on_error, builder.count_trajectory)
-            elif output == "html":
-                # The timelines need each trajectory in this process: grade in order here.
-                from ..engines.batch import expand_inputs
-                from ..reporters.html import timeline_of
-
-                def on_result(result: GraderResult, trajectory: Any, cfg: MaxRepeatConfig) -> None:
-                    ok = trajectory is not None and result.status == "ok"
-                    timelines.append(timeline_of(trajectory, cfg) if ok else None)
-
-                stream = grade_paths(expand_inputs(paths), configs, fmt, on_error, on_result)
-            elif engine == "ray":
-                from ..engines.ray import grade_paths_on_ray
-
-                try:
-                    stream = grade_paths_on_ray(paths, configs, fmt, address=ray_address,
-                                                on_error=on_error)
-                except MissingExtraError as err:
-                    die(str(err))
+            if engine == "ray":
+                stream = _on_ray(paths, graders, fmt, ray_address, on_error, reporter.detail())
             else:
-                batch = BatchGrader(paths, configs, fmt=fmt, jobs=jobs, on_error=on_error,
-                                    on_unit=on_unit)
-                stream = batch.results()
-            from ..core.runnames import unique_runs
+                batch = BatchGrader(paths, graders, fmt=fmt, jobs=jobs, on_error=on_error,
+                                    on_unit=on_unit, detail=reporter.detail())
+                stream = batch.graded()
+            from ..core.runnames import RunNames
 
-            for result in unique_runs(stream):
+            runs = RunNames()
+            for graded in stream:
                 with guard.critical():  # Ctrl-C lands between results, never inside one
-                    if streaming:
-                        text = (reporter.line(result, color) if output == "console"
-                                else reporter.line(result))
-                        write(out, text)
-                    else:
-                        collected.append(result)
-                    builder.add(result)
+                    builder.count_trajectory()
+                details = graded.details or (None,) * len(graded.results)
+                for result, detail in zip(graded.results, details):
+                    with guard.critical():
+                        result = runs.rename(result)
+                        write(out, reporter.add(result, detail))
+                        builder.add(result)
         out = sink if sink is not None else sys.stdout
         summary = builder.build()
-        if streaming:
-            if output == "console":
-                write(out, reporter.footer(summary, color))
-            else:
-                write(out, reporter.footer(summary))
-        elif output == "html":
-            write(out, reporter.render(collected, summary, timelines))
-        else:
-            write(out, reporter.render(collected, summary))
+        write(out, reporter.finish(summary))
         if sink is not None:
             try:
                 sink.commit()
@@ -263,6 +172,50 @@ def grade_cmd(
         if sink is not None:
             sink.discard()  # nothing, after a commit; else no half report is left behind
     sys.exit(summary.exit_code)
+
+
+def _check_inputs(
+    paths: Sequence[str], fmt: str, output: str | None, output_file: str | None
+) -> str:
+    """Stop on a usage error in the paths, --format or --output; the output format
+    (from --output, else the --output-file ending, else the terminal)."""
+    from ..readers import reader_names
+    from ..reporters import OUTPUTS
+
+    if not paths:
+        die("give at least one PATH (a file, a directory, or - for standard input)")
+    if fmt != "auto" and fmt not in reader_names():
+        die(f"--format must be one of auto, {', '.join(reader_names())} (got {fmt})")
+    if output is None and output_file is not None:
+        from ..reporters._atomic import OUTPUT_BY_SUFFIX
+
+        output = OUTPUT_BY_SUFFIX.get(os.path.splitext(output_file)[1].lower(), "jsonl")
+    if output is None:
+        output = "console" if sys.stdout.isatty() else "jsonl"
+    if output not in OUTPUTS:
+        die(f"--output must be one of {', '.join(OUTPUTS)} (got {output})")
+    return output
+
+
+def _show_bar(paths: Sequence[str], quiet: bool) -> bool:
+    """A bar for long batches only: several inputs, a directory or glob, or one big file."""
+    return (not quiet and sys.stderr.isatty() and "-" not in paths
+            and (len(paths) > 1 or not os.path.isfile(paths[0])
+                 or os.path.getsize(paths[0]) > 64 * 1024 * 1024))
+
+
+def _on_ray(
+    paths: Sequence[str], graders: Graders, fmt: str, address: str | None,
+    on_error: Callable[[str], None], detail: Any,
+) -> Iterator[Graded]:
+    from ..engines.ray import grade_paths_on_ray
+
+    try:
+        return grade_paths_on_ray(paths, graders, fmt, address=address, on_error=on_error,
+                                  detail=detail)
+    except MissingExtraError as err:
+        die(str(err))
+
 
 def _open_output_file(path: str, inputs: Sequence[str]) -> Any:
     from ..reporters._atomic import AtomicTextFile, refusal

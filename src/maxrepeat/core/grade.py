@@ -16,6 +16,7 @@ from .toolmatch import UnsafeMatchError
 
 __all__ = [
     "grade",
+    "grade_with_steps",
     "steps",
     "as_trajectory",
     "error_result",
@@ -251,6 +252,36 @@ def grade(
     >>> r.passed, r.metadata.occurrences, r.evidence
     (False, 4, 'bash repeated 4 times in a row at steps 0-3 (max 3)')
     """
+    return _graded(trajectory, config, name)[0]
+
+
+def grade_with_steps(
+    trajectory: Trajectory | Mapping[str, Any],
+    config: MaxRepeatConfig,
+    *,
+    name: str | None = None,
+) -> tuple[GraderResult, tuple[Step, ...] | None]:
+    """`grade`, and the watched steps it found (None for an ``error`` result): reports
+    that draw the steps take them from here instead of fingerprinting the trajectory again.
+    Values in the steps may still be the input's undecoded bytes (``msgspec.Raw``): a
+    report decodes only what it shows.
+
+    >>> t = {"events": [{"type": "tool_call", "data": {"toolName": "bash"}}]}
+    >>> result, found = grade_with_steps(t, MaxRepeatConfig(1))
+    >>> result.passed, [s.calls[0].tool_name for s in found]
+    (True, ['bash'])
+    """
+    result, traj, table = _graded(trajectory, config, name)
+    if traj is None or table is None:
+        return result, None
+    return result, make_steps(traj.events, table)
+
+
+def _graded(
+    trajectory: Trajectory | Mapping[str, Any], config: MaxRepeatConfig, name: str | None
+) -> tuple[GraderResult, Trajectory | None, StepTable | None]:
+    """The result, with the trajectory and step table it came from (None when the grader
+    could not run)."""
     display = name or config.display_name
     try:
         traj = as_trajectory(trajectory)
@@ -258,39 +289,31 @@ def grade(
         label = "<trajectory>"
         if isinstance(trajectory, Mapping) and isinstance(trajectory.get("id"), str):
             label = trajectory["id"]
-        return error_result(label, config, f"malformed trajectory: {err}", name=display)
+        return error_result(label, config, f"malformed trajectory: {err}", name=display), None, None
+    reason = _cannot_grade(traj, config)
+    if reason is None:
+        try:
+            table = build_step_table(traj.events, config)
+            return result_from_table(traj, config, table, display), traj, table
+        except TrajectoryFormatError as err:
+            reason = f"malformed trajectory: {traj.source or traj.label}: {err}"
+        except RecursionError:
+            reason = "a value in the trajectory is nested too deeply to compare"
+        except UnsafeMatchError as err:
+            reason = str(err)
+        except (ValueError, TypeError) as err:
+            # msgspec raises these for malformed lazily-decoded values (Raw slices).
+            reason = f"malformed value in trajectory: {err}"
+    return error_result(traj.label, config, reason, name=display, trajectory=traj), None, None
+
+
+def _cannot_grade(traj: Trajectory, config: MaxRepeatConfig) -> str | None:
+    """Why ``config`` cannot grade at all (an empty ``tools`` regex), or None."""
     empty = config.empty_patterns()
-    if empty:
-        return error_result(
-            traj.label,
-            config,
-            f"tools pattern {inert(repr(empty[0]))} compiles to an empty regular expression, "
-            "which would watch every tool; remove it or write a real pattern",
-            name=display,
-            trajectory=traj,
-        )
-    try:
-        table = build_step_table(traj.events, config)
-        return result_from_table(traj, config, table, display)
-    except TrajectoryFormatError as err:
-        where = traj.source or traj.label
-        return error_result(
-            traj.label, config, f"malformed trajectory: {where}: {err}", name=display,
-            trajectory=traj,
-        )
-    except RecursionError:
-        return error_result(
-            traj.label, config, "a value in the trajectory is nested too deeply to compare",
-            name=display, trajectory=traj,
-        )
-    except UnsafeMatchError as err:
-        return error_result(traj.label, config, str(err), name=display, trajectory=traj)
-    except (ValueError, TypeError) as err:
-        # msgspec raises these for malformed lazily-decoded values (Raw slices).
-        return error_result(
-            traj.label, config, f"malformed value in trajectory: {err}", name=display,
-            trajectory=traj,
-        )
+    if not empty:
+        return None
+    return (f"tools pattern {inert(repr(empty[0]))} compiles to an empty regular expression, "
+            "which would watch every tool; remove it or write a real pattern")
 
 
 def steps(trajectory: Trajectory | Mapping[str, Any], config: MaxRepeatConfig) -> tuple[Step, ...]:

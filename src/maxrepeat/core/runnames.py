@@ -61,6 +61,12 @@ class RunNames:
         self._run, self._graders, self._current = (label, source), {grader}, name
         return name
 
+    def rename(self, result: GraderResult) -> GraderResult:
+        """``result`` under the unique name of its run."""
+        name = self.name(result.trajectory, result.metadata.source, result.name)
+        return result if name == result.trajectory else dataclasses.replace(
+            result, trajectory=name)
+
 
 def _digest(name: str) -> int:
     data = name.encode("utf-8", "surrogatepass")
@@ -77,6 +83,4 @@ def unique_runs(results: Iterable[GraderResult]) -> Iterator[GraderResult]:
     """
     names = RunNames()
     for result in results:
-        name = names.name(result.trajectory, result.metadata.source, result.name)
-        yield result if name == result.trajectory else dataclasses.replace(
-            result, trajectory=name)
+        yield names.rename(result)

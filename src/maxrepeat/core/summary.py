@@ -63,10 +63,19 @@ class Summary:
 
 
 class SummaryBuilder:
-    """Accumulates a `Summary` one result at a time (batches stream)."""
+    """Accumulates a `Summary` one result at a time (batches stream).
+
+    Trajectories are counted as told by `count_trajectory`, else from the results and the
+    number of graders each trajectory has (``graders``).
+
+    >>> builder = SummaryBuilder()
+    >>> builder.count_trajectory(); builder.build().trajectories
+    1
+    """
 
     def __init__(self, graders: int = 1) -> None:
         self.graders = max(graders, 1)
+        self.counted: int | None = None
         self.total = self.passed = self.failed = self.errors = 0
         self.figures: Counter[int] = Counter()
         self.tools: Counter[str] = Counter()
@@ -87,6 +96,11 @@ class SummaryBuilder:
             self.failed += 1
             self.tools.update(result.metadata.pattern_tools)
 
+    def count_trajectory(self) -> None:
+        """Count one trajectory (or unreadable input): when graders vary by trajectory
+        (an eval spec's stimuli), results alone cannot tell how many there were."""
+        self.counted = (self.counted or 0) + 1
+
     def build(self, interrupted: bool = False) -> Summary:
         """The summary so far."""
         return Summary(
@@ -94,7 +108,8 @@ class SummaryBuilder:
             passed=self.passed,
             failed=self.failed,
             errors=self.errors,
-            trajectories=-(-self.total // self.graders),
+            trajectories=(-(-self.total // self.graders) if self.counted is None
+                          else self.counted),
             figures=dict(self.figures),
             failing_tools=dict(self.tools),
             interrupted=interrupted,

@@ -3,10 +3,11 @@
 `expand_inputs` turns the command line's paths (files, directories, ``-``, globs that the
 shell left quoted such as ``'runs/**/*.jsonl'``) into files; `plan_units` cuts them into
 units of work (a run of small files, one file, or a byte range of a large JSONL file cut at
-line boundaries); `BatchGrader` grades the units in a `ProcessPoolExecutor` and yields
-`UnitOutcome` values strictly in input order whatever the number of workers, so reports are
-deterministic. At most ``window`` units are in flight at once, so memory stays bounded by a
-few units' results however long the batch is. ``jobs=1`` grades in this process. A native
+line boundaries); `BatchGrader` grades the units in a `ProcessPoolExecutor` with the
+grading driver (`engines.driver`) and yields `UnitOutcome` values strictly in input order
+whatever the number of workers, so reports are deterministic. At most ``window`` units
+are in flight at once, so memory stays bounded by a few units' results however long the
+batch is. ``jobs=1`` grades in this process. A native
 single-trajectory document above the streaming threshold is never loaded: its events are
 streamed into one `Monitor` per grader (`_grade_streamed`), in bounded memory.
 
@@ -36,10 +37,10 @@ from typing import TYPE_CHECKING, Any, Final
 if TYPE_CHECKING:  # imported when a pool is made: start-up of one small file stays cheap
     from concurrent.futures import Future, ProcessPoolExecutor
 
-from ..core.config import MaxRepeatConfig, unique_names
+from ..core.config import MaxRepeatConfig
 from ..core.errors import TrajectoryFormatError
-from ..core.grade import error_result, grade
 from ..core.result import GraderResult
+from .driver import Detail, Graded, Graders, grade_item
 
 __all__ = [
     "Unit",
@@ -121,25 +122,16 @@ class Unit:
 
 @dataclass(frozen=True, slots=True)
 class UnitOutcome:
-    """What grading one unit produced, in order: results, and the messages of the inputs
-    or records that could not be read (``errors[i]`` precedes its error results)."""
+    """What grading one unit produced: one `Graded` value per trajectory or unreadable
+    input, in order."""
 
     unit: Unit
-    results: tuple[GraderResult, ...]
-    errors: tuple[tuple[int, str], ...] = ()
+    graded: tuple[Graded, ...]
 
-    def items(self) -> Iterator[GraderResult | str]:
-        """Results and error messages interleaved as they were produced."""
-        pending = list(self.errors)
-        j = 0
-        for i, result in enumerate(self.results):
-            while j < len(pending) and pending[j][0] == i:
-                yield pending[j][1]
-                j += 1
-            yield result
-        while j < len(pending):
-            yield pending[j][1]
-            j += 1
+    @property
+    def results(self) -> tuple[GraderResult, ...]:
+        """Every result of the unit, in order."""
+        return tuple(r for g in self.graded for r in g.results)
 
 
 def _size(path: str) -> int:
@@ -219,13 +211,13 @@ def plan_units(
 
 
 def grade_unit(
-    unit: Unit, configs: Sequence[MaxRepeatConfig], names: Sequence[str], fmt: str = "auto"
+    unit: Unit, graders: Graders, fmt: str = "auto", detail: Detail | None = None
 ) -> UnitOutcome:
-    """Grade one unit (runs in a worker, or in-process with ``jobs=1``)."""
+    """Grade one unit (runs in a worker, or in-process with ``jobs=1``): one `Graded`
+    value per trajectory or unreadable input, in order."""
     from ..readers import Source, read_source
 
-    results: list[GraderResult] = []
-    errors: list[tuple[int, str]] = []
+    graded: list[Graded] = []
     for path in unit.paths:
         source = Source.from_path(path)
         if unit.is_range:
@@ -241,25 +233,18 @@ def grade_unit(
 
             stream: Iterable[Any] = items()
         else:
-            streamed = _large_single(source, fmt)
+            # Streaming through monitors gives results only: not when the graders depend
+            # on the trajectory (its stimulus) or a report wants its steps.
+            streamed = _large_single(source, fmt) if graders.fixed and detail is None else None
             if streamed is not None:
-                _grade_streamed(streamed, configs, names, results, errors)
+                graded.append(_grade_streamed(streamed, graders))
                 continue
             stream = read_source(source, fmt)
-        for item in stream:
-            if isinstance(item, TrajectoryFormatError):
-                errors.append((len(results), str(item)))
-                label = item.source or source.name
-                for cfg, name in zip(configs, names):
-                    results.append(error_result(label, cfg, str(item), name=name,
-                                                source=item.record or label))
-                continue
-            for cfg, name in zip(configs, names):
-                results.append(grade(item, cfg, name=name))
+        graded.extend(grade_item(item, graders, source.name, detail) for item in stream)
         spool = getattr(source, "_spool", None)
         if spool is not None:  # standard input's copy: done with it
             spool.close()
-    return UnitOutcome(unit, tuple(results), tuple(errors))
+    return UnitOutcome(unit, tuple(graded))
 
 
 def _large_single(source: Any, fmt: str) -> Any:
@@ -282,53 +267,40 @@ def _large_single(source: Any, fmt: str) -> Any:
     return stream_one_trajectory(source)
 
 
-def _grade_streamed(
-    streamed: Any,
-    configs: Sequence[MaxRepeatConfig],
-    names: Sequence[str],
-    results: list[GraderResult],
-    errors: list[tuple[int, str]],
-) -> None:
+def _grade_streamed(streamed: Any, graders: Graders) -> Graded:
     """Grade a streamed trajectory with one `Monitor` per config, one pass each: memory
     stays that of the monitors, whatever the size of the document. Results are those of
     `grade()` (the monitor's contract); a malformed event gives the reader's error."""
     from ..core.monitor import Monitor
 
     out: list[GraderResult] = []
-    for cfg, name in zip(configs, names):
+    for cfg, name in zip(graders.configs, graders.names):
         monitor = Monitor(cfg, name=name, id=streamed.id, source=streamed.source)
         try:
             out.append(monitor.feed_all(streamed.events()))
         except TrajectoryFormatError as err:
             message = str(err.with_source(streamed.source))
-            errors.append((len(results), message))
-            results.extend(error_result(streamed.source, c, message, name=n,
-                                        source=streamed.source)
-                           for c, n in zip(configs, names))
-            return
         except OSError as exc:
             message = f"{streamed.source}: cannot read: {exc.strerror or exc}"
-            errors.append((len(results), message))
-            results.extend(error_result(streamed.source, c, message, name=n,
-                                        source=streamed.source)
-                           for c, n in zip(configs, names))
-            return
-    results.extend(out)
+        else:
+            continue
+        return Graded(graders.errors(streamed.source, message, source=streamed.source), message)
+    return Graded(tuple(out))
 
 
-# Worker state, set once per process by the pool initializer (configs are not re-sent).
+# Worker state, set once per process by the pool initializer (graders are not re-sent).
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(configs: Sequence[MaxRepeatConfig], names: Sequence[str], fmt: str) -> None:
+def _init_worker(graders: Graders, fmt: str, detail: Detail | None) -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _WORKER.update(configs=tuple(configs), names=tuple(names), fmt=fmt)
+    _WORKER.update(graders=graders, fmt=fmt, detail=detail)
 
 
 def _work(unit: Unit) -> UnitOutcome:
-    return grade_unit(unit, _WORKER["configs"], _WORKER["names"], _WORKER["fmt"])
+    return grade_unit(unit, _WORKER["graders"], _WORKER["fmt"], _WORKER["detail"])
 
 
 def _mp_context() -> Any:
@@ -343,7 +315,9 @@ def _mp_context() -> Any:
 
 
 class BatchGrader:
-    """Grade ``paths`` with ``configs`` using ``jobs`` worker processes.
+    """Grade ``paths`` with ``graders`` (configs, or a `Graders` such as an eval spec's)
+    using ``jobs`` worker processes. ``detail``: what a report wants beside each result
+    (`Reporter.detail`), made in the workers from the steps grading built.
 
     >>> import json, os, tempfile
     >>> d = tempfile.mkdtemp()
@@ -357,17 +331,18 @@ class BatchGrader:
     def __init__(
         self,
         paths: Sequence[str],
-        configs: Sequence[MaxRepeatConfig],
+        graders: Sequence[MaxRepeatConfig] | Graders,
         *,
         fmt: str = "auto",
+        detail: Detail | None = None,
         jobs: int | None = None,
         window: int | None = None,
         chunk: int = CHUNK_BYTES,
         on_error: Callable[[str], None] | None = None,
         on_unit: Callable[[int, int], None] | None = None,
     ) -> None:
-        self.configs = tuple(configs)
-        self.names = tuple(unique_names(configs))
+        self.graders = graders if isinstance(graders, Graders) else Graders(graders)
+        self.detail = detail
         self.fmt = fmt
         self.jobs = default_jobs() if jobs is None or jobs < 1 else jobs
         self.window = window if window is not None else 4 * self.jobs
@@ -410,14 +385,14 @@ class BatchGrader:
         self.total = len(units)
         if not parallel or len(units) < 2:  # one unit: starting workers would only cost
             for unit in units:
-                yield self._emit(grade_unit(unit, self.configs, self.names, self.fmt))
+                yield self._emit(grade_unit(unit, self.graders, self.fmt, self.detail))
             return
         from concurrent.futures import Future, ProcessPoolExecutor
 
         self.used_pool = True
         self._pool = ProcessPoolExecutor(
             max_workers=self.jobs, mp_context=_mp_context(), initializer=_init_worker,
-            initargs=(self.configs, self.names, self.fmt),
+            initargs=(self.graders, self.fmt, self.detail),
         )
         pending = self._pending
         # Standard input cannot be read by a worker: it is graded here, in its turn.
@@ -443,7 +418,7 @@ class BatchGrader:
         future = self._pending.popleft()
         index = self.done
         if index in local:
-            outcome = grade_unit(local.pop(index), self.configs, self.names, self.fmt)
+            outcome = grade_unit(local.pop(index), self.graders, self.fmt, self.detail)
         else:
             outcome = future.result()
         return self._emit(outcome)
@@ -454,15 +429,19 @@ class BatchGrader:
             self.on_unit(self.done, self.total)
         return outcome
 
+    def graded(self) -> Iterator[Graded]:
+        """One `Graded` value per trajectory or unreadable input, in input order (each
+        error message goes to ``on_error`` first)."""
+        for outcome in self.outcomes():
+            for graded in outcome.graded:
+                if graded.error is not None and self.on_error is not None:
+                    self.on_error(graded.error)
+                yield graded
+
     def results(self) -> Iterator[GraderResult]:
         """Every result in input order (error messages go to ``on_error``)."""
-        for outcome in self.outcomes():
-            for item in outcome.items():
-                if isinstance(item, str):
-                    if self.on_error is not None:
-                        self.on_error(item)
-                else:
-                    yield item
+        for graded in self.graded():
+            yield from graded.results
 
     def close(self, kill: bool = False) -> None:
         """Cancel units not started and shut the pool down; ``kill`` also terminates

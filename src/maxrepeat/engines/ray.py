@@ -28,9 +28,8 @@ import pickle
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from ..core.config import MaxRepeatConfig, unique_names
 from ..core.errors import MissingExtraError
-from ..core.result import GraderResult
+from .driver import Detail, Graded, Graders
 from .records import Configs, _grade, as_configs
 
 __all__ = ["grade_dataset", "grade_paths_on_ray", "init"]
@@ -66,17 +65,12 @@ def _record_of(row: dict[str, Any], column: str | None) -> Any:
     return row
 
 
-def _grade_row(
-    row: dict[str, Any],
-    configs: Sequence[MaxRepeatConfig],
-    names: Sequence[str],
-    column: str | None,
-) -> list[dict[str, Any]]:
+def _grade_row(row: dict[str, Any], graders: Graders, column: str | None) -> list[dict[str, Any]]:
     record = _record_of(row, column)
     if isinstance(record, (str, bytes)) and not record.strip():
         return []  # blank JSONL lines are not records
     source = row.get("path") if isinstance(row.get("path"), str) else "<row>"
-    return _grade(record, configs, names, str(source))
+    return _grade(record, graders, str(source))
 
 
 def grade_dataset(dataset: Any, configs: Configs, *, column: str | None = None) -> Any:
@@ -91,39 +85,38 @@ def grade_dataset(dataset: Any, configs: Configs, *, column: str | None = None) 
     True
     """
     _ray()
-    cfgs = as_configs(configs)
-    return dataset.flat_map(
-        _grade_row, fn_kwargs={"configs": cfgs, "names": unique_names(cfgs), "column": column}
-    )
+    graders = Graders(as_configs(configs))
+    return dataset.flat_map(_grade_row, fn_kwargs={"graders": graders, "column": column})
 
 
 def _grade_unit_row(
-    row: dict[str, Any], configs: Sequence[MaxRepeatConfig], names: Sequence[str], fmt: str
+    row: dict[str, Any], graders: Graders, fmt: str, detail: Detail | None
 ) -> dict[str, Any]:
     from .batch import grade_unit
 
-    outcome = grade_unit(pickle.loads(row["unit"]), configs, names, fmt)
+    outcome = grade_unit(pickle.loads(row["unit"]), graders, fmt, detail)
     return {"seq": row["seq"], "outcome": pickle.dumps(outcome)}
 
 
 def grade_paths_on_ray(
     paths: Sequence[str],
-    configs: Sequence[MaxRepeatConfig],
+    graders: Graders,
     fmt: str = "auto",
     *,
     address: str | None = None,
     on_error: Callable[[str], None] | None = None,
-) -> Iterator[GraderResult]:
-    """Grade files on a Ray cluster (the paths must be readable there); results in input
-    order. Raises `MissingExtraError` at once when Ray is not installed."""
+    detail: Detail | None = None,
+) -> Iterator[Graded]:
+    """Grade files on a Ray cluster (the paths must be readable there): one `Graded`
+    value per trajectory or unreadable input, in input order (like
+    `BatchGrader.graded`). Raises `MissingExtraError` at once when Ray is not installed."""
     ray = init(address)
     from .batch import expand_inputs, grade_unit, plan_units
 
-    cfgs = tuple(configs)
-    names = tuple(unique_names(cfgs))
     units = list(plan_units(expand_inputs(paths), fmt, split=True))
+    kwargs = {"graders": graders, "fmt": fmt, "detail": detail}
 
-    def results() -> Iterator[GraderResult]:
+    def results() -> Iterator[Graded]:
         from .batch import UnitOutcome
 
         remote = [(i, u) for i, u in enumerate(units) if u.paths != ("-",)]
@@ -133,22 +126,18 @@ def grade_paths_on_ray(
             ctx = ray.data.DataContext.get_current()
             ctx.execution_options.preserve_order = True
             ds = ray.data.from_items([{"seq": i, "unit": pickle.dumps(u)} for i, u in remote])
-            rows = iter(ds.map(_grade_unit_row,
-                               fn_kwargs={"configs": cfgs, "names": names, "fmt": fmt}
-                               ).iter_rows())
+            rows = iter(ds.map(_grade_unit_row, fn_kwargs=kwargs).iter_rows())
         for seq, unit in enumerate(units):
             if unit.paths == ("-",):
-                outcome = grade_unit(unit, cfgs, names, fmt)
+                outcome = grade_unit(unit, graders, fmt, detail)
             else:
                 while seq not in ready:
                     row = next(rows)
                     ready[int(row["seq"])] = pickle.loads(row["outcome"])
                 outcome = ready.pop(seq)
-            for item in outcome.items():
-                if isinstance(item, str):
-                    if on_error is not None:
-                        on_error(item)
-                else:
-                    yield item
+            for graded in outcome.graded:
+                if graded.error is not None and on_error is not None:
+                    on_error(graded.error)
+                yield graded
 
     return results()

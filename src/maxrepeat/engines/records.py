@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..core.config import MaxRepeatConfig, unique_names
+from ..core.config import MaxRepeatConfig
 from ..core.errors import TrajectoryFormatError
 from ..core.events import Trajectory, trajectory_from_dict
-from ..core.grade import error_result, grade
+from .driver import Graders, grade_item
 
 __all__ = ["grade_record", "grade_batch", "as_configs"]
 
@@ -75,16 +75,12 @@ def _trajectory(record: Any, source: str) -> Trajectory:
     )
 
 
-def _grade(
-    record: Any, configs: Sequence[MaxRepeatConfig], names: Sequence[str], source: str
-) -> list[dict[str, Any]]:
+def _grade(record: Any, graders: Graders, source: str) -> list[dict[str, Any]]:
     try:
-        traj = _trajectory(record, source)
+        item: Trajectory | TrajectoryFormatError = _trajectory(record, source)
     except TrajectoryFormatError as err:
-        label = err.source or source
-        return [error_result(label, c, str(err), name=n, source=err.record or label).to_dict()
-                for c, n in zip(configs, names)]
-    return [grade(traj, c, name=n).to_dict() for c, n in zip(configs, names)]
+        item = err
+    return [r.to_dict() for r in grade_item(item, graders, source).results]
 
 
 def grade_record(record: Any, configs: Configs, *, source: str = "<record>") -> list[dict[str, Any]]:
@@ -95,8 +91,7 @@ def grade_record(record: Any, configs: Configs, *, source: str = "<record>") -> 
     >>> rows[0]["trajectory"], rows[0]["passed"]
     ('r1', True)
     """
-    cfgs = as_configs(configs)
-    return _grade(record, cfgs, unique_names(cfgs), source)
+    return _grade(record, Graders(as_configs(configs)), source)
 
 
 def grade_batch(
@@ -109,9 +104,8 @@ def grade_batch(
     >>> [r["trajectory"] for r in rows]
     ['<record>[0]', 'b']
     """
-    cfgs = as_configs(configs)
-    names = unique_names(cfgs)
+    graders = Graders(as_configs(configs))
     out: list[dict[str, Any]] = []
     for i, record in enumerate(records):
-        out.extend(_grade(record, cfgs, names, f"{source}[{i}]"))
+        out.extend(_grade(record, graders, f"{source}[{i}]"))
     return out

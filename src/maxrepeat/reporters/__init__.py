@@ -1,24 +1,26 @@
-"""Reporters: small functions, results in, text out. One module per output format.
+"""Reporters: results in, text out. One module per output format.
 
-Each module exposes ``render(results, summary) -> str`` (the whole report) and, when the
-format can stream, ``line(result) -> str`` and ``footer(summary) -> str`` so that a batch
-is written one result at a time. Modules are imported on first use: ``rich`` is loaded
-only by the console reporter.
+Each format is a `Reporter` (``reporters.base``): ``add(result, detail)`` returns the
+text to write for one result as it arrives (a line, for formats that stream), ``finish(summary)``
+the text that ends the report, and ``render(results, summary)`` a whole report at once.
+Modules are imported on first use: ``rich`` is loaded only by the console reporter.
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Sequence
-from types import ModuleType
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from ..core.result import GraderResult
 from ..core.summary import Summary
 
-__all__ = ["OUTPUTS", "get_reporter", "render", "is_streaming"]
+if TYPE_CHECKING:
+    from .base import Reporter
 
-#: output name -> module
+__all__ = ["OUTPUTS", "get_reporter", "render"]
+
+#: output name -> module; each module's ``REPORTER`` is its `Reporter` class
 OUTPUTS: Final[dict[str, str]] = {
     "console": "maxrepeat.reporters.console",
     "json": "maxrepeat.reporters.json",
@@ -29,20 +31,20 @@ OUTPUTS: Final[dict[str, str]] = {
 }
 
 
-def get_reporter(name: str) -> ModuleType:
-    """The reporter module of an output format."""
+def get_reporter(name: str, color: bool | None = False) -> Reporter:
+    """A new reporter of an output format (``color``: for the console format).
+
+    >>> get_reporter("jsonl").streams, get_reporter("html").streams
+    (True, False)
+    """
     try:
-        return importlib.import_module(OUTPUTS[name])
+        module = importlib.import_module(OUTPUTS[name])
     except KeyError:
         raise ValueError(f"output must be one of {', '.join(OUTPUTS)} (got {name!r})") from None
-
-
-def is_streaming(name: str) -> bool:
-    """Whether the format writes one result at a time."""
-    return hasattr(get_reporter(name), "line")
+    cls: type[Reporter] = module.REPORTER
+    return cls(color)
 
 
 def render(name: str, results: Sequence[GraderResult], summary: Summary) -> str:
     """A whole report in one format."""
-    text: str = get_reporter(name).render(results, summary)
-    return text
+    return get_reporter(name).render(results, summary)

@@ -13,8 +13,9 @@ from typing import Any
 from ..core.preview import inert
 from ..core.result import GraderResult
 from ..core.summary import Summary
+from .base import LineReporter
 
-__all__ = ["line", "footer", "render", "make_console"]
+__all__ = ["REPORTER", "ConsoleReporter", "line", "footer", "render", "make_console"]
 
 
 def make_console(file: Any = None, color: bool | None = None) -> Any:
@@ -99,3 +100,16 @@ def footer(summary: Summary, color: bool | None = False) -> str:
 def render(results: Sequence[GraderResult], summary: Summary, color: bool | None = False) -> str:
     """All result lines and the summary."""
     return "".join(line(r, color) for r in results) + footer(summary, color)
+
+
+class ConsoleReporter(LineReporter):
+    """``--output console``: a line per result as it arrives, then the summary."""
+
+    def line(self, result: GraderResult) -> str:
+        return line(result, self.color)
+
+    def footer(self, summary: Summary) -> str:
+        return footer(summary, self.color)
+
+
+REPORTER = ConsoleReporter

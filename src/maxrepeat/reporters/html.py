@@ -22,7 +22,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -31,9 +31,10 @@ from ..core.preview import inert, shorten
 from ..core.result import GraderResult
 from ..core.steps import MISSING, Step
 from ..core.summary import Summary
+from .base import Reporter
 from ._tally import tally
 
-__all__ = ["CallView", "StepView", "Timeline", "timeline", "timeline_of", "render"]
+__all__ = ["REPORTER", "HtmlReporter", "CallView", "StepView", "Timeline", "timeline", "timeline_of", "render"]
 
 #: characters kept of each argument or observation shown in a step's details
 DETAIL_LIMIT: Final = 2000
@@ -563,3 +564,20 @@ def timeline_of(trajectory: Any, config: Any) -> Timeline | None:
         return timeline(steps(trajectory, config))
     except (TrajectoryFormatError, RecursionError, ValueError, TypeError):
         return None
+
+
+class HtmlReporter(Reporter):
+    """``--output html``: one page, written at the end, with a `Timeline` per result made
+    by the grading driver from the steps it built (`timeline`)."""
+
+    def detail(self) -> Callable[[Sequence[Step]], Timeline]:
+        return timeline
+
+    def render(
+        self, results: Sequence[GraderResult], summary: Summary,
+        details: Sequence[Any] | None = None,
+    ) -> str:
+        return render(results, summary, details)
+
+
+REPORTER = HtmlReporter

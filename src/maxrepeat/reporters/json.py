@@ -3,16 +3,31 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import msgspec
 
 from ..core.result import GraderResult
 from ..core.summary import Summary
+from .base import Reporter
 
-__all__ = ["render"]
+__all__ = ["REPORTER", "JsonReporter", "render"]
 
 
 def render(results: Sequence[GraderResult], summary: Summary) -> str:
     """The whole batch as one indented JSON document."""
     doc = {"results": [r.to_dict() for r in results], "summary": summary.to_dict()}
     return msgspec.json.format(msgspec.json.encode(doc).decode("utf-8"), indent=2) + "\n"
+
+
+class JsonReporter(Reporter):
+    """``--output json``: the whole batch as one document, written at the end."""
+
+    def render(
+        self, results: Sequence[GraderResult], summary: Summary,
+        details: Sequence[Any] | None = None,
+    ) -> str:
+        return render(results, summary)
+
+
+REPORTER = JsonReporter

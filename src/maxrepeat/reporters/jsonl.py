@@ -8,8 +8,9 @@ import msgspec
 
 from ..core.result import GraderResult
 from ..core.summary import Summary
+from .base import LineReporter
 
-__all__ = ["line", "footer", "render"]
+__all__ = ["REPORTER", "JsonlReporter", "line", "footer", "render"]
 
 _encode = msgspec.json.Encoder().encode
 
@@ -27,3 +28,16 @@ def footer(summary: Summary) -> str:
 def render(results: Sequence[GraderResult], summary: Summary) -> str:
     """Every result, one per line."""
     return "".join(line(r) for r in results)
+
+
+class JsonlReporter(LineReporter):
+    """``--output jsonl``: each result written as it arrives."""
+
+    def line(self, result: GraderResult) -> str:
+        return line(result)
+
+    def footer(self, summary: Summary) -> str:
+        return footer(summary)
+
+
+REPORTER = JsonlReporter

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Final
+from typing import Any, Final
 
 from ..core.preview import inert, shorten
 from ..core.result import GraderResult
 from ..core.summary import Summary
 from ._tally import ordered_failing_first, tally
+from .base import Reporter
 
-__all__ = ["render", "code"]
+__all__ = ["REPORTER", "MarkdownReporter", "render", "code"]
 
 #: rows of failing/erroring results shown; a PR comment must stay well under 65,536 chars
 ROW_LIMIT: Final = 50
@@ -96,3 +97,16 @@ def render(results: Sequence[GraderResult], summary: Summary) -> str:
         if len(bad) > ROW_LIMIT:
             out += ["", f"…and {len(bad) - ROW_LIMIT} more failing results not shown."]
     return "\n".join(out) + "\n"
+
+
+class MarkdownReporter(Reporter):
+    """``--output markdown``: one document, written at the end."""
+
+    def render(
+        self, results: Sequence[GraderResult], summary: Summary,
+        details: Sequence[Any] | None = None,
+    ) -> str:
+        return render(results, summary)
+
+
+REPORTER = MarkdownReporter
