@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
@@ -27,9 +27,21 @@ FIXTURES = ROOT / "tests" / "fixtures"
 
 #: kept for the tests that import it: the same as ``@pytest.mark.corpus``
 needs_corpus = pytest.mark.corpus
+#: ``MAXREPEAT_UPDATE_GOLDEN=1``: snapshot tests rewrite their golden files (and fail)
+UPDATE_GOLDEN = os.environ.get("MAXREPEAT_UPDATE_GOLDEN") == "1"
+
+
+def rewrite_golden(path: Path, text: str) -> NoReturn:
+    """Write a golden file, then fail the test: a run that rewrites its own golden files
+    has checked nothing, so it must never pass. Review the diff, then run again without
+    ``MAXREPEAT_UPDATE_GOLDEN``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8", newline="")
+    pytest.fail(f"rewrote {path.name}: review the diff, then run the tests again without "
+                "MAXREPEAT_UPDATE_GOLDEN", pytrace=False)
 
 __all__ = ["CORPUS", "EXAMPLES", "FIXTURES", "ROOT", "SHARED", "SPEC_CASES", "call",
-           "load_cases", "needs_corpus", "result", "turn"]
+           "UPDATE_GOLDEN", "load_cases", "needs_corpus", "result", "rewrite_golden", "turn"]
 
 _DESELECTED = pytest.StashKey[int]()
 

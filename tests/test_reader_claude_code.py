@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -14,11 +13,10 @@ from maxrepeat import MaxRepeatConfig, Trajectory, TrajectoryFormatError, grade
 from maxrepeat.core.events import event_to_dict
 from maxrepeat.readers import Source, detect, read_source
 
-from .conftest import CORPUS, ROOT, needs_corpus
+from .conftest import CORPUS, ROOT, UPDATE_GOLDEN, needs_corpus, rewrite_golden
 
 GOLDEN = ROOT / "tests" / "golden" / "corpus_claude-code.json"
 GOLDEN_CONFIG: dict[str, Any] = {"max": 1, "max_cycle_period": 2, "match": "name-args"}
-UPDATE = os.environ.get("MAXREPEAT_UPDATE_GOLDEN") == "1"
 FILES = sorted((CORPUS / "claude-code").glob("*.jsonl")) if CORPUS.is_dir() else []
 
 
@@ -223,8 +221,8 @@ def _figures() -> dict[str, Any]:
 def test_corpus_figures_match_the_golden_file() -> None:
     """The figure of every corpus transcript is the one pinned in the golden file."""
     got = {"config": GOLDEN_CONFIG, "files": _figures()}
-    if UPDATE or not GOLDEN.exists():
-        GOLDEN.write_text(json.dumps(got, indent=1) + "\n", encoding="utf-8")
+    if UPDATE_GOLDEN or not GOLDEN.exists():
+        rewrite_golden(GOLDEN, json.dumps(got, indent=1) + "\n")
     assert json.loads(GOLDEN.read_text(encoding="utf-8")) == got
 
 

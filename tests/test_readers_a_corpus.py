@@ -4,13 +4,12 @@ copies give an error naming the file and line, never a traceback.
 
 The pinned figures are in ``tests/golden/corpus_<format>.json``. After a deliberate
 change of a reader, rewrite them with ``MAXREPEAT_UPDATE_GOLDEN=1 pytest
-tests/test_readers_a_corpus.py`` and review the diff.
+tests/test_readers_a_corpus.py`` (those runs fail), review the diff and run again.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,7 @@ from maxrepeat.core.errors import TrajectoryFormatError
 from maxrepeat.core.events import Trajectory
 from maxrepeat.readers import Source, detect, get_reader, read_source
 
-from .conftest import CORPUS, ROOT
+from .conftest import CORPUS, ROOT, UPDATE_GOLDEN, rewrite_golden
 
 pytestmark = pytest.mark.corpus
 
@@ -36,7 +35,6 @@ FOLDERS: dict[str, tuple[str, ...]] = {
     "gemini-cli": ("gemini-cli", f"{SYNTHETIC}/gemini-cli"),
     "copilot-cli": (f"{SYNTHETIC}/copilot-cli",),
 }
-UPDATE = os.environ.get("MAXREPEAT_UPDATE_GOLDEN") == "1"
 
 
 def corpus_files(fmt: str) -> list[Path]:
@@ -82,9 +80,9 @@ def test_corpus_figures_match_the_golden_file(fmt: str) -> None:
         pytest.skip(f"no corpus files for {fmt}")
     got = {rel(str(p)): figures(p) for p in files}
     golden = GOLDEN / f"corpus_{fmt}.json"
-    if UPDATE:
+    if UPDATE_GOLDEN:
         doc = {"config": {"max": 1, "max_cycle_period": 2, "match": "name-args"}, "files": got}
-        golden.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+        rewrite_golden(golden, json.dumps(doc, indent=1) + "\n")
     assert got == json.loads(golden.read_text(encoding="utf-8"))["files"]
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ from maxrepeat import MaxRepeatConfig, Trajectory, grade
 from maxrepeat.core.errors import TrajectoryFormatError
 from maxrepeat.readers import Item, Source, detect, get_reader, read_source
 
-from .conftest import CORPUS, ROOT, needs_corpus
+from .conftest import CORPUS, ROOT, UPDATE_GOLDEN, needs_corpus, rewrite_golden
 
 FIXTURES = ROOT / "tests" / "fixtures"
 GOLDEN = ROOT / "tests" / "golden"
@@ -420,10 +419,10 @@ def test_corpus_file_detected_read_and_pinned(folder: str, path: Path) -> None:
     assert detect(Source.from_path(str(path))).name == CORPUS_FORMATS[folder]
     golden_file = GOLDEN / f"corpus_{CORPUS_FORMATS[folder]}.json"
     figures = _figures(path)
-    if os.environ.get("MAXREPEAT_UPDATE_GOLDEN"):
+    if UPDATE_GOLDEN:
         pinned = json.loads(golden_file.read_text()) if golden_file.exists() else {}
         pinned[path.name] = figures
-        golden_file.write_text(json.dumps(dict(sorted(pinned.items())), indent=1) + "\n")
+        rewrite_golden(golden_file, json.dumps(dict(sorted(pinned.items())), indent=1) + "\n")
     assert json.loads(golden_file.read_text())[path.name] == figures
 
 

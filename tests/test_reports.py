@@ -1,7 +1,8 @@
 """The JUnit, Markdown and HTML reports (and the console's handling of hostile text).
 
 Golden files live in tests/golden/reports/; regenerate them after a deliberate change with
-``MAXREPEAT_UPDATE_GOLDEN=1 python -m pytest tests/test_reports.py``.
+``MAXREPEAT_UPDATE_GOLDEN=1 python -m pytest tests/test_reports.py`` (that run fails), review
+the diff and run again.
 """
 
 from __future__ import annotations
@@ -9,7 +10,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -27,19 +27,17 @@ from maxrepeat.cli import cli
 from maxrepeat.core.preview import inert
 from maxrepeat.reporters import OUTPUTS, console, html, junit, markdown
 
-from .conftest import call, result, turn
+from .conftest import UPDATE_GOLDEN, call, result, rewrite_golden, turn
 from .report_batch import HOSTILE_ID, HOSTILE_TOOL, configs, graded, trajectories
 
 GOLDEN = Path(__file__).parent / "golden" / "reports"
-UPDATE = os.environ.get("MAXREPEAT_UPDATE_GOLDEN") == "1"
 XML_FORBIDDEN = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def _golden(name: str, text: str) -> None:
     path = GOLDEN / name
-    if UPDATE:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8", newline="")
+    if UPDATE_GOLDEN:
+        rewrite_golden(path, text)
     assert text == path.read_text(encoding="utf-8"), f"{name} differs from its golden file"
 
 

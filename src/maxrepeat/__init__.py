@@ -43,7 +43,8 @@ if TYPE_CHECKING:  # what the lazy loader below provides, for type checkers and 
     from .core.summary import Summary, summarize
     from .engines.records import grade_batch, grade_record
     from .readers import read_trajectories
-    from .specs.configfile import lint, load_config
+    from .specs.configfile import load_config
+    from .specs.lint import lint
 
 __version__ = "0.1.0"
 
@@ -89,7 +90,7 @@ _WHERE = {
     "grade": "core.grade",
     "steps": "core.grade",
     "load_config": "specs.configfile",
-    "lint": "specs.configfile",
+    "lint": "specs.lint",
     "read_trajectories": "readers",
     "summarize": "core.summary",
     "Monitor": "core.monitor",

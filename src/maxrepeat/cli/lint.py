@@ -15,7 +15,7 @@ def lint_cmd(files: tuple[str, ...]) -> None:
     """Check config files against every rule of the spec; print each problem as
     FILE:LINE:COL: PATH must be EXPECTATION (got VALUE)[; hint]. Eval specs (a stimuli:
     list) are accepted too: only their max-repeat entries are checked."""
-    from ..specs.evalspec import lint_path as lint_file
+    from ..specs.lint import lint as lint_file
 
     count = 0
     for path in files:

@@ -1,19 +1,61 @@
-"""The exception tree: every error maxrepeat raises on purpose derives from `MaxRepeatError`.
+"""The exception tree: every error maxrepeat raises on purpose is defined here and
+derives from `MaxRepeatError`::
+
+    MaxRepeatError
+    ├── ConfigError (ValueError)            a grader config breaks a rule of the spec
+    ├── PatternSyntaxError (ValueError)     a tools pattern new RegExp would refuse
+    ├── UnsafeMatchError (ValueError)       a tools pattern too costly on one tool name
+    ├── TrajectoryFormatError (ValueError)  a trajectory cannot be read
+    │   └── CutLastLineError                the last JSONL line is cut off (a crash)
+    ├── MissingExtraError (ImportError)     an optional part without its extra
+    └── LoopStopped                         a live guard stopped the run (each framework's
+                                            stop error derives from it and its own error)
 
 Errors carry structured fields (file, position, key path, expectation, found value) so a
 caller can act on them without parsing text; ``str(error)`` renders the one message grammar
 
     <file>:<line>:<col>: <path> must be <expectation> (got <value>)[; hint]
+
+where ``<value>`` names a JSON value's type with `type_name` (``got a number``).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
     "MaxRepeatError",
     "ConfigError",
+    "PatternSyntaxError",
+    "UnsafeMatchError",
     "TrajectoryFormatError",
+    "CutLastLineError",
     "MissingExtraError",
+    "LoopStopped",
+    "type_name",
 ]
+
+
+def type_name(value: Any) -> str:
+    """How an error message names the JSON type of ``value`` (``a string``, ``null``…):
+    the one wording of ``(got …)`` for a value of the wrong type.
+
+    >>> type_name(3), type_name(None), type_name([])
+    ('a number', 'null', 'an array')
+    """
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (list, tuple)):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
 
 
 class MaxRepeatError(Exception):
@@ -145,6 +187,50 @@ class TrajectoryFormatError(MaxRepeatError, ValueError):
         )
 
 
+class PatternSyntaxError(MaxRepeatError, ValueError):
+    """A pattern that ``new RegExp`` would refuse, with the reason.
+
+    >>> from maxrepeat.core.toolmatch import compile_pattern
+    >>> compile_pattern("(?P<n>x)")
+    Traceback (most recent call last):
+      ...
+    maxrepeat.core.errors.PatternSyntaxError: invalid group at offset 1
+    """
+
+    def __init__(self, reason: str, offset: int) -> None:
+        self.reason = reason
+        self.offset = offset
+        super().__init__(f"{reason} at offset {offset}")
+
+
+class UnsafeMatchError(MaxRepeatError, ValueError):
+    """A ``tools`` pattern that needs more backtracking than allowed on one tool name.
+
+    >>> UnsafeMatchError("(a)+x", 40, "it needs more than 200,000 backtracking steps").reason
+    'it needs more than 200,000 backtracking steps'
+    """
+
+    def __init__(self, pattern: str, name_length: int, reason: str) -> None:
+        self.pattern = pattern
+        self.name_length = name_length
+        self.reason = reason
+        super().__init__(
+            f"tools pattern {pattern!r} cannot be matched safely against a "
+            f"{name_length}-character tool name: {self.reason}; patterns without "
+            "back-references or lookaround are matched in linear time"
+        )
+
+
+class CutLastLineError(TrajectoryFormatError):
+    """The last line of a JSONL file is cut off (no newline, not valid JSON).
+
+    A session file ends this way when the agent crashed or is still writing. The lines
+    before it are a complete, exact prefix of the run, so readers of one-session files
+    grade them and report this line as an error; a bad line *inside* the file is a plain
+    `TrajectoryFormatError`, and the session is not graded (a gap could invent a loop).
+    """
+
+
 class MissingExtraError(MaxRepeatError, ImportError):
     """An optional part was used without its extra installed.
 
@@ -158,3 +244,22 @@ class MissingExtraError(MaxRepeatError, ImportError):
         super().__init__(
             f"this needs the optional dependency {module!r}: pip install 'maxrepeat[{extra}]'"
         )
+
+
+class LoopStopped(MaxRepeatError):
+    """A live guard stopped the run: the loop went on up to the policy's ``stop_at``.
+
+    Every framework's stop error derives from it and from that framework's own error
+    class; ``decision`` is the guard's decision, and ``results`` the graders' results for
+    the run so far, equal to ``maxrepeat grade`` of the run's messages.
+    """
+
+    def __init__(self, decision: Any) -> None:
+        self.decision = decision
+        super().__init__(getattr(decision, "message", None)
+                         or "maxrepeat loop guard stopped the run")
+
+    @property
+    def results(self) -> tuple[Any, ...]:
+        """The graders' results (`GraderResult`) for the run so far, the last step included."""
+        return tuple(self.decision.results)

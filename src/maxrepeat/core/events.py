@@ -13,7 +13,7 @@ from typing import Any, Protocol
 import msgspec
 
 from .canonical import decode_value
-from .errors import TrajectoryFormatError
+from .errors import TrajectoryFormatError, type_name
 
 __all__ = [
     "EventData",
@@ -186,27 +186,6 @@ def event_to_dict(event: Any) -> dict[str, Any]:
         if turn_id is not None:
             data["turnId"] = turn_id
     return {"type": event.type, "data": data}
-
-
-def type_name(value: Any) -> str:
-    """How an error message names the JSON type of ``value`` (``a string``, ``null``…).
-
-    >>> type_name(3), type_name(None)
-    ('a number', 'null')
-    """
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, (list, tuple)):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
 
 
 def _id_of(value: Any) -> str | None:

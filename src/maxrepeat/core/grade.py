@@ -318,6 +318,8 @@ def _cannot_grade(traj: Trajectory, config: MaxRepeatConfig) -> str | None:
 
 def steps(trajectory: Trajectory | Mapping[str, Any], config: MaxRepeatConfig) -> tuple[Step, ...]:
     """The watched steps of a trajectory with their calls, observations and fingerprints.
+    Arguments and observations are plain Python values (dicts, lists, strings, numbers),
+    however the trajectory was read.
 
     >>> t = {"events": [{"type": "tool_call", "data": {"toolName": "bash"}}]}
     >>> [s.calls[0].tool_name for s in steps(t, MaxRepeatConfig(1))]
@@ -325,4 +327,4 @@ def steps(trajectory: Trajectory | Mapping[str, Any], config: MaxRepeatConfig) -
     """
     traj = as_trajectory(trajectory)
     table = build_step_table(traj.events, config)
-    return make_steps(traj.events, table)
+    return make_steps(traj.events, table, decode=True)

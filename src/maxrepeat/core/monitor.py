@@ -39,7 +39,7 @@ import msgspec
 
 from .canonical import canonical_bytes, decode_value, is_empty
 from .config import MaxRepeatConfig
-from .errors import TrajectoryFormatError
+from .errors import TrajectoryFormatError, type_name
 from .events import (
     TOOL_CALL,
     TOOL_RESULT,
@@ -519,9 +519,8 @@ class Monitor:
         data = event.data
         name = data.tool_name if data is not None else None
         if not isinstance(name, str):
-            got = "null" if name is None else type(name).__name__
             err = TrajectoryFormatError(
-                None, f"events[{index}].data.toolName must be a string (got {got})"
+                None, f"events[{index}].data.toolName must be a string (got {type_name(name)})"
             )
             where = self._traj.source or self._traj.label
             self._fail(f"malformed trajectory: {where}: {err}")

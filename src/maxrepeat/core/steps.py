@@ -17,9 +17,9 @@ from typing import Any, Final, cast, overload
 
 import msgspec
 
-from .canonical import canonical_bytes, observation_bytes
+from .canonical import canonical_bytes, decode_value, observation_bytes
 from .config import MaxRepeatConfig
-from .errors import TrajectoryFormatError
+from .errors import TrajectoryFormatError, type_name
 from .events import TOOL_CALL, TOOL_RESULT, TURN_END, TURN_START
 
 __all__ = [
@@ -287,7 +287,7 @@ def group_steps_loop(
             name = data.tool_name if data is not None else None
             if not isinstance(name, str):
                 raise TrajectoryFormatError(
-                    None, f"events[{i}].data.toolName must be a string (got {_kind(name)})"
+                    None, f"events[{i}].data.toolName must be a string (got {type_name(name)})"
                 )
             if not watches(name):
                 continue
@@ -310,10 +310,6 @@ def group_steps_loop(
             in_turn = False
             current = None
     return steps, results
-
-
-def _kind(value: Any) -> str:
-    return "null" if value is None else type(value).__name__
 
 
 def digest(data: bytes) -> bytes:
@@ -507,8 +503,16 @@ def step_key(digests: list[bytes]) -> bytes:
     )
 
 
-def make_steps(events: Sequence[Any], table: StepTable) -> tuple[Step, ...]:
-    """The public `Step` values of a table (built on demand: reports need them)."""
+def make_steps(
+    events: Sequence[Any], table: StepTable, *, decode: bool = False
+) -> tuple[Step, ...]:
+    """The `Step` values of a table (built on demand: reports need them).
+
+    Arguments and observations read from a file may still be the input's bytes
+    (``msgspec.Raw``): ``decode`` turns them into plain values, as the public
+    ``maxrepeat.steps()`` hands out; reports leave them, and decode only what they show.
+    """
+    plain = decode_value if decode else _same
     out: list[Step] = []
     for index, (step, key) in enumerate(zip(table.steps, table.keys)):
         calls = []
@@ -516,7 +520,12 @@ def make_steps(events: Sequence[Any], table: StepTable) -> tuple[Step, ...]:
             data = events[i].data
             call_id = data.tool_call_id
             obs = table.results.get(call_id, MISSING) if call_id is not None else MISSING
-            calls.append(Call(i, data.tool_name, call_id, data.arguments, obs))
+            calls.append(Call(i, data.tool_name, call_id, plain(data.arguments),
+                              obs if obs is MISSING else plain(obs)))
         fp = Fingerprint(_digest(key)) if key is not None else None
         out.append(Step(index, tuple(calls), fp))
     return tuple(out)
+
+
+def _same(value: Any) -> Any:
+    return value

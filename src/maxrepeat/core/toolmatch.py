@@ -36,7 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
-from .errors import MaxRepeatError
+from .errors import PatternSyntaxError, UnsafeMatchError
 
 __all__ = ["ESPattern", "PatternSyntaxError", "UnsafeMatchError", "compile_pattern",
            "split_flags", "is_empty_pattern", "MATCH_STEP_BUDGET"]
@@ -48,39 +48,6 @@ _MAX_COUNT: Final = 2**31 - 1  # larger counts are unbounded, as in V8
 MATCH_STEP_BUDGET: Final = 200_000
 #: inline flags a pattern may start with, as ``(?i)``: the ones that change matching
 INLINE_FLAGS: Final = "ims"
-
-
-class PatternSyntaxError(MaxRepeatError, ValueError):
-    """A pattern that ``new RegExp`` would refuse, with the reason.
-
-    >>> compile_pattern("(?P<n>x)")
-    Traceback (most recent call last):
-      ...
-    maxrepeat.core.toolmatch.PatternSyntaxError: invalid group at offset 1
-    """
-
-    def __init__(self, reason: str, offset: int) -> None:
-        self.reason = reason
-        self.offset = offset
-        super().__init__(f"{reason} at offset {offset}")
-
-
-class UnsafeMatchError(MaxRepeatError, ValueError):
-    """A ``tools`` pattern that needs more backtracking than allowed on one tool name.
-
-    >>> UnsafeMatchError("(a)+x", 40).reason
-    'it needs more than 200,000 backtracking steps'
-    """
-
-    def __init__(self, pattern: str, name_length: int, reason: str = "") -> None:
-        self.pattern = pattern
-        self.name_length = name_length
-        self.reason = reason or f"it needs more than {MATCH_STEP_BUDGET:,} backtracking steps"
-        super().__init__(
-            f"tools pattern {pattern!r} cannot be matched safely against a "
-            f"{name_length}-character tool name: {self.reason}; patterns without "
-            "back-references or lookaround are matched in linear time"
-        )
 
 
 # ---------------------------------------------------------------------------------------
@@ -938,7 +905,9 @@ class ESPattern:
         try:
             return matcher.search(units)
         except (_Budget, RecursionError):
-            raise UnsafeMatchError(self.pattern, len(name)) from None
+            raise UnsafeMatchError(
+                self.pattern, len(name),
+                f"it needs more than {MATCH_STEP_BUDGET:,} backtracking steps") from None
 
 
 _CACHE: dict[str, ESPattern] = {}

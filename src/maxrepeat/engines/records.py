@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..core.config import MaxRepeatConfig
-from ..core.errors import TrajectoryFormatError
+from ..core.errors import TrajectoryFormatError, type_name
 from ..core.events import Trajectory, trajectory_from_dict
 from .driver import Graders, grade_item
 
@@ -71,7 +71,7 @@ def _trajectory(record: Any, source: str) -> Trajectory:
     if isinstance(record, Mapping):
         return trajectory_from_dict(_plain(record), source=source)
     raise TrajectoryFormatError(
-        source, f"a record must be a trajectory object or JSON text (got {type(record).__name__})"
+        source, f"a record must be a trajectory object or JSON text (got {type_name(record)})"
     )
 
 

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from ..core.config import MaxRepeatConfig, unique_names
-from ..core.errors import MaxRepeatError
+from ..core.errors import LoopStopped
 from ..core.events import tool_call, tool_result, turn_end, turn_start
 from ..core.monitor import Monitor
 from ..core.result import GraderResult
@@ -42,24 +42,6 @@ class ToolCall(NamedTuple):
     id: str | None
     name: str
     arguments: Any
-
-
-class LoopStopped(MaxRepeatError):
-    """The guard stopped the run: the loop went on up to the policy's ``stop_at``.
-
-    Every framework's stop error derives from it and from that framework's own error
-    class; ``results`` are the graders' results for the run so far, equal to
-    ``maxrepeat grade`` of the run's messages.
-    """
-
-    def __init__(self, decision: Decision) -> None:
-        self.decision = decision
-        super().__init__(decision.message or "maxrepeat loop guard stopped the run")
-
-    @property
-    def results(self) -> tuple[GraderResult, ...]:
-        """The graders' results for the run so far (the last step included)."""
-        return self.decision.results
 
 
 def load_graders(graders: Graders) -> list[MaxRepeatConfig]:

@@ -14,7 +14,7 @@ from typing import IO, Any, Final, TypeVar
 import msgspec
 
 from ..core.canonical import float_literal
-from ..core.errors import TrajectoryFormatError
+from ..core.errors import CutLastLineError, TrajectoryFormatError
 
 __all__ = [
     "BOM",
@@ -151,16 +151,6 @@ def looks_like_jsonl(head: bytes) -> bool:
     except (msgspec.DecodeError, RecursionError):
         return False
     return isinstance(value, dict)
-
-
-class CutLastLineError(TrajectoryFormatError):
-    """The last line of a JSONL file is cut off (no newline, not valid JSON).
-
-    A session file ends this way when the agent crashed or is still writing. The lines
-    before it are a complete, exact prefix of the run, so readers of one-session files
-    grade them and report this line as an error; a bad line *inside* the file is a plain
-    `TrajectoryFormatError`, and the session is not graded (a gap could invent a loop).
-    """
 
 
 def decode_line(line: bytes, source: str, number: int) -> tuple[Any, bool]:

@@ -8,7 +8,6 @@ false). All rules of the grader config come from `check_config`, shared with the
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -28,7 +27,7 @@ from ..core.config import (
 from ..core.errors import ConfigError
 from .yaml12 import PLAIN_TAG, Loader, plain_value, tagged_value, yaml11_value
 
-__all__ = ["load_config", "lint", "parse_config_text", "Located", "compose_located"]
+__all__ = ["load_config", "read_text", "parse_config_text", "Located", "compose_located"]
 
 _ROOT_KEYS: Final = ROOT_KEYS
 _ENTRY_KEYS: Final = ENTRY_KEYS
@@ -284,7 +283,7 @@ def parse_config_text(text: str, file: str = "<config>") -> tuple[list[MaxRepeat
     return configs, problems
 
 
-def _read(path: str | Path) -> tuple[str, str]:
+def read_text(path: str | Path) -> tuple[str, str]:
     file = str(path)
     try:
         data = Path(path).read_bytes()
@@ -297,23 +296,6 @@ def _read(path: str | Path) -> tuple[str, str]:
                           file=file) from exc
 
 
-def lint(path: str | Path) -> list[ConfigError]:
-    """Every problem in a config file, each with file, line, column and key path.
-
-    An unreadable file is one problem.
-
-    >>> lint("examples/graders.yaml")
-    []
-    >>> [str(p) for p in lint("no-such.yaml")]
-    ['no-such.yaml: file must be a readable file (got No such file or directory)']
-    """
-    try:
-        text, file = _read(path)
-    except ConfigError as err:
-        return [err]
-    return parse_config_text(text, file)[1]
-
-
 def load_config(path: str | Path) -> list[MaxRepeatConfig]:
     """The ``max-repeat`` graders of a config file; raises the first `ConfigError`.
 
@@ -322,17 +304,10 @@ def load_config(path: str | Path) -> list[MaxRepeatConfig]:
     >>> [(c.name, c.max, c.max_cycle_period) for c in load_config("examples/graders.yaml")]
     [('same-output', 3, 1), ('bash-cycles', 2, 3)]
     """
-    text, file = _read(path)
+    text, file = read_text(path)
     configs, problems = parse_config_text(text, file)
     if problems:
         err = problems[0]
         err.problems = tuple(problems)
         raise err
     return configs
-
-
-def iter_problems(paths: list[str]) -> Iterator[ConfigError]:
-    """The problems of several config files, file by file."""
-    for p in paths:
-        yield from lint(p)
-

@@ -19,22 +19,13 @@ from typing import Any, Final
 from ..core.config import GRADER_TYPE, MaxRepeatConfig, show_value, unique_names
 from ..core.errors import ConfigError
 from ..core.events import Trajectory
-from .configfile import (
-    Located,
-    _check_entry,
-    _kind,
-    _read,
-    compose_located,
-    parse_config_text,
-)
+from .configfile import Located, _check_entry, _kind, compose_located, read_text
 
 __all__ = [
     "EvalSpec",
     "Stimulus",
     "is_eval_spec",
     "parse_eval_spec_text",
-    "lint_eval_spec",
-    "lint_path",
     "load_eval_spec",
     "SPEC_RESULT_NAME",
 ]
@@ -238,29 +229,9 @@ def parse_eval_spec_text(text: str, file: str = "<eval spec>") -> tuple[EvalSpec
     return EvalSpec(file, found), problems
 
 
-def lint_eval_spec(path: str | Path) -> list[ConfigError]:
-    """Every problem in the ``max-repeat`` entries of an eval spec file."""
-    try:
-        text, file = _read(path)
-    except ConfigError as err:
-        return [err]
-    return parse_eval_spec_text(text, file)[1]
-
-
-def lint_path(path: str | Path) -> list[ConfigError]:
-    """Every problem in a config file or an eval spec (told apart by ``stimuli``)."""
-    try:
-        text, file = _read(path)
-    except ConfigError as err:
-        return [err]
-    if is_eval_spec(text):
-        return parse_eval_spec_text(text, file)[1]
-    return parse_config_text(text, file)[1]
-
-
 def load_eval_spec(path: str | Path) -> EvalSpec:
     """The eval spec of a file; raises the first `ConfigError` (carrying all of them)."""
-    text, file = _read(path)
+    text, file = read_text(path)
     spec, problems = parse_eval_spec_text(text, file)
     if problems:
         err = problems[0]
