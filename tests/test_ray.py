@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import socket
+import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -80,3 +83,57 @@ def test_missing_ray_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "ray", None)
     with pytest.raises(maxrepeat.MissingExtraError, match=r"pip install 'maxrepeat\[ray\]'"):
         mray.grade_dataset(None, {"max": 1})
+
+
+CLI = [sys.executable, "-c", "from maxrepeat.cli import main; main()"]
+
+
+def _ray_grade(path: Path, address: str, *extra: str, timeout: str = "3"
+               ) -> subprocess.CompletedProcess[str]:
+    import os
+
+    env = {**os.environ, "MAXREPEAT_RAY_TIMEOUT": timeout}
+    env.pop("RAY_ADDRESS", None)
+    return subprocess.run([*CLI, "grade", str(path), "--max", "2", "--match", "name",
+                           "--engine", "ray", "--ray-address", address, *extra],
+                          capture_output=True, text=True, timeout=120, env=env)
+
+
+@pytest.mark.parametrize("scheme", ["ray://", ""])
+def test_unreachable_cluster_is_one_line_and_exit_2(tmp_path: Path, scheme: str) -> None:
+    """A refused address and a silent one (listening, never answering) end within the
+    documented timeout with one line, exit 2: no traceback, no hang in retries."""
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(_run(3)))
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    refused_port = closed.getsockname()[1]
+    closed.close()
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)  # the kernel completes connections; nothing ever answers
+    try:
+        for port, why in ((refused_port, "refused"), (silent.getsockname()[1], "no answer")):
+            started = time.monotonic()
+            proc = _ray_grade(path, f"{scheme}127.0.0.1:{port}")
+            took = time.monotonic() - started
+            assert proc.returncode == 2, proc.stderr
+            lines = proc.stderr.splitlines()
+            assert len(lines) == 1, proc.stderr
+            line = lines[0]
+            assert line.startswith(f"maxrepeat: cannot connect to Ray at {scheme}127.0.0.1:")
+            assert why in line.lower() and proc.stdout == ""
+            assert took < 3 + 30  # the timeout, plus Python and Ray's import
+    finally:
+        silent.close()
+
+
+def test_quiet_ray_run_prints_nothing_on_stderr(local_ray: Any, tmp_path: Path) -> None:
+    """--quiet: none of Ray's log lines or progress bars; the results on stdout."""
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(_run(3)))
+    address = local_ray.get_runtime_context().gcs_address
+    proc = _ray_grade(path, address, "-q", "-o", "jsonl", timeout="60")
+    assert proc.stderr == "" and proc.returncode == 1
+    [row] = [json.loads(x) for x in proc.stdout.splitlines()]
+    assert (row["trajectory"], row["passed"]) == ("r3", False)

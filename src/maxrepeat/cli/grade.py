@@ -105,6 +105,14 @@ def grade_cmd(
     from ..reporters import get_reporter
 
     output = _check_inputs(paths, fmt, output, output_file)
+    from ..core.preview import inert
+    from ..engines.batch import expand_inputs
+
+    # Walked once, here, so that what a walk skipped is said once (engines expand again:
+    # a list of files expands to itself).
+    given = paths
+    paths = tuple(expand_inputs(
+        paths, on_skip=lambda msg: click.echo(f"maxrepeat: {inert(msg)}", err=True)))
     inline = any(v is not None for v in (max_, period, match, name)) or bool(tools)
     spec = _eval_spec(eval_spec, stimulus, quiet, config_file is not None or inline)
     from ..engines.driver import Graders, SpecGraders
@@ -116,7 +124,7 @@ def grade_cmd(
     from ..core.summary import SummaryBuilder
 
     builder = SummaryBuilder(len(graders.configs))
-    sink = _open_output_file(output_file, paths) if output_file is not None else None
+    sink = _open_output_file(output_file, given) if output_file is not None else None
     batch = None
 
     def on_error(message: str) -> None:
@@ -131,7 +139,8 @@ def grade_cmd(
             # looked up here: the bar shows standard output above itself
             out: Any = sink if sink is not None else sys.stdout
             if engine == "ray":
-                stream = _on_ray(paths, graders, fmt, ray_address, on_error, reporter.detail())
+                stream = _on_ray(paths, graders, fmt, ray_address, on_error, reporter.detail(),
+                                 quiet, sink)
             else:
                 batch = BatchGrader(paths, graders, fmt=fmt, jobs=jobs, on_error=on_error,
                                     on_unit=on_unit, detail=reporter.detail())
@@ -171,6 +180,9 @@ def grade_cmd(
     finally:
         if sink is not None:
             sink.discard()  # nothing, after a commit; else no half report is left behind
+    if summary.total == 0 and not summary.interrupted:
+        click.echo("maxrepeat: no trajectory found in the inputs", err=True)
+        sys.exit(2)
     sys.exit(summary.exit_code)
 
 
@@ -206,15 +218,24 @@ def _show_bar(paths: Sequence[str], quiet: bool) -> bool:
 
 def _on_ray(
     paths: Sequence[str], graders: Graders, fmt: str, address: str | None,
-    on_error: Callable[[str], None], detail: Any,
+    on_error: Callable[[str], None], detail: Any, quiet: bool, sink: Any,
 ) -> Iterator[Graded]:
     from ..engines.ray import grade_paths_on_ray
 
     try:
         return grade_paths_on_ray(paths, graders, fmt, address=address, on_error=on_error,
-                                  detail=detail)
+                                  detail=detail, quiet=quiet)
     except MissingExtraError as err:
         die(str(err))
+    except ConnectionError as err:
+        # One line, exit 2, now: a half-made Ray connection can block the interpreter's
+        # exit (Ray's exit-time shutdown waits on the cluster).
+        if sink is not None:
+            sink.discard()
+        click.echo(f"maxrepeat: {err}", err=True)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(2)
 
 
 def _open_output_file(path: str, inputs: Sequence[str]) -> Any:

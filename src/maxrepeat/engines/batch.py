@@ -77,10 +77,12 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def expand_inputs(paths: Iterable[str]) -> list[str]:
+def expand_inputs(paths: Iterable[str], on_skip: Callable[[str], None] | None = None
+                  ) -> list[str]:
     """Files to grade, in input order: directories walked (sorted), globs expanded (sorted,
     ``**`` recursive) when no file has that literal name; a glob matching nothing stays as
-    it is, so it is reported as unreadable.
+    it is, so it is reported as unreadable. ``on_skip`` hears what a walk passed over
+    (`maxrepeat.readers.expand_paths`).
 
     >>> expand_inputs(["-"])
     ['-']
@@ -94,9 +96,9 @@ def expand_inputs(paths: Iterable[str]) -> list[str]:
         if path != "-" and _GLOB_CHARS & set(path) and not os.path.exists(path):
             matches = sorted(glob.glob(path, recursive=True))
             if matches:
-                out.extend(expand_paths(matches))
+                out.extend(expand_paths(matches, on_skip))
                 continue
-        out.extend(expand_paths([path]))
+        out.extend(expand_paths([path], on_skip))
     return out
 
 

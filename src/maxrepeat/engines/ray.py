@@ -23,16 +23,17 @@ The workers need ``maxrepeat`` installed (or a ``runtime_env`` that installs it)
 
 from __future__ import annotations
 
+import logging
 import os
 import pickle
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, Final
 
 from ..core.errors import MissingExtraError
 from .driver import Detail, Graded, Graders
 from .records import Configs, _grade, as_configs
 
-__all__ = ["grade_dataset", "grade_paths_on_ray", "init"]
+__all__ = ["grade_dataset", "grade_paths_on_ray", "init", "connect_timeout", "CONNECT_TIMEOUT"]
 
 
 def _ray() -> Any:
@@ -44,14 +45,118 @@ def _ray() -> Any:
     return ray
 
 
-def init(address: str | None = None) -> Any:
+#: Seconds to wait for a Ray cluster to accept the connection (``MAXREPEAT_RAY_TIMEOUT``
+#: overrides): an unreachable or silent address is an error after this, never a hang.
+CONNECT_TIMEOUT: Final = 30.0
+
+
+def connect_timeout() -> float:
+    """The connection timeout in seconds (``MAXREPEAT_RAY_TIMEOUT``, else 30).
+
+    >>> connect_timeout() > 0
+    True
+    """
+    try:
+        value = float(os.environ.get("MAXREPEAT_RAY_TIMEOUT", ""))
+    except ValueError:
+        return CONNECT_TIMEOUT
+    return value if value > 0 else CONNECT_TIMEOUT
+
+
+def _host_port(address: str) -> tuple[str, int] | None:
+    rest = address.split("://", 1)[1] if "://" in address else address
+    host, sep, port = rest.rstrip("/").rpartition(":")
+    if not sep or not port.isdigit():
+        return None
+    return host.strip("[]"), int(port)
+
+
+def _probe(address: str, timeout: float) -> None:
+    """Fail at once (refused) or within ``timeout`` (unreachable) when nothing listens."""
+    import socket
+
+    target = _host_port(address)
+    if target is None:
+        return  # let Ray say what it makes of the address
+    try:
+        socket.create_connection(target, timeout=timeout).close()
+    except OSError as exc:
+        reason = "no answer" if isinstance(exc, TimeoutError) else (exc.strerror or str(exc))
+        raise ConnectionError(
+            f"cannot connect to Ray at {address}: {reason} (waited up to {timeout:g} s; "
+            "MAXREPEAT_RAY_TIMEOUT sets the wait)") from None
+
+
+class _NotMainThread(logging.Filter):
+    """Drops Ray's note that a driver started off the main thread has no SIGTERM handler
+    (we connect in a helper thread to bound the wait; the CLI handles its signals)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "SIGTERM handler is not set" not in record.getMessage()
+
+
+def init(address: str | None = None, *, quiet: bool = False,
+         timeout: float | None = None) -> Any:
     """Connect to the Ray cluster at ``address`` (else ``RAY_ADDRESS``, else start a local
-    Ray) unless this process is already connected; returns the ``ray`` module."""
+    Ray) unless this process is already connected; returns the ``ray`` module.
+
+    A cluster address must answer within ``timeout`` seconds (`connect_timeout`):
+    otherwise, or when Ray refuses it, `ConnectionError` with one line saying why.
+    ``quiet`` keeps Ray's own log lines and progress bars off standard error.
+    """
     ray = _ray()
-    if not ray.is_initialized():
-        ray.init(address=address or os.environ.get("RAY_ADDRESS") or None,
-                 ignore_reinit_error=True, log_to_driver=False)
+    if ray.is_initialized():
+        return ray
+    target = address or os.environ.get("RAY_ADDRESS") or None
+    # Ray's informational lines ("Connecting to existing Ray cluster ...") are not ours to
+    # print; its warnings are, unless quiet
+    options: dict[str, Any] = {"ignore_reinit_error": True, "log_to_driver": False,
+                               "logging_level": logging.ERROR if quiet else logging.WARNING}
+    if target in (None, "local", "auto"):
+        ray.init(address=target, **options)
+    else:
+        assert target is not None
+        limit = timeout if timeout is not None else connect_timeout()
+        _probe(target, limit)
+        _connect_bounded(ray, target, options, limit)
+    if quiet:
+        _silence(ray)
     return ray
+
+
+def _silence(ray: Any) -> None:
+    """No Ray log lines or progress bars on standard error (``--quiet``)."""
+    context = ray.data.DataContext.get_current()
+    context.enable_progress_bars = False
+    context.print_on_execution_start = False
+    for name in ("ray", "ray.data", "ray.data._internal.execution.streaming_executor"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+
+
+def _connect_bounded(ray: Any, target: str, options: dict[str, Any], limit: float) -> None:
+    import threading
+
+    outcome: list[BaseException | None] = []
+
+    def connect() -> None:
+        try:
+            ray.init(address=target, **options)
+            outcome.append(None)
+        except BaseException as exc:  # handed to the caller's thread below
+            outcome.append(exc)
+
+    logging.getLogger("ray._private.worker").addFilter(_NotMainThread())
+    thread = threading.Thread(target=connect, name="maxrepeat-ray-connect", daemon=True)
+    thread.start()
+    thread.join(limit)
+    if not outcome:
+        raise ConnectionError(
+            f"cannot connect to Ray at {target}: no answer within {limit:g} s "
+            "(MAXREPEAT_RAY_TIMEOUT sets the wait)")
+    error = outcome[0]
+    if error is not None:
+        lines = str(error).strip().splitlines() or [type(error).__name__]
+        raise ConnectionError(f"cannot connect to Ray at {target}: {lines[0]}") from None
 
 
 def _record_of(row: dict[str, Any], column: str | None) -> Any:
@@ -106,11 +211,13 @@ def grade_paths_on_ray(
     address: str | None = None,
     on_error: Callable[[str], None] | None = None,
     detail: Detail | None = None,
+    quiet: bool = False,
 ) -> Iterator[Graded]:
     """Grade files on a Ray cluster (the paths must be readable there): one `Graded`
     value per trajectory or unreadable input, in input order (like
-    `BatchGrader.graded`). Raises `MissingExtraError` at once when Ray is not installed."""
-    ray = init(address)
+    `BatchGrader.graded`). Raises `MissingExtraError` at once when Ray is not installed,
+    `ConnectionError` when the cluster cannot be reached (see `init`)."""
+    ray = init(address, quiet=quiet)
     from .batch import expand_inputs, grade_unit, plan_units
 
     units = list(plan_units(expand_inputs(paths), fmt, split=True))
