@@ -23,7 +23,7 @@ from ..core.errors import MissingExtraError
 from ..core.events import Trajectory
 from ..core.grade import grade
 from ..core.result import GraderResult
-from ._live import Graders, StepGuard, ToolCall
+from ._live import Graders, StepGuard, ToolCall, load_graders
 from .policy import Action, Decision, Policy
 
 if TYPE_CHECKING:
@@ -190,7 +190,7 @@ class LoopGuard:
             from inspect_ai.approval import ApprovalPolicy, auto_approver
         except ImportError as exc:
             raise MissingExtraError(_EXTRA, "inspect_ai") from exc
-        self.graders = graders
+        self.graders = load_graders(graders)  # a config file is read once
         self.policy = policy
         StepGuard(graders, policy=policy)  # checks graders and policy now
         self.samples: OrderedDict[str, _Sample] = OrderedDict()

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.errors import MissingExtraError
 from ..core.events import Trajectory, tool_call, tool_result, turn_end, turn_start
-from ._live import Graders, LoopStopped, StepGuard, ToolCall
+from ._live import Graders, LoopStopped, StepGuard, ToolCall, load_graders
 from .policy import Action, Decision, Policy
 
 if TYPE_CHECKING:
@@ -113,7 +113,7 @@ class _Guard:
     """The hooks' logic, free of LangChain types (the middleware class delegates here)."""
 
     def __init__(self, graders: Graders, policy: Policy | None) -> None:
-        self.graders = graders
+        self.graders = load_graders(graders)  # a config file is read once
         self.policy = policy
         StepGuard(graders, policy=policy)  # checks the graders and policy now
         self.runs: OrderedDict[str, _Run] = OrderedDict()

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.errors import MissingExtraError
 from ..core.events import Trajectory, tool_call, tool_result, turn_end, turn_start
-from ._live import Graders, LoopStopped, StepGuard, ToolCall
+from ._live import Graders, LoopStopped, StepGuard, ToolCall, load_graders
 from .policy import Action, Policy
 
 if TYPE_CHECKING:
@@ -117,7 +117,7 @@ def _classes() -> dict[str, Any]:
 
         def __init__(self, graders: Graders, policy: Policy | None,
                      guard: StepGuard | None = None) -> None:
-            self.graders = graders
+            self.graders = load_graders(graders)  # a config file is read once
             self.policy = policy
             self.guard = guard or StepGuard(graders, policy=policy, format=FORMAT,
                                                source=SOURCE)

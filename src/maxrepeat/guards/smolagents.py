@@ -34,7 +34,7 @@ from typing import Any, Final
 from ..core.canonical import canonical_bytes
 from ..core.errors import MissingExtraError
 from ..core.events import Trajectory, tool_call, tool_result, turn_end, turn_start
-from ._live import Graders, LoopStopped, StepGuard, ToolCall
+from ._live import Graders, LoopStopped, StepGuard, ToolCall, load_graders
 from .policy import Action, Policy
 
 __all__ = ["loop_guard", "trajectory_from_steps", "stop_error_class", "NOTE_MARK"]
@@ -151,9 +151,9 @@ def _classes() -> dict[str, Any]:
         repeats itself."""
 
         def __init__(self, graders: Graders, policy: Policy | None) -> None:
-            self.graders = graders
+            self.graders = load_graders(graders)  # a config file is read once
             self.policy = policy
-            self.logic = _Logic(graders, policy)
+            self.logic = _Logic(self.graders, policy)
 
         def __call__(self, memory_step: Any, agent: Any = None) -> None:
             if not isinstance(memory_step, ActionStep):
