@@ -142,3 +142,32 @@ def test_bar_on_terminal_leaves_redirected_stdout_alone(tree: Path) -> None:
         os.close(secondary)
         os.close(primary)
     assert proc.stdout.decode().count("\n") == 54
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_progress_counts_bytes_and_trajectories_not_units(tree: Path, jobs: int) -> None:
+    """The bar is told bytes of input graded of the total, and trajectories read; a large
+    JSONL file cut into byte ranges still adds up to its size."""
+    files = sorted(p for p in tree.rglob("*") if p.is_file())
+    seen: list[tuple[int, int, int]] = []
+    batch = BatchGrader([str(tree)], CFG, fmt="vally", jobs=jobs, chunk=400,
+                        on_unit=lambda *a: seen.append(a))
+    graded = list(batch.graded())
+    total = sum(p.stat().st_size for p in files)
+    assert all(t == total for _, t, _ in seen) and seen[-1][0] == total
+    assert [d for d, _, _ in seen] == sorted(d for d, _, _ in seen)
+    assert seen[-1][2] == len(graded) == 12 + 41 + 1  # files, JSONL lines (one bad), broken
+    assert len(seen) > len(files)  # the JSONL file was cut, yet nothing says "units"
+
+
+def test_progress_bar_shows_bytes_and_trajectories() -> None:
+    from rich.console import Console
+
+    from maxrepeat.engines.batch import _Bar
+
+    bar = _Bar()
+    bar(3 * 1024 * 1024, 10 * 1024 * 1024, 1234)
+    console = Console(record=True, width=120)
+    console.print(bar.progress.make_tasks_table(bar.progress.tasks))
+    text = console.export_text()
+    assert "1,234 trajectories" in text and "3.1/10.5 MB" in text and "unit" not in text

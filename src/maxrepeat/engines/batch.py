@@ -20,8 +20,10 @@ Hook points (for interruption handling and atomic reports):
   partial summary is simply the summary of what was consumed.
 - Workers ignore SIGINT (`_init_worker`): Ctrl-C reaches only the parent, which decides
   how to stop; no worker prints a traceback.
-- ``on_unit(done, total)`` is called in the parent after each unit is yielded (progress
-  bars); ``on_error(message)`` receives the text of each unreadable input or record right
+- ``on_unit(done, total, trajectories)`` is called in the parent after each unit is
+  yielded (the progress bar): bytes of input graded so far, bytes planned (0 when
+  unknown: standard input), and trajectories read so far. A unit is an internal cut of
+  the work and never shown; ``on_error(message)`` receives the text of each unreadable input or record right
   before its error results, in order.
 """
 
@@ -141,6 +143,13 @@ def _size(path: str) -> int:
         return os.path.getsize(path)
     except OSError:
         return -1
+
+
+def _unit_bytes(unit: Unit) -> int:
+    """The bytes of input a unit covers (0 for standard input: not known ahead)."""
+    if unit.is_range:
+        return unit.end - unit.start
+    return sum(max(_size(p), 0) for p in unit.paths if p != "-")
 
 
 def _is_jsonl(path: str, fmt: str) -> bool:
@@ -341,7 +350,7 @@ class BatchGrader:
         window: int | None = None,
         chunk: int = CHUNK_BYTES,
         on_error: Callable[[str], None] | None = None,
-        on_unit: Callable[[int, int], None] | None = None,
+        on_unit: Callable[[int, int, int], None] | None = None,
     ) -> None:
         self.graders = graders if isinstance(graders, Graders) else Graders(graders)
         self.detail = detail
@@ -359,6 +368,11 @@ class BatchGrader:
         #: units yielded so far, and the number planned
         self.done = 0
         self.total = 0
+        #: bytes of input in the units yielded so far, bytes planned; trajectories read
+        self.done_bytes = 0
+        self.total_bytes = 0
+        self.trajectories = 0
+        self._unit_bytes: list[int] = []
 
     def __enter__(self) -> BatchGrader:
         return self
@@ -385,6 +399,8 @@ class BatchGrader:
         # so one unsplit 1 GB file would hold every result of the batch (soak: 870 MB).
         units = list(plan_units(self.files, self.fmt, self.chunk, split=True))
         self.total = len(units)
+        self._unit_bytes = [_unit_bytes(u) for u in units]
+        self.total_bytes = sum(self._unit_bytes)
         if not parallel or len(units) < 2:  # one unit: starting workers would only cost
             for unit in units:
                 yield self._emit(grade_unit(unit, self.graders, self.fmt, self.detail))
@@ -426,9 +442,11 @@ class BatchGrader:
         return self._emit(outcome)
 
     def _emit(self, outcome: UnitOutcome) -> UnitOutcome:
+        self.done_bytes += self._unit_bytes[self.done]
         self.done += 1
+        self.trajectories += len(outcome.graded)
         if self.on_unit is not None:
-            self.on_unit(self.done, self.total)
+            self.on_unit(self.done_bytes, self.total_bytes, self.trajectories)
         return outcome
 
     def graded(self) -> Iterator[Graded]:
@@ -472,13 +490,14 @@ class BatchGrader:
 
 
 class _Bar:
-    """A rich progress bar on standard error, updated from ``on_unit`` (parent only)."""
+    """A rich progress bar on standard error, updated from ``on_unit`` (parent only): the
+    bytes of input graded out of the total, and the trajectories read so far."""
 
     def __init__(self) -> None:
         from rich.console import Console
         from rich.progress import (
             BarColumn,
-            MofNCompleteColumn,
+            DownloadColumn,
             Progress,
             TextColumn,
             TimeElapsedColumn,
@@ -486,17 +505,19 @@ class _Bar:
         )
 
         self.progress = Progress(
-            TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TextColumn("units"),
+            TextColumn("grading"), BarColumn(), DownloadColumn(),
+            TextColumn("{task.fields[trajectories]} trajectories"),
             TimeElapsedColumn(), TimeRemainingColumn(),
             # Standard output is shown above the bar only when it is this terminal too;
             # redirected (> file, | pipe) it must stay untouched.
             console=Console(stderr=True), transient=True,
             redirect_stdout=sys.stdout.isatty(), redirect_stderr=True,
         )
-        self.task = self.progress.add_task("grading", total=None)
+        self.task = self.progress.add_task("grading", total=None, trajectories=0)
 
-    def __call__(self, done: int, total: int) -> None:
-        self.progress.update(self.task, completed=done, total=total)
+    def __call__(self, done: int, total: int, trajectories: int) -> None:
+        self.progress.update(self.task, completed=done, total=total or None,
+                             trajectories=f"{trajectories:,}")
 
 
 class progress_bar:
@@ -507,7 +528,7 @@ class progress_bar:
     def __init__(self, enabled: bool) -> None:
         self.bar = _Bar() if enabled else None
 
-    def __enter__(self) -> Callable[[int, int], None] | None:
+    def __enter__(self) -> Callable[[int, int, int], None] | None:
         if self.bar is not None:
             self.bar.progress.start()
         return self.bar
