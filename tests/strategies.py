@@ -2,7 +2,8 @@
 
 They aim at the corners of spec §3–4: turns and bare calls, parallel and duplicate calls,
 stray turn boundaries, missing, empty, late, early and duplicated results, calls without
-ids, deep-equal-but-differently-spelled values, and repeated blocks of every period 1–10.
+ids, deep-equal-but-differently-spelled values, repeated blocks of every period 1–10, and
+words of overlapping runs of different periods (`loop_words`).
 """
 
 from __future__ import annotations
@@ -103,7 +104,56 @@ def build(units_: list[dict[str, Any]], tid: str = "t") -> dict[str, Any]:
     return {"id": tid, "events": events}
 
 
-trajectories = unit_sequences().map(build)
+#: The actions of `loop_words`: letter -> (tool, arguments, result). Every match mode sees
+#: the same word (tool, arguments and result all follow the letter).
+LETTERS: dict[str, tuple[str, Any, Any]] = {
+    "a": ("bash", {"command": "ls"}, "a.txt"),
+    "b": ("read", {"path": "a.txt"}, "hello"),
+    "c": ("bash", {"command": "make"}, "error 1"),
+    "d": ("edit", {"path": "a.txt"}, "ok"),
+}
+
+
+@st.composite
+def loop_words(draw: st.DrawFn) -> str:
+    """Words made of repeated blocks of different periods put side by side, so that runs
+    overlap: ``aaa`` + ``babab`` gives ``a a a b a b a b``, where ``a`` (period 1, steps 0-2)
+    and ``a b`` (period 2, steps 2-7) share step 2. Runs of several periods sharing steps
+    are what `loopSteps` and the reported run's tie-breaks must get right."""
+    word = ""
+    for _ in range(draw(st.integers(1, 5))):
+        block = draw(st.text(alphabet="abcd", min_size=1, max_size=4))
+        times = draw(st.integers(1, 5))
+        # Start the block mid-way sometimes, so a copy overlaps the previous run's end.
+        cut = draw(st.integers(0, len(block) - 1))
+        word += (block * times)[cut:] if times > 1 else block
+    return word
+
+
+def word_units(word: str) -> list[dict[str, Any]]:
+    """Units (see `build`) for a word: one turn per letter, result right after."""
+    out = []
+    for letter in word:
+        tool, args, res = LETTERS[letter]
+        out.append({"kind": "turn", "calls": [{"tool": tool, "args": args, "has_args": True,
+                                                "result": res, "placement": "after",
+                                                "has_id": True}]})
+    return out
+
+
+@st.composite
+def mixed_sequences(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Random units, or an overlapping-runs word, or a word with random units around it."""
+    kind = draw(st.sampled_from(["random", "word", "word+random"]))
+    if kind == "random":
+        return draw(unit_sequences())
+    body = word_units(draw(loop_words()))
+    if kind == "word":
+        return body
+    return draw(st.lists(units(), max_size=3)) + body + draw(st.lists(units(), max_size=3))
+
+
+trajectories = mixed_sequences().map(build)
 
 
 @st.composite

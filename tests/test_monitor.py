@@ -11,8 +11,10 @@ from hypothesis import strategies as st
 
 import maxrepeat
 from maxrepeat import Event, EventData, MaxRepeatConfig, Monitor, Trajectory, grade
+from maxrepeat.core.monitor.stepview import StepViews
 
 from .conftest import call, result, turn
+from .strategies import LETTERS, loop_words
 
 TOOLS = ["bash", "read", "edit"]
 VALUES: list[Any] = [None, "", " \n", "ok", "ok", "fail", [], {}, {"a": 1}, {"a": 1.0}, 0, False]
@@ -77,6 +79,29 @@ def event_streams(draw: st.DrawFn) -> list[dict[str, Any]]:
     return events
 
 
+@st.composite
+def word_streams(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """A word of overlapping runs of different periods (``a a a b a b a b``), one turn per
+    letter, sometimes with a late or missing result or a bare call in it."""
+    events: list[dict[str, Any]] = []
+    late: list[dict[str, Any]] = []
+    for n, letter in enumerate(draw(loop_words())):
+        tool, args, value = LETTERS[letter]
+        cid = f"w{n}"
+        ev, res = call(tool, cid, args), result(cid, value)
+        where = draw(st.sampled_from(["after"] * 12 + ["late", "missing", "bare"]))
+        if where == "late":
+            events += turn(ev)
+            late.append(res)
+        elif where == "missing":
+            events += turn(ev)
+        elif where == "bare":
+            events += [ev, res]
+        else:
+            events += turn(ev, res)
+    return events + late
+
+
 configs = st.builds(
     MaxRepeatConfig,
     max=st.integers(1, 4),
@@ -88,7 +113,7 @@ configs = st.builds(
 
 @settings(max_examples=int(os.environ.get("MAXREPEAT_EXAMPLES", "800")), deadline=None,
           suppress_health_check=[HealthCheck.too_slow])
-@given(events=event_streams(), config=configs)
+@given(events=st.one_of(event_streams(), word_streams()), config=configs)
 def test_every_prefix_equals_grade(events: list[dict[str, Any]], config: MaxRepeatConfig) -> None:
     """feed() returns grade() of the prefix, field for field, after every event."""
     monitor = Monitor(config)
@@ -158,7 +183,7 @@ def test_forget_answers_keeps_memory_flat() -> None:
     monitor = Monitor(config, forget_answers=True)
     for i in range(2000):
         monitor.feed_all(turn(call("bash", f"c{i}", {"n": i % 5}), result(f"c{i}", i % 3)))
-    assert len(monitor._st.answers) == 0 and len(monitor.to_bytes()) < 4096
+    assert len(monitor._tracker.st.answers) == 0 and len(monitor.to_bytes()) < 4096
 
 
 def test_a_result_that_never_comes_does_not_hold_back_later_steps() -> None:
@@ -169,7 +194,7 @@ def test_a_result_that_never_comes_does_not_hold_back_later_steps() -> None:
         events += turn(call("bash", f"c{i}"), result(f"c{i}", "same"))
     monitor = Monitor(config)
     got = monitor.feed_all(events)
-    assert not monitor._st.tail and len(monitor._st.log) == 51
+    assert not monitor._tracker.st.tail and len(monitor._tracker.st.log) == 51
     assert got.to_dict() == grade({"events": events}, config).to_dict()
 
 
@@ -233,7 +258,7 @@ def test_memory_stays_bounded_in_normal_order() -> None:
     monitor = Monitor(cfg)
     for i in range(3000):
         monitor.feed_all(turn(call("bash", f"c{i}", {"n": i % 7}), result(f"c{i}", "ok")))
-    state = monitor._st
+    state = monitor._tracker.st
     assert len(state.front.window) == 6 and not state.tail and not state.log and len(state.answers) == 0
     assert len(monitor.to_bytes()) < 4096
 
@@ -257,14 +282,14 @@ def test_a_huge_turn_is_not_refingerprinted_at_every_event(
     """The open turn's step is compared through its running summary: the exact key of a
     step is built a few times per step, not once per event."""
     built = 0
-    original = Monitor._done
+    original = StepViews.done
 
-    def counting(self: Monitor, step: Any) -> Any:
+    def counting(self: StepViews, step: Any, answers: Any) -> Any:
         nonlocal built
         built += 1
-        return original(self, step)
+        return original(self, step, answers)
 
-    monkeypatch.setattr(Monitor, "_done", counting)
+    monkeypatch.setattr(StepViews, "done", counting)
     cfg = MaxRepeatConfig(max=1, max_cycle_period=2)
     events: list[dict[str, Any]] = []
     for t in range(3):
@@ -276,3 +301,47 @@ def test_a_huge_turn_is_not_refingerprinted_at_every_event(
     assert built <= 3 * 3
     monkeypatch.undo()
     assert monitor.result().to_dict() == grade({"events": events}, cfg).to_dict()
+
+
+def _word(word: str) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = []
+    for n, letter in enumerate(word.split()):
+        tool, args, value = LETTERS[letter]
+        events += turn(call(tool, f"w{n}", args), result(f"w{n}", value))
+    return events
+
+
+@pytest.mark.parametrize("match", ["observation", "name-args"])
+def test_overlapping_runs_of_two_periods_count_shared_steps_once(match: str) -> None:
+    """Regression: on ``a a a b a b a b`` the runs ``a`` (steps 0-2) and ``a b`` (steps
+    2-7) share step 2, so 8 steps lie in a loop, not 3 + 6 = 9. A mutation of the
+    monitor's loop-step counting (the overlap not subtracted) reported 9 and survived the
+    random streams; every prefix is checked, both while ``a b`` still grows and after."""
+    cfg = MaxRepeatConfig(max=2, max_cycle_period=2, match=match)
+    events = _word("a a a b a b a b")
+    monitor = Monitor(cfg)
+    for k, event in enumerate(events, 1):
+        assert monitor.feed(event).to_dict() == grade({"events": events[:k]}, cfg).to_dict()
+    got = monitor.result().metadata
+    assert [(r.start_step, r.end_step, r.period) for r in got.runs] == [(0, 2, 1), (2, 7, 2)]
+    assert got.loop_steps == 8
+    # Once both runs have ended (a different step follows), still 8.
+    tail = _word("a a a b a b a b c")
+    assert Monitor(cfg).feed_all(tail).metadata.loop_steps == 8
+    assert grade({"events": tail}, cfg).metadata.loop_steps == 8
+
+
+@settings(max_examples=300, deadline=None)
+@given(spans=st.lists(st.tuples(st.integers(0, 30), st.integers(0, 8)), max_size=8),
+       split=st.integers(0, 8))
+def test_cover_counts_each_step_once(spans: list[tuple[int, int]], split: int) -> None:
+    """The loop-step union (rules.Cover), settled part plus growing part, is the size of
+    the set union of the runs' steps."""
+    from maxrepeat.core.rules import Cover, covered_steps
+
+    runs = [(lo, lo + n) for lo, n in spans]
+    want = len({s for lo, hi in runs for s in range(lo, hi + 1)})
+    assert covered_steps(runs) == want
+    cover = Cover()
+    settled = sum(cover.add(lo, hi) for lo, hi in runs[:split])
+    assert settled + cover.uncovered(runs[split:]) == want

@@ -10,6 +10,7 @@ from .errors import TrajectoryFormatError
 from .events import Trajectory, trajectory_from_dict
 from .preview import inert, shorten, step_preview
 from .result import GraderResult, ResultMetadata, Run
+from .rules import covered_steps
 from .search import Span, search
 from .steps import MISSING, Step, StepTable, build_step_table, make_steps
 from .toolmatch import UnsafeMatchError
@@ -112,14 +113,7 @@ def _tools(events: Sequence[Any], table: StepTable, span: Span) -> tuple[str, ..
 
 def _loop_steps(runs: Sequence[Run]) -> int:
     """How many steps lie in at least one run."""
-    covered = 0
-    last = -1
-    for r in sorted(runs, key=lambda r: r.start_step):
-        lo = max(r.start_step, last + 1)
-        if r.end_step >= lo:
-            covered += r.end_step - lo + 1
-        last = max(last, r.end_step)
-    return covered
+    return covered_steps((r.start_step, r.end_step) for r in runs)
 
 
 loop_steps = _loop_steps

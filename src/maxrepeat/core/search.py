@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import islice
 
+from .rules import copies, is_primitive, rank, run_end, run_order
+
 __all__ = ["Span", "best_span", "search"]
 
 
@@ -29,7 +31,7 @@ class Span:
     @property
     def end(self) -> int:
         """The last step of the run (inclusive; trailing fragments excluded)."""
-        return self.start + self.period * self.occurrences - 1
+        return run_end(self.start, self.period, self.occurrences)
 
 
 _RUN_PATTERNS: dict[int, re.Pattern[bytes]] = {}
@@ -49,14 +51,6 @@ def _stretches(ids: Sequence[int], p: int, least: int | None = None) -> list[tup
             _RUN_PATTERNS.clear()
         pattern = _RUN_PATTERNS[least] = re.compile(b"\x01{%d,}" % least)
     return [(m.start(), m.end() - m.start()) for m in pattern.finditer(eq)]
-
-
-def _primitive(ids: Sequence[int], start: int, p: int) -> bool:
-    """Whether the block ids[start:start+p] is not a repetition of a shorter block."""
-    for q in range(1, p):
-        if p % q == 0 and all(ids[start + j] == ids[start + j + q] for j in range(p - q)):
-            return False
-    return True
 
 
 def search(ids: Sequence[int], max_period: int, above: int) -> tuple[Span | None, list[Span]]:
@@ -85,17 +79,14 @@ def search(ids: Sequence[int], max_period: int, above: int) -> tuple[Span | None
         # matter, and the regex skips every shorter one (most of them, on real runs).
         least = p * min(best.occurrences, above)
         for start, m in _stretches(ids, p, least):
-            k = m // p + 1
-            if p > 1 and not _primitive(ids, start, p):
+            k = copies(m, p)
+            if p > 1 and not is_primitive(ids[start:start + p]):
                 continue
-            if k > best.occurrences or (
-                k == best.occurrences
-                and (p < best.period or (p == best.period and start < best.start))
-            ):
+            if rank(k, p, start) > rank(best.occurrences, best.period, best.start):
                 best = Span(start, p, k)
             if k > above:
                 runs.append(Span(start, p, k))
-    runs.sort()
+    runs.sort(key=lambda s: run_order(s.start, s.period, s.occurrences))
     return best, runs
 
 

@@ -21,6 +21,7 @@ from .canonical import canonical_bytes, decode_value, observation_bytes
 from .config import MaxRepeatConfig
 from .errors import TrajectoryFormatError, type_name
 from .events import TOOL_CALL, TOOL_RESULT, TURN_END, TURN_START
+from .rules import ALONE, OPEN, place_call, step_is_empty
 
 __all__ = [
     "Call",
@@ -291,13 +292,15 @@ def group_steps_loop(
                 )
             if not watches(name):
                 continue
-            if in_turn:
-                if current is None:
+            place = place_call(in_turn, current is not None)
+            if place == ALONE:
+                steps.append([i])
+            else:
+                if place == OPEN:
                     current = []
                     steps.append(current)
+                assert current is not None
                 current.append(i)
-            else:
-                steps.append([i])
         elif etype == TOOL_RESULT:
             data = event.data
             call_id = data.tool_call_id if data is not None else None
@@ -389,7 +392,7 @@ def fingerprint_keys(
     so a loop repeating one action hashes it once.
     """
     mode = config.match
-    periodic = config.max_cycle_period > 1
+    period = config.max_cycle_period
     name_cache: dict[str, bytes] = {}
     single: dict[Any, bytes | None] = {}
     keys: list[bytes | None] = []
@@ -474,7 +477,7 @@ def fingerprint_keys(
                 empties += 1
                 d = empty_digest(events[i].data.tool_name)
             digests.append(d)
-        if mode == "observation" and empties and (empties == len(step) or periodic):
+        if mode == "observation" and step_is_empty(empties, len(step), period):
             keys.append(None)
         elif len(digests) == 1:
             keys.append(_ONE_DIGEST + digests[0])

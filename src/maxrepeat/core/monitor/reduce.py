@@ -1,0 +1,41 @@
+"""What the monitor keeps of a call or a result when it arrives: digests and previews,
+never the values themselves (the same helpers `grade()` uses, so the same bytes)."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from ..canonical import canonical_bytes, decode_value, is_empty
+from ..preview import call_preview, json_preview
+from ..steps import MISSING, digest, name_bytes
+from .state import Answer, Call
+
+__all__ = ["TOO_DEEP", "reduce_call", "reduce_answer"]
+
+TOO_DEEP: Final = "a value in the trajectory is nested too deeply to compare"
+
+
+def reduce_call(index: int, name: str, cid: str | None, arguments: Any, match: str) -> Call:
+    """A watched call as the monitor keeps it. Raises `RecursionError`, `ValueError` or
+    `TypeError` for a value that cannot be compared (as `grade()` would)."""
+    nb = name_bytes(name)
+    if match == "name":
+        return Call(index, name, cid, call_preview(name, None, MISSING, "name"), nb)
+    value = decode_value(arguments)
+    head = call_preview(name, value, MISSING, "name-args")
+    if match == "name-args":
+        return Call(index, name, cid, head, digest(nb + canonical_bytes(value)))
+    return Call(index, name, cid, head, nb)
+
+
+def reduce_answer(value: Any) -> Answer:
+    """The first result of a call id as the monitor keeps it (an error entry when the
+    value cannot be compared: using it makes the grade an error)."""
+    try:
+        value = decode_value(value)
+        key = None if is_empty(value) else digest(canonical_bytes(value))
+        return Answer(key, json_preview(value))
+    except RecursionError:
+        return Answer(None, "…", TOO_DEEP)
+    except (ValueError, TypeError) as exc:
+        return Answer(None, "…", f"malformed value in trajectory: {exc}")
