@@ -84,3 +84,23 @@ def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "agents", None)
     with pytest.raises(MissingExtraError, match=r"maxrepeat\[openai-agents\]"):
         loop_guard(NAME_ARGS)
+
+
+def test_openai_agents_a_second_run_starts_a_new_guard_state() -> None:
+    guard = loop_guard(NAME_ARGS)
+
+    @function_tool
+    def run_tests(path: str) -> str:
+        """Run the tests under path."""
+        return tool_output("run_tests", {"path": path})
+
+    for _ in range(2):
+        steps: list[Any] = [[function_call("run_tests", {"path": "tests/"}, call_id=f"c{i}")]
+                            for i in range(2)]
+        model = ScriptedModel([*steps, [assistant_message("Done.")]])
+        agent = Agent(name="fixer", model=model, tools=guard.tools([run_tests]))
+        asyncio.run(Runner.run(agent, "Make the tests pass.", hooks=guard,
+                               run_config=guard.run_config(RunConfig(tracing_disabled=True))))
+        # this run's two calls only (with the first run's, four: a loop above max=2)
+        assert guard.results[0].metadata.watched_steps == 2
+        assert not any("maxrepeat loop guard" in _text(c.input) for c in model.calls)

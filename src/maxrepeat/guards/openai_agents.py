@@ -1,6 +1,7 @@
 """The loop guard for the OpenAI Agents SDK (the ``maxrepeat[openai-agents]`` extra).
 
-One guard per run, in the SDK's three documented places::
+A guard in the SDK's three documented places (a later run with the same guard starts
+from nothing)::
 
     guard = loop_guard(MaxRepeatConfig(max=3))
     agent = Agent(name="fixer", model=model, tools=guard.tools([run_tests]))
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -124,8 +126,8 @@ class _Logic:
         self.policy = policy
         self.reset(None)
 
-    def reset(self, run: int | None) -> None:
-        self.run = run
+    def reset(self, run: Any) -> None:
+        self.run = weakref.ref(run) if run is not None else None
         self.guard = StepGuard(self.graders, policy=self.policy, format=FORMAT,
                                source=SOURCE)
         self.refused: dict[str, str] = {}
@@ -236,6 +238,15 @@ def _classes() -> dict[str, Any]:
 
         async def on_llm_start(self, context: Any, agent: Any, system_prompt: Any,
                                input_items: Any) -> None:
+            # The SDK keeps one context wrapper per run: another one is a new run with the
+            # same guard, which starts from nothing (the input filter, called just before,
+            # found no call of this run to answer, so it changed nothing).
+            run = self.logic.run() if self.logic.run is not None else None
+            if run is not context:
+                if self.logic.run is not None:
+                    self.logic.reset(context)
+                else:
+                    self.logic.run = weakref.ref(context)
             decision = self.logic.decision
             if decision.action >= Action.STOP:
                 raise LoopStoppedError(self.logic.guard.stop(decision))
