@@ -8,6 +8,8 @@ command pay only for what they use. Shared flags live in cli/options.py.
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from collections.abc import Sequence
 
 import click
@@ -47,5 +49,71 @@ def cli() -> None:
     cycle of actions, repeats more than MAX times (the max-repeat grader)."""
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Entry point of the ``maxrepeat`` command."""
-    cli.main(args=list(argv) if argv is not None else None, prog_name="maxrepeat")
+    """Entry point of the ``maxrepeat`` command.
+
+    Exit 1 means "a loop was found", so nothing else may end with it: a crash, a worker
+    that died, a report that could not be written (a full disk) or standard output closed
+    before the report was complete all exit 2 with one line on standard error.
+    """
+    try:
+        code = cli.main(args=list(argv) if argv is not None else None, prog_name="maxrepeat",
+                        standalone_mode=False)
+        _flush_stdout()
+        if isinstance(code, int) and code:
+            sys.exit(code)
+    except SystemExit:
+        _flush_stdout()
+        raise
+    except click.exceptions.Abort:
+        _fail("interrupted", 130)
+    except click.ClickException as err:
+        err.show()
+        sys.exit(2 if err.exit_code == 1 else err.exit_code)
+    except KeyboardInterrupt:
+        _fail("interrupted", 130)
+    except BrokenPipeError:
+        _fail("standard output was closed before the report was complete (the run was cut "
+              "short: no verdict)")
+    except OSError as err:
+        _fail(f"cannot write: {err.strerror or err}")
+    except Exception as err:  # the last net: a bug must never look like a verdict
+        name = type(err).__name__
+        if name == "BrokenProcessPool":
+            _fail(f"a worker process died before its results came back ({err}); "
+                  "no verdict for this run")
+        _fail(f"internal error: {name}: {err} (a maxrepeat bug: please report it)")
+
+
+def _flush_stdout() -> None:
+    """Flush standard output now, so that a full disk is an error here, not at exit."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _fail("standard output was closed before the report was complete (the run was cut "
+              "short: no verdict)")
+    except OSError as err:
+        _fail(f"cannot write the report to standard output: {err.strerror or err}")
+    except ValueError:
+        pass  # already closed
+
+
+def _fail(message: str, code: int = 2) -> None:
+    try:
+        sys.stderr.write(f"maxrepeat: {message}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    # Nothing buffered may be flushed later (it would fail again, or exit 120).
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    os._exit(code) if code == 2 and _pool_used() else sys.exit(code)
+
+
+def _pool_used() -> bool:
+    """Whether worker processes were started (their exit-time join may hang after one
+    died: leave at once)."""
+    return "concurrent.futures.process" in sys.modules
+

@@ -171,10 +171,14 @@ def grade_cmd(
 
             click.echo(summary_text(summary).rstrip("\n"), err=True)
     except BrokenPipeError:
-        # The reader of our output went away (| head): stop quietly, keep the verdict.
+        # The reader of our output went away (| head): the report is incomplete, so the
+        # run has no verdict (exit 2, never 0 or 1).
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        summary = builder.build()
+        if batch is not None:
+            batch.close(kill=True)
+        die("standard output was closed before the report was complete (the run was cut "
+            "short: no verdict)")
     except KeyboardInterrupt:
         _interrupted(batch, sink, builder.build(interrupted=True))
     finally:

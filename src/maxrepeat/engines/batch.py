@@ -303,11 +303,42 @@ def _grade_streamed(streamed: Any, graders: Graders) -> Graded:
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(graders: Graders, fmt: str, detail: Detail | None) -> None:
+def _init_worker(graders: Graders, fmt: str, detail: Detail | None, parent: int = 0) -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _WORKER.update(graders=graders, fmt=fmt, detail=detail)
+    if parent:
+        import threading
+
+        threading.Thread(target=_watch_parent, args=(parent,), daemon=True,
+                         name="maxrepeat-parent-watch").start()
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, killed but not yet reaped, does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rpartition(b")")[2].split()[0] != b"Z"
+    except OSError:
+        return True  # no /proc: the signal test alone decides
+
+
+def _watch_parent(parent: int) -> None:
+    """End this worker when the process that started the batch is gone: SIGTERM, SIGHUP
+    or ``kill -9`` of ``maxrepeat grade`` must not leave workers running for ever (the
+    workers are children of the forkserver, so the kernel does not tell them)."""
+    import time
+
+    while _alive(parent):
+        time.sleep(0.2)
+    os._exit(3)
 
 
 def _work(unit: Unit) -> UnitOutcome:
@@ -410,7 +441,7 @@ class BatchGrader:
         self.used_pool = True
         self._pool = ProcessPoolExecutor(
             max_workers=self.jobs, mp_context=_mp_context(), initializer=_init_worker,
-            initargs=(self.graders, self.fmt, self.detail),
+            initargs=(self.graders, self.fmt, self.detail, os.getpid()),
         )
         pending = self._pending
         # Standard input cannot be read by a worker: it is graded here, in its turn.
