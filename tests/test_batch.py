@@ -10,7 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 import maxrepeat
-from maxrepeat.engines.batch import BatchGrader, Unit, expand_inputs, plan_units, progress_bar
+from maxrepeat.engines.batch import BatchGrader
+from maxrepeat.engines.progress import progress_bar
+from maxrepeat.engines.units import Unit, expand_inputs, plan_units
 from maxrepeat.cli import cli
 
 from .conftest import call
@@ -163,7 +165,7 @@ def test_progress_counts_bytes_and_trajectories_not_units(tree: Path, jobs: int)
 def test_progress_bar_shows_bytes_and_trajectories() -> None:
     from rich.console import Console
 
-    from maxrepeat.engines.batch import _Bar
+    from maxrepeat.engines.progress import _Bar
 
     bar = _Bar()
     bar(3 * 1024 * 1024, 10 * 1024 * 1024, 1234)

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from maxrepeat import MaxRepeatConfig
 from maxrepeat.core.canonical import canonical_bytes, is_empty
 from maxrepeat.core.events import Event, EventData
-from maxrepeat.core.steps import (MISSING, _watcher, digest, fingerprint_keys, group_steps,
-                              group_steps_loop, name_bytes, step_key)
+from maxrepeat.core.fingerprints import digest, fingerprint_keys, name_bytes, step_key
+from maxrepeat.core.steps import MISSING, group_steps, group_steps_loop, watcher
 
 VALUES: list[Any] = [None, "ok", " ", "", 1, 1.0, [], {}, {"a": 1}, {"a": 1.0}, [True],
                      msgspec.Raw(b'{"a":1.0}'), msgspec.Raw(b'{"a":1}'), msgspec.Raw(b'"ok"'),
@@ -67,7 +67,7 @@ def _reference_keys(evs: list[Event], steps: list[list[int]], results: dict[str,
 @given(evs=events(), tools=st.sampled_from([None, ["bash"], ["^read$"]]))
 def test_grouping_equals_loop(evs: list[Event], tools: list[str] | None) -> None:
     """Steps and first results match the event-by-event definition."""
-    watches = _watcher(MaxRepeatConfig(1, tools=tools))
+    watches = watcher(MaxRepeatConfig(1, tools=tools))
     assert group_steps(evs, watches) == group_steps_loop(evs, watches)
 
 
@@ -77,7 +77,7 @@ def test_grouping_equals_loop(evs: list[Event], tools: list[str] | None) -> None
 def test_keys_equal_definition(evs: list[Event], match: str, period: int) -> None:
     """Cached per-call digests give exactly the keys of the plain definition."""
     cfg = MaxRepeatConfig(1, max_cycle_period=period, match=match)
-    steps, results = group_steps_loop(evs, _watcher(cfg))
+    steps, results = group_steps_loop(evs, watcher(cfg))
     assert fingerprint_keys(evs, steps, results, cfg) == _reference_keys(evs, steps, results, cfg)
 
 

@@ -106,7 +106,7 @@ def grade_cmd(
 
     output = _check_inputs(paths, fmt, output, output_file)
     from ..core.preview import inert
-    from ..engines.batch import expand_inputs
+    from ..engines.units import expand_inputs
 
     # Walked once, here, so that what a walk skipped is said once (engines expand again:
     # a list of files expands to itself).
@@ -131,7 +131,8 @@ def grade_cmd(
         if output != "console":
             click.echo(f"maxrepeat: {message}", err=True)
 
-    from ..engines.batch import BatchGrader, progress_bar
+    from ..engines.batch import BatchGrader
+    from ..engines.progress import progress_bar
     from .sigint import SigintGuard
 
     try:

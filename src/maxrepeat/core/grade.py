@@ -12,7 +12,8 @@ from .preview import inert, shorten, step_preview
 from .result import GraderResult, ResultMetadata, Run
 from .rules import covered_steps
 from .search import Span, search
-from .steps import MISSING, Step, StepTable, build_step_table, make_steps
+from .fingerprints import StepTable, build_step_table, make_steps
+from .steps import MISSING, Step
 from .toolmatch import UnsafeMatchError
 
 __all__ = [

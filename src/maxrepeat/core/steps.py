@@ -1,41 +1,34 @@
-"""Steps and fingerprints (spec §3): filter watched calls, group them by turn, fingerprint.
+"""Steps (spec §3): the watched calls of a trajectory, grouped by turn.
 
-A step's fingerprint is the multiset of its calls' fingerprints. Call fingerprints are
-16-byte BLAKE2b digests of canonical bytes (stable across processes, unlike ``hash``); a
-step's key is its sorted digests joined, interned to a small int for the pattern search.
+`group_steps` filters the watched calls and groups them into steps (as lists of event
+indices) with the first result of each call; `Step` and `Call` are the public values
+``maxrepeat.steps()`` hands out. What makes two steps the same is in `core.fingerprints`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import compress, count, islice, repeat
+from itertools import compress, islice, repeat
 from operator import attrgetter, not_
-from typing import Any, Final, cast, overload
+from typing import Any, Final, overload
 
-import msgspec
-
-from .canonical import canonical_bytes, decode_value, observation_bytes
 from .config import MaxRepeatConfig
 from .errors import TrajectoryFormatError, type_name
 from .events import TOOL_CALL, TOOL_RESULT, TURN_END, TURN_START
-from .rules import ALONE, OPEN, place_call, step_is_empty
+from .rules import ALONE, OPEN, place_call
 
 __all__ = [
     "Call",
     "Step",
     "Fingerprint",
     "MISSING",
+    "watcher",
     "group_steps",
     "SingleCallSteps",
+    "LazyResults",
     "group_steps_loop",
-    "StepTable",
-    "build_step_table",
-    "step_key",
-    "name_bytes",
-    "digest",
 ]
 
 
@@ -126,7 +119,8 @@ _CALL_ID: Final = attrgetter("tool_call_id")
 _RESULT: Final = attrgetter("result")
 
 
-def _watcher(config: MaxRepeatConfig) -> Callable[[str], bool]:
+def watcher(config: MaxRepeatConfig) -> Callable[[str], bool]:
+    """Whether ``config`` watches a tool name (cached per name)."""
     if not config.patterns:
         return lambda name: True
     cache: dict[str, bool] = {}
@@ -185,9 +179,10 @@ class SingleCallSteps(Sequence[list[int]]):
 
 
 def group_steps(
-    events: Sequence[Any], watches: Callable[[str], bool]
+    events: Sequence[Any], watches: Callable[[str], bool], *, results: bool = True
 ) -> tuple[Sequence[list[int]], dict[str, Any]]:
-    """Watched call indices grouped into steps, and the first result per call id.
+    """Watched call indices grouped into steps, and the first result per call id (an
+    empty mapping when ``results`` is false: grading by name or arguments needs none).
 
     Turn rules (spec §3.2): ``turn_start`` opens a turn (closing an open one), ``turn_end``
     closes it (ignored when none is open), a call outside any turn is a step of its own,
@@ -197,12 +192,6 @@ def group_steps(
     so the cost per event is a few tens of nanoseconds; anything unusual (a call without
     a string tool name) takes `group_steps_loop`, which reports it.
     """
-    return _group(events, watches, results=True)
-
-
-def _group(
-    events: Sequence[Any], watches: Callable[[str], bool], *, results: bool
-) -> tuple[Sequence[list[int]], dict[str, Any]]:
     n = len(events)
     codes = bytearray(map(_CODES.get, map(_TYPE, events), repeat(_OTHER, n)))
     calls = list(compress(range(n), codes.translate(_IS_CALL)))
@@ -247,7 +236,7 @@ def _first_results(events: Sequence[Any], codes: bytes | bytearray | None = None
     return dict(zip(reversed(ids), reversed(values)))
 
 
-class _LazyResults(Mapping[str, Any]):
+class LazyResults(Mapping[str, Any]):
     """The first results, found only if asked for: grading by name or arguments reads
     them only for a step preview, or not at all."""
 
@@ -313,222 +302,3 @@ def group_steps_loop(
             in_turn = False
             current = None
     return steps, results
-
-
-def digest(data: bytes) -> bytes:
-    """A 16-byte BLAKE2b digest (stable across processes)."""
-    return hashlib.blake2b(data, digest_size=16).digest()
-
-
-_digest = digest
-
-
-def name_bytes(name: str) -> bytes:
-    """A tool name as length-prefixed bytes: a call fingerprint's unambiguous first part."""
-    raw = name.encode("utf-8", "surrogatepass")
-    return len(raw).to_bytes(8, "little") + raw
-
-
-_name_bytes = name_bytes
-
-
-@dataclass(frozen=True, slots=True)
-class StepTable:
-    """The watched steps of one trajectory, fingerprinted for one config.
-
-    ``ids`` holds one int per step: equal ints are equal fingerprints; every empty step
-    has its own negative id, so it equals nothing (not even another empty step).
-    """
-
-    steps: Sequence[list[int]]
-    results: Mapping[str, Any]
-    keys: list[bytes | None]
-    ids: list[int]
-    calls: int
-
-    @property
-    def empty_steps(self) -> int:
-        """How many steps have an empty fingerprint."""
-        return sum(1 for k in self.keys if k is None)
-
-
-def build_step_table(events: Sequence[Any], config: MaxRepeatConfig) -> StepTable:
-    """Group and fingerprint the watched steps of ``events`` (no I/O)."""
-    results: Mapping[str, Any]
-    if config.match == "observation":
-        steps, results = group_steps(events, _watcher(config))
-    else:
-        steps, _ = _group(events, _watcher(config), results=False)
-        results = _LazyResults(events)
-    keys = fingerprint_keys(events, steps, results, config)
-    if None in keys:
-        intern: dict[bytes, int] = {}
-        ids: list[int] = []
-        for i, key in enumerate(keys):
-            if key is None:
-                ids.append(-1 - i)
-            else:
-                ids.append(intern.setdefault(key, len(intern)))
-    else:
-        # Equal keys get the id of their first step (ids need only be equal or not).
-        ids = list(map({}.setdefault, keys, count()))  # type: ignore[arg-type]
-    n_calls = len(steps) if isinstance(steps, SingleCallSteps) else sum(map(len, steps))
-    return StepTable(steps, results, keys, ids, n_calls)
-
-
-_ONE_DIGEST: Final = (1).to_bytes(8, "little") + (16).to_bytes(8, "little")
-
-
-def fingerprint_keys(
-    events: Sequence[Any],
-    steps: Sequence[Sequence[int]],
-    results: Mapping[str, Any],
-    config: MaxRepeatConfig,
-) -> list[bytes | None]:
-    """One key per step (None when empty): the sorted call digests, joined.
-
-    A call's digest is computed once per distinct (tool, value) pair: the input's bytes
-    of an argument or observation (a Raw slice) look up the digest of its canonical bytes,
-    so a loop repeating one action hashes it once.
-    """
-    mode = config.match
-    period = config.max_cycle_period
-    name_cache: dict[str, bytes] = {}
-    single: dict[Any, bytes | None] = {}
-    keys: list[bytes | None] = []
-
-    def nbytes(name: str) -> bytes:
-        nb = name_cache.get(name)
-        if nb is None:
-            nb = name_cache[name] = _name_bytes(name)
-        return nb
-
-    if mode == "name":
-        if isinstance(steps, SingleCallSteps):
-            names = list(map(_NAME, map(_DATA, map(events.__getitem__, steps.calls))))
-            for name in set(names):
-                single[name] = step_key([nbytes(name)])
-            return list(map(single.__getitem__, names))
-        for step in steps:
-            keys.append(step_key([nbytes(events[i].data.tool_name) for i in step]))
-        return keys
-
-    args_mode = mode == "name-args"
-    cache: dict[Any, Any] = {}
-    # [lookups, hits, caching]: a trajectory whose values hardly repeat stops paying
-    # for the lookups after a sample (the cache only saves work, never changes a digest).
-    stats = [0, 0, True]
-    empty_digests: dict[str, bytes] = {}
-    get = results.get
-    raw_type = msgspec.Raw
-
-    def call_digest(i: int) -> bytes | None:
-        """The digest of call ``i``; None for an empty observation (observation mode).
-        Cached by the input's bytes of the value: repeats of one action hash once."""
-        data = events[i].data
-        name = data.tool_name
-        if args_mode:
-            value = data.arguments
-        else:
-            call_id = data.tool_call_id
-            value = get(call_id, MISSING) if call_id is not None else MISSING
-        kind = type(value)
-        ck: Any = None
-        if stats[2]:
-            if kind is raw_type:
-                ck = nbytes(name) + bytes(value)
-            elif kind is str:
-                ck = (name, value)
-        if ck is not None:
-            hit = cache.get(ck, _NO)
-            stats[0] += 1
-            if hit is not _NO:
-                stats[1] += 1
-                return cast("bytes | None", hit)
-            if stats[0] == _CACHE_SAMPLE and stats[1] * 8 < stats[0]:
-                stats[2] = False
-                cache.clear()
-        if args_mode:
-            out: bytes | None = _digest(nbytes(name) + canonical_bytes(value))
-        else:
-            body = None if value is MISSING else observation_bytes(value)
-            out = None if body is None else _digest(nbytes(name) + body)
-        if ck is not None:
-            cache[ck] = out
-        return out
-
-    def empty_digest(name: str) -> bytes:
-        d = empty_digests.get(name)
-        if d is None:
-            d = empty_digests[name] = _digest(nbytes(name) + b"\x00no-observation")
-        return d
-
-    if isinstance(steps, SingleCallSteps):
-        for i in steps.calls:
-            d = call_digest(i)
-            keys.append(None if d is None else _ONE_DIGEST + d)  # empty only when observing
-        return keys
-    for step in steps:
-        digests: list[bytes] = []
-        empties = 0
-        for i in step:
-            d = call_digest(i)
-            if d is None:
-                empties += 1
-                d = empty_digest(events[i].data.tool_name)
-            digests.append(d)
-        if mode == "observation" and step_is_empty(empties, len(step), period):
-            keys.append(None)
-        elif len(digests) == 1:
-            keys.append(_ONE_DIGEST + digests[0])
-        else:
-            keys.append(step_key(digests))
-    return keys
-
-
-_NO: Final = object()
-#: Lookups after which a digest cache with fewer than 1 hit in 8 is dropped.
-_CACHE_SAMPLE: Final = 4096
-
-
-def step_key(digests: list[bytes]) -> bytes:
-    """The key of a non-empty step from its calls' digests (sorts ``digests`` in place).
-
-    >>> step_key([b"b", b"a"]) == step_key([b"a", b"b"])
-    True
-    """
-    if len(digests) > 1:
-        digests.sort()
-    # Count- and length-prefixed: an unambiguous encoding of the multiset, so that
-    # no two different multisets share a key (name-mode entries vary in length).
-    return len(digests).to_bytes(8, "little") + b"".join(
-        len(d).to_bytes(8, "little") + d for d in digests
-    )
-
-
-def make_steps(
-    events: Sequence[Any], table: StepTable, *, decode: bool = False
-) -> tuple[Step, ...]:
-    """The `Step` values of a table (built on demand: reports need them).
-
-    Arguments and observations read from a file may still be the input's bytes
-    (``msgspec.Raw``): ``decode`` turns them into plain values, as the public
-    ``maxrepeat.steps()`` hands out; reports leave them, and decode only what they show.
-    """
-    plain = decode_value if decode else _same
-    out: list[Step] = []
-    for index, (step, key) in enumerate(zip(table.steps, table.keys)):
-        calls = []
-        for i in step:
-            data = events[i].data
-            call_id = data.tool_call_id
-            obs = table.results.get(call_id, MISSING) if call_id is not None else MISSING
-            calls.append(Call(i, data.tool_name, call_id, plain(data.arguments),
-                              obs if obs is MISSING else plain(obs)))
-        fp = Fingerprint(_digest(key)) if key is not None else None
-        out.append(Step(index, tuple(calls), fp))
-    return tuple(out)
-
-
-def _same(value: Any) -> Any:
-    return value

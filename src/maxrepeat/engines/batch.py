@@ -1,15 +1,12 @@
 """The batch engine (an adapter): many inputs graded by worker processes, in input order.
 
-`expand_inputs` turns the command line's paths (files, directories, ``-``, globs that the
-shell left quoted such as ``'runs/**/*.jsonl'``) into files; `plan_units` cuts them into
-units of work (a run of small files, one file, or a byte range of a large JSONL file cut at
-line boundaries); `BatchGrader` grades the units in a `ProcessPoolExecutor` with the
-grading driver (`engines.driver`) and yields `UnitOutcome` values strictly in input order
-whatever the number of workers, so reports are deterministic. At most ``window`` units
-are in flight at once, so memory stays bounded by a few units' results however long the
-batch is. ``jobs=1`` grades in this process. A native
-single-trajectory document above the streaming threshold is never loaded: its events are
-streamed into one `Monitor` per grader (`_grade_streamed`), in bounded memory.
+`BatchGrader` plans the units of work (`engines.units`), grades them in a
+`ProcessPoolExecutor` with the grading driver (`engines.driver`) and yields `UnitOutcome`
+values strictly in input order whatever the number of workers, so reports are
+deterministic. At most ``window`` units are in flight at once, so memory stays bounded by
+a few units' results however long the batch is. ``jobs=1`` grades in this process. A
+native single-trajectory document above the streaming threshold is never loaded: its
+events are streamed into one `Monitor` per grader (`_grade_streamed`), in bounded memory.
 
 Hook points (for interruption handling and atomic reports):
 
@@ -30,11 +27,10 @@ Hook points (for interruption handling and atomic reports):
 from __future__ import annotations
 
 import os
-import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # imported when a pool is made: start-up of one small file stays cheap
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -43,29 +39,17 @@ from ..core.config import MaxRepeatConfig
 from ..core.errors import TrajectoryFormatError
 from ..core.result import GraderResult
 from .driver import Detail, Graded, Graders, grade_item
+from .units import (
+    CHUNK_BYTES,
+    Unit,
+    expand_inputs,
+    file_size,
+    is_splittable,
+    plan_units,
+    unit_bytes,
+)
 
-__all__ = [
-    "Unit",
-    "UnitOutcome",
-    "BatchGrader",
-    "expand_inputs",
-    "plan_units",
-    "grade_unit",
-    "default_jobs",
-    "CHUNK_BYTES",
-    "SMALL_FILE_BYTES",
-]
-
-#: A JSONL file larger than this is split into byte ranges of about this size.
-CHUNK_BYTES: Final = 16 * 1024 * 1024
-#: Files up to this size are grouped so one unit carries several (less overhead per file).
-SMALL_FILE_BYTES: Final = 256 * 1024
-#: Largest number of small files in one unit, and their largest total size.
-GROUP_FILES: Final = 64
-GROUP_BYTES: Final = 4 * 1024 * 1024
-
-_GLOB_CHARS: Final = frozenset("*?[")
-
+__all__ = ["UnitOutcome", "BatchGrader", "grade_unit", "default_jobs"]
 
 def default_jobs() -> int:
     """The number of cores this process may run on.
@@ -77,51 +61,6 @@ def default_jobs() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux
         return max(1, os.cpu_count() or 1)
-
-
-def expand_inputs(paths: Iterable[str], on_skip: Callable[[str], None] | None = None
-                  ) -> list[str]:
-    """Files to grade, in input order: directories walked (sorted), globs expanded (sorted,
-    ``**`` recursive) when no file has that literal name; a glob matching nothing stays as
-    it is, so it is reported as unreadable. ``on_skip`` hears what a walk passed over
-    (`maxrepeat.readers.expand_paths`).
-
-    >>> expand_inputs(["-"])
-    ['-']
-    """
-    import glob
-
-    from ..readers import expand_paths
-
-    out: list[str] = []
-    for path in paths:
-        if path != "-" and _GLOB_CHARS & set(path) and not os.path.exists(path):
-            matches = sorted(glob.glob(path, recursive=True))
-            if matches:
-                out.extend(expand_paths(matches, on_skip))
-                continue
-        out.extend(expand_paths([path], on_skip))
-    return out
-
-
-@dataclass(frozen=True, slots=True)
-class Unit:
-    """One unit of work: whole files, or bytes ``[start, end)`` of one JSONL file whose
-    first line is ``first_line``.
-
-    >>> Unit(("a.json",)).paths
-    ('a.json',)
-    """
-
-    paths: tuple[str, ...]
-    start: int = 0
-    end: int = -1
-    first_line: int = 1
-
-    @property
-    def is_range(self) -> bool:
-        """Whether this unit is part of one JSONL file."""
-        return self.end >= 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,89 +75,6 @@ class UnitOutcome:
     def results(self) -> tuple[GraderResult, ...]:
         """Every result of the unit, in order."""
         return tuple(r for g in self.graded for r in g.results)
-
-
-def _size(path: str) -> int:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return -1
-
-
-def _unit_bytes(unit: Unit) -> int:
-    """The bytes of input a unit covers (0 for standard input: not known ahead)."""
-    if unit.is_range:
-        return unit.end - unit.start
-    return sum(max(_size(p), 0) for p in unit.paths if p != "-")
-
-
-def _is_jsonl(path: str, fmt: str) -> bool:
-    if fmt not in ("auto", "vally"):
-        return False
-    from ..readers import HEAD_BYTES, Source, detect
-    from ..readers._json import looks_like_jsonl
-
-    source = Source.from_path(path)
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(HEAD_BYTES)
-        if fmt == "auto" and detect(source).name != "vally":
-            return False
-    except (OSError, TrajectoryFormatError):
-        return False
-    return looks_like_jsonl(head)
-
-
-def _jsonl_ranges(path: str, size: int, chunk: int) -> Iterator[Unit]:
-    """Byte ranges of about ``chunk`` bytes ending at line ends, with their first line."""
-    start = 0
-    line = 1
-    with open(path, "rb") as fh:
-        while start < size:
-            target = min(start + chunk, size)
-            fh.seek(target)
-            if target < size:
-                fh.readline()  # move to the next line start
-            end = min(fh.tell(), size)
-            yield Unit((path,), start, end, line)
-            # Count lines in blocks: a multi-megabyte read per range stays cheap.
-            fh.seek(start)
-            remaining = end - start
-            while remaining > 0:
-                block = fh.read(min(remaining, 1 << 22))
-                if not block:
-                    break
-                line += block.count(b"\n")
-                remaining -= len(block)
-            start = end
-
-
-def plan_units(
-    files: Sequence[str], fmt: str = "auto", chunk: int = CHUNK_BYTES, split: bool = True
-) -> Iterator[Unit]:
-    """The units of work for ``files`` in input order (lazily: large files are cut as
-    they are reached). Small files are grouped; large JSONL files are split when
-    ``split`` is true; everything else is one unit per file."""
-    group: list[str] = []
-    group_bytes = 0
-    for path in files:
-        size = _size(path) if path != "-" else -1
-        if 0 <= size <= min(SMALL_FILE_BYTES, chunk) and path != "-":
-            group.append(path)
-            group_bytes += size
-            if len(group) >= GROUP_FILES or group_bytes >= GROUP_BYTES:
-                yield Unit(tuple(group))
-                group, group_bytes = [], 0
-            continue
-        if group:
-            yield Unit(tuple(group))
-            group, group_bytes = [], 0
-        if split and size > chunk and _is_jsonl(path, fmt):
-            yield from _jsonl_ranges(path, size, chunk)
-        else:
-            yield Unit((path,))
-    if group:
-        yield Unit(tuple(group))
 
 
 def grade_unit(
@@ -267,7 +123,7 @@ def _large_single(source: Any, fmt: str) -> Any:
     from ..readers._json import looks_like_jsonl
     from ..readers.vally import stream_one_trajectory, stream_threshold
 
-    if _size(source.path) <= stream_threshold():
+    if file_size(source.path) <= stream_threshold():
         return None
     try:
         head = source.head
@@ -421,7 +277,7 @@ class BatchGrader:
             return True
         # One file: worth workers only when it is a JSONL file large enough to split.
         only = self.files[0]
-        return only != "-" and _size(only) > self.chunk and _is_jsonl(only, self.fmt)
+        return only != "-" and file_size(only) > self.chunk and is_splittable(only, self.fmt)
 
     def outcomes(self) -> Iterator[UnitOutcome]:
         """Each unit's outcome, in input order."""
@@ -430,7 +286,7 @@ class BatchGrader:
         # so one unsplit 1 GB file would hold every result of the batch (soak: 870 MB).
         units = list(plan_units(self.files, self.fmt, self.chunk, split=True))
         self.total = len(units)
-        self._unit_bytes = [_unit_bytes(u) for u in units]
+        self._unit_bytes = [unit_bytes(u) for u in units]
         self.total_bytes = sum(self._unit_bytes)
         if not parallel or len(units) < 2:  # one unit: starting workers would only cost
             for unit in units:
@@ -518,52 +374,3 @@ class BatchGrader:
                     proc.join(timeout=2)
             return
         pool.shutdown(wait=True, cancel_futures=True)
-
-
-class _Bar:
-    """A rich progress bar on standard error, updated from ``on_unit`` (parent only): the
-    bytes of input graded out of the total, and the trajectories read so far."""
-
-    def __init__(self) -> None:
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            DownloadColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-
-        self.progress = Progress(
-            TextColumn("grading"), BarColumn(), DownloadColumn(),
-            TextColumn("{task.fields[trajectories]} trajectories"),
-            TimeElapsedColumn(), TimeRemainingColumn(),
-            # Standard output is shown above the bar only when it is this terminal too;
-            # redirected (> file, | pipe) it must stay untouched.
-            console=Console(stderr=True), transient=True,
-            redirect_stdout=sys.stdout.isatty(), redirect_stderr=True,
-        )
-        self.task = self.progress.add_task("grading", total=None, trajectories=0)
-
-    def __call__(self, done: int, total: int, trajectories: int) -> None:
-        self.progress.update(self.task, completed=done, total=total or None,
-                             trajectories=f"{trajectories:,}")
-
-
-class progress_bar:
-    """Context manager giving an ``on_unit`` callback that drives a progress bar, or None
-    when ``enabled`` is false (not a terminal, ``--quiet``). Standard output written
-    inside the block is shown above the bar."""
-
-    def __init__(self, enabled: bool) -> None:
-        self.bar = _Bar() if enabled else None
-
-    def __enter__(self) -> Callable[[int, int, int], None] | None:
-        if self.bar is not None:
-            self.bar.progress.start()
-        return self.bar
-
-    def __exit__(self, *exc: object) -> None:
-        if self.bar is not None:
-            self.bar.progress.stop()

@@ -218,7 +218,8 @@ def grade_paths_on_ray(
     `BatchGrader.graded`). Raises `MissingExtraError` at once when Ray is not installed,
     `ConnectionError` when the cluster cannot be reached (see `init`)."""
     ray = init(address, quiet=quiet)
-    from .batch import expand_inputs, grade_unit, plan_units
+    from .batch import grade_unit
+    from .units import expand_inputs, plan_units
 
     units = list(plan_units(expand_inputs(paths), fmt, split=True))
     kwargs = {"graders": graders, "fmt": fmt, "detail": detail}

@@ -7,7 +7,8 @@ from typing import Any, Final
 
 from ..canonical import canonical_bytes, decode_value, is_empty
 from ..preview import call_preview, json_preview
-from ..steps import MISSING, digest, name_bytes
+from ..fingerprints import digest, name_bytes
+from ..steps import MISSING
 from .state import Answer, Call
 
 __all__ = ["TOO_DEEP", "reduce_call", "reduce_answer"]

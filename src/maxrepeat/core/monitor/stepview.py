@@ -13,7 +13,7 @@ from typing import Final
 
 from ..preview import STEP_CALL_LIMIT
 from ..rules import step_is_empty
-from ..steps import digest, step_key
+from ..fingerprints import digest, step_key
 from .state import Answer, Call, DoneStep, OpenStep
 
 __all__ = ["observed", "join_previews", "Live", "StepViews"]

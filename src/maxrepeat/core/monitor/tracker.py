@@ -24,7 +24,7 @@ from ..events import (
 )
 from ..result import GraderResult
 from ..rules import ALONE, JOIN, place_call
-from ..steps import _watcher
+from ..steps import watcher
 from ..toolmatch import UnsafeMatchError
 from .build import ResultBuilder
 from .reduce import TOO_DEEP, reduce_answer, reduce_call
@@ -43,7 +43,7 @@ class Tracker:
         self._period = config.max_cycle_period
         self._match = config.match
         self._observation = config.match == "observation"
-        self._watches = _watcher(config)
+        self._watches = watcher(config)
         self.st = State(
             version=STATE_VERSION,
             front=Front(stretches=[Stretch() for _ in range(self._period)]),

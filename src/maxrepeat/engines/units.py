@@ -1,0 +1,166 @@
+"""Units of work: the command line's paths as files, cut into units a worker grades.
+
+`expand_inputs` turns the paths (files, directories, ``-``, globs that the shell left
+quoted such as ``'runs/**/*.jsonl'``) into files; `plan_units` cuts them into units of
+work: a run of small files, one file, or a byte range of a large JSONL file cut at line
+boundaries (with the number of its first line, so records keep their ``file:line`` names).
+The local worker pool (`engines.batch`) and Ray (`engines.ray`) grade the same units.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from ..core.errors import TrajectoryFormatError
+
+__all__ = [
+    "Unit",
+    "expand_inputs",
+    "plan_units",
+    "is_splittable",
+    "file_size",
+    "unit_bytes",
+    "CHUNK_BYTES",
+    "SMALL_FILE_BYTES",
+]
+
+#: A JSONL file larger than this is split into byte ranges of about this size.
+CHUNK_BYTES: Final = 16 * 1024 * 1024
+#: Files up to this size are grouped so one unit carries several (less overhead per file).
+SMALL_FILE_BYTES: Final = 256 * 1024
+#: Largest number of small files in one unit, and their largest total size.
+GROUP_FILES: Final = 64
+GROUP_BYTES: Final = 4 * 1024 * 1024
+
+_GLOB_CHARS: Final = frozenset("*?[")
+
+
+def expand_inputs(paths: Iterable[str], on_skip: Callable[[str], None] | None = None
+                  ) -> list[str]:
+    """Files to grade, in input order: directories walked (sorted), globs expanded (sorted,
+    ``**`` recursive) when no file has that literal name; a glob matching nothing stays as
+    it is, so it is reported as unreadable. ``on_skip`` hears what a walk passed over
+    (`maxrepeat.readers.expand_paths`).
+
+    >>> expand_inputs(["-"])
+    ['-']
+    """
+    import glob
+
+    from ..readers import expand_paths
+
+    out: list[str] = []
+    for path in paths:
+        if path != "-" and _GLOB_CHARS & set(path) and not os.path.exists(path):
+            matches = sorted(glob.glob(path, recursive=True))
+            if matches:
+                out.extend(expand_paths(matches, on_skip))
+                continue
+        out.extend(expand_paths([path], on_skip))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """One unit of work: whole files, or bytes ``[start, end)`` of one JSONL file whose
+    first line is ``first_line``.
+
+    >>> Unit(("a.json",)).paths
+    ('a.json',)
+    """
+
+    paths: tuple[str, ...]
+    start: int = 0
+    end: int = -1
+    first_line: int = 1
+
+    @property
+    def is_range(self) -> bool:
+        """Whether this unit is part of one JSONL file."""
+        return self.end >= 0
+
+
+def file_size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return -1
+
+
+def unit_bytes(unit: Unit) -> int:
+    """The bytes of input a unit covers (0 for standard input: not known ahead)."""
+    if unit.is_range:
+        return unit.end - unit.start
+    return sum(max(file_size(p), 0) for p in unit.paths if p != "-")
+
+
+def is_splittable(path: str, fmt: str) -> bool:
+    if fmt not in ("auto", "vally"):
+        return False
+    from ..readers import HEAD_BYTES, Source, detect
+    from ..readers._json import looks_like_jsonl
+
+    source = Source.from_path(path)
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(HEAD_BYTES)
+        if fmt == "auto" and detect(source).name != "vally":
+            return False
+    except (OSError, TrajectoryFormatError):
+        return False
+    return looks_like_jsonl(head)
+
+
+def _jsonl_ranges(path: str, size: int, chunk: int) -> Iterator[Unit]:
+    """Byte ranges of about ``chunk`` bytes ending at line ends, with their first line."""
+    start = 0
+    line = 1
+    with open(path, "rb") as fh:
+        while start < size:
+            target = min(start + chunk, size)
+            fh.seek(target)
+            if target < size:
+                fh.readline()  # move to the next line start
+            end = min(fh.tell(), size)
+            yield Unit((path,), start, end, line)
+            # Count lines in blocks: a multi-megabyte read per range stays cheap.
+            fh.seek(start)
+            remaining = end - start
+            while remaining > 0:
+                block = fh.read(min(remaining, 1 << 22))
+                if not block:
+                    break
+                line += block.count(b"\n")
+                remaining -= len(block)
+            start = end
+
+
+def plan_units(
+    files: Sequence[str], fmt: str = "auto", chunk: int = CHUNK_BYTES, split: bool = True
+) -> Iterator[Unit]:
+    """The units of work for ``files`` in input order (lazily: large files are cut as
+    they are reached). Small files are grouped; large JSONL files are split when
+    ``split`` is true; everything else is one unit per file."""
+    group: list[str] = []
+    group_bytes = 0
+    for path in files:
+        size = file_size(path) if path != "-" else -1
+        if 0 <= size <= min(SMALL_FILE_BYTES, chunk) and path != "-":
+            group.append(path)
+            group_bytes += size
+            if len(group) >= GROUP_FILES or group_bytes >= GROUP_BYTES:
+                yield Unit(tuple(group))
+                group, group_bytes = [], 0
+            continue
+        if group:
+            yield Unit(tuple(group))
+            group, group_bytes = [], 0
+        if split and size > chunk and is_splittable(path, fmt):
+            yield from _jsonl_ranges(path, size, chunk)
+        else:
+            yield Unit((path,))
+    if group:
+        yield Unit(tuple(group))
