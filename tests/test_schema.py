@@ -96,3 +96,29 @@ def test_cli_prints_the_schema() -> None:
     run = CliRunner().invoke(cli, ["schema"])
     assert run.exit_code == 0
     assert json.loads(run.stdout) == config_schema()
+
+
+NEAR_GOOD = [
+    {"max": 2, "match": "name-args", "ignore_arguments": {"^Bash$": ["description"]}},
+    {"max": 2, "match": "name-args", "ignore_arguments": ["description"]},
+    {"max": 2, "normalize": ["volatile", "numbers"]},
+    {"max": 2, "replace": [{"pattern": "marker\\d+", "with": "marker"}]},
+    {"max": 2, "similarity": 0.9, "similarity_min_length": 100},
+]
+NEAR_BAD = [
+    {"max": 2, "normalize": ["volatil"]},
+    {"max": 2, "normalize": []},
+    {"max": 2, "replace": [{"pattern": "x"}]},
+    {"max": 2, "similarity": 0.2},
+    {"max": 2, "similarity_min_length": 0, "similarity": 0.9},
+    {"max": 2, "match": "name-args", "ignore_arguments": {"Bash": "description"}},
+]
+
+
+@pytest.mark.parametrize("config", NEAR_GOOD + NEAR_BAD)
+def test_schema_and_loader_agree_on_near_duplicate_keys(config: dict[str, Any]) -> None:
+    """The near-duplicate keys: what the schema accepts, the loader accepts (the loader's
+    cross-key rules, such as ignore_arguments needing name-args, are beyond a schema)."""
+    schema_ok = VALIDATOR.is_valid(_document(config))
+    assert schema_ok == (config in NEAR_GOOD)
+    assert (not check_config(config)) == (config in NEAR_GOOD)

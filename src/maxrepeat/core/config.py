@@ -7,12 +7,15 @@ inline flags. No YAML here: the core never parses files.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from .errors import ConfigError
+from .nearconfig import NEAR_DESCRIPTIONS, NEAR_EXPECT, NEAR_KEYS, check_near, near_from
+from .neardup import NearDup
 from .toolmatch import (
     ES_WHITESPACE,
     ESPattern,
@@ -86,7 +89,7 @@ class KeySpec:
     """
 
     key: str
-    kind: Literal["integer", "choice", "regex-list"]
+    kind: Literal["integer", "choice", "regex-list", "near"]
     description: str
     required: bool = False
     minimum: int | None = None
@@ -101,6 +104,8 @@ class KeySpec:
             return "one of " + ", ".join(self.choices)
         if self.kind == "regex-list":
             return _REGEX_LIST
+        if self.kind == "near":
+            return NEAR_EXPECT[self.key]
         if self.maximum is not None:
             return f"an integer from {self.minimum} to {self.maximum}"
         return f"an integer >= {self.minimum}"
@@ -124,6 +129,9 @@ CONFIG_SPEC: Final = (
             choices=MATCH_MODES, default="observation"),
     KeySpec("tools", "regex-list", "Watch only tools whose name matches one of these "
             "unanchored regular expressions (default: every tool)."),
+    # Near-duplicate matching (opt-in; rules in nearconfig.py, design in
+    # docs/design/near-duplicates.md).
+    *(KeySpec(k, "near", NEAR_DESCRIPTIONS[k]) for k in NEAR_KEYS),
 )
 CONFIG_KEYS: Final = tuple(spec.key for spec in CONFIG_SPEC)
 
@@ -212,6 +220,8 @@ def check_config(config: Any) -> list[tuple[ConfigError, str | None]]:
                 )
             continue
         value = config[spec.key]
+        if spec.kind == "near":
+            continue  # checked together below: they depend on match and on each other
         if spec.kind == "regex-list":
             problems.extend((err, spec.key) for err in _check_tools(value))
         elif spec.kind == "choice":
@@ -227,6 +237,8 @@ def check_config(config: Any) -> list[tuple[ConfigError, str | None]]:
             problems.append(
                 (ConfigError(spec.key, spec.expectation, show_value(value)), spec.key)
             )
+    if not problems:
+        problems.extend(check_near(config))
     return problems
 
 
@@ -293,7 +305,10 @@ class MaxRepeatConfig:
     match: MatchMode = "observation"
     tools: tuple[str, ...] | None = None
     name: str | None = None
+    #: the near-duplicate keys as given, (key, canonical JSON) pairs: hashable, comparable
+    near_keys: tuple[tuple[str, str], ...] = ()
     _patterns: tuple[ESPattern, ...] = field(default=(), repr=False, compare=False)
+    _near: NearDup | None = field(default=None, repr=False, compare=False)
 
     def __init__(
         self,
@@ -302,10 +317,21 @@ class MaxRepeatConfig:
         match: str = "observation",
         tools: Sequence[str] | None = None,
         name: str | None = None,
+        *,
+        ignore_arguments: Sequence[str] | Mapping[str, Sequence[str]] | None = None,
+        normalize: Sequence[str] | None = None,
+        replace: Sequence[Mapping[str, str]] | None = None,
+        similarity: float | None = None,
+        similarity_min_length: int | None = None,
     ) -> None:
         raw: dict[str, Any] = {"max": max, "max_cycle_period": max_cycle_period, "match": match}
         if tools is not None:
             raw["tools"] = list(tools) if isinstance(tools, (list, tuple)) else tools
+        near_raw = {"ignore_arguments": ignore_arguments, "normalize": normalize,
+                    "replace": replace, "similarity": similarity,
+                    "similarity_min_length": similarity_min_length}
+        near_given = {k: _plain(v) for k, v in near_raw.items() if v is not None}
+        raw.update(near_given)
         problems = check_config(raw)
         if problems:
             raise problems[0][0]
@@ -319,6 +345,10 @@ class MaxRepeatConfig:
         tools_t = tuple(tools) if tools is not None else None
         object.__setattr__(self, "tools", tools_t)
         object.__setattr__(self, "name", name)
+        object.__setattr__(self, "near_keys", tuple(
+            (k, json.dumps(v, sort_keys=True, ensure_ascii=False)) for k, v in near_given.items()
+        ))
+        object.__setattr__(self, "_near", near_from(near_given))
         object.__setattr__(
             self, "_patterns", tuple(compile_pattern(p) for p in tools_t) if tools_t else ()
         )
@@ -339,14 +369,25 @@ class MaxRepeatConfig:
             config.get("match", "observation"),
             config.get("tools"),
             name,
+            **{k: config[k] for k in NEAR_KEYS if k in config},
         )
+
+    @property
+    def near(self) -> NearDup | None:
+        """The near-duplicate settings, or None when matching is exact (the default)."""
+        return self._near
 
     @property
     def display_name(self) -> str:
         """The configured name, or one derived from the config."""
         if self.name is not None:
             return self.name
-        return _describe(self.max, self.max_cycle_period, self.match, self.tools)
+        base = _describe(self.max, self.max_cycle_period, self.match, self.tools)
+        if not self.near_keys:
+            return base
+        more = ", ".join(f"{k}=" + v.replace('"', "").replace(", ", ",")
+                         for k, v in self.near_keys)
+        return base[:-1] + ", " + more + ")"
 
     @property
     def patterns(self) -> tuple[ESPattern, ...]:
@@ -373,7 +414,18 @@ class MaxRepeatConfig:
                                "match": self.match}
         if self.tools is not None:
             out["tools"] = list(self.tools)
+        for key, text in self.near_keys:
+            out[key] = json.loads(text)
         return out
+
+
+def _plain(value: Any) -> Any:
+    """A config value as plain JSON data (tuples as lists), for checking and storing."""
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
 
 
 def unique_names(configs: Sequence[MaxRepeatConfig]) -> list[str]:

@@ -76,7 +76,12 @@ def build_step_table(events: Sequence[Any], config: MaxRepeatConfig) -> StepTabl
     else:
         steps, _ = group_steps(events, watcher(config), results=False)
         results = LazyResults(events)
-    keys = fingerprint_keys(events, steps, results, config)
+    if config.near is not None and config.match != "name":
+        from .nearsteps import near_keys  # it builds on this module
+
+        keys = near_keys(events, steps, config)
+    else:
+        keys = fingerprint_keys(events, steps, results, config)
     if None in keys:
         intern: dict[bytes, int] = {}
         ids: list[int] = []

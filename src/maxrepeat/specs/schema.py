@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from ..core.config import CONFIG_SPEC, ENTRY_KEYS, GRADER_TYPE, ROOT_KEYS, KeySpec
+from ..core.nearconfig import NEAR_SCHEMAS
 
 __all__ = ["config_schema", "SCHEMA_DIALECT"]
 
@@ -40,6 +41,8 @@ def _key_schema(spec: KeySpec) -> dict[str, Any]:
     elif spec.kind == "choice":
         out["type"] = "string"
         out["enum"] = list(spec.choices)
+    elif spec.kind == "near":
+        out.update(NEAR_SCHEMAS[spec.key])  # near-duplicate keys (core/nearconfig.py)
     else:
         out["type"] = "array"
         out["minItems"] = 1

@@ -123,3 +123,5 @@ class State(msgspec.Struct):
     # error comes from a malformed event dict (whose result carries no trajectory data).
     error: str | None = None
     malformed: bool = False
+    # Near-duplicate similarity: the recent cluster representatives, most recent first.
+    clusters: list[str] = msgspec.field(default_factory=list)

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..config import MaxRepeatConfig
+from ..neardup import Transform
 from ..errors import TrajectoryFormatError, type_name
 from ..events import (
     TOOL_CALL,
@@ -52,10 +53,15 @@ class Tracker:
         self._views = StepViews(self._observation, self._period)
         self._builder = ResultBuilder(config)
         self._forget = forget_answers and self._observation
+        self._transform: Transform | None = None
+        if config.near is not None and config.match != "name":
+            self._transform = Transform(config.near, self.st.clusters)
 
     def restore(self, state: State) -> None:
         """Continue from a saved state (checked by the caller to fit the config)."""
         self.st = state
+        if self._transform is not None:
+            self._transform = Transform(self._transform.near, state.clusters)
         self._pending = {}
         self._views.live = None
         self._builder.forget()
@@ -124,7 +130,8 @@ class Tracker:
             return
         cid = data.tool_call_id
         try:
-            call = reduce_call(index, name, cid, data.arguments, self._match)
+            call = reduce_call(index, name, cid, data.arguments, self._match,
+                               self._transform)
         except RecursionError:
             self.fail(TOO_DEEP)
             return
@@ -151,7 +158,7 @@ class Tracker:
 
     def _answer(self, cid: str, value: Any) -> bool:
         """Record the first result of ``cid``; whether a pushed step was waiting for it."""
-        answer = reduce_answer(value)
+        answer = reduce_answer(value, self._transform)
         self.st.answers[cid] = answer
         self._views.live_answered(cid, answer)
         waiting = self._pending.pop(cid, None)

@@ -1,0 +1,202 @@
+"""The near-duplicate keys of a grader config: their rules (message grammar) and the
+`NearDup` settings built from them. `check_config` calls `check_near`; the JSON Schema
+takes `NEAR_SCHEMAS`."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from .errors import ConfigError
+from .neardup import NORMALIZERS, NearDup, expand_normalizers
+from .toolmatch import compile_pattern
+
+__all__ = ["NEAR_KEYS", "NEAR_EXPECT", "NEAR_SCHEMAS", "NEAR_DESCRIPTIONS", "check_near",
+           "near_from", "PROBES"]
+
+NORMALIZER_NAMES: Final = (*NORMALIZERS, "volatile")
+_NAMES: Final = "a non-empty list of argument names"
+
+NEAR_EXPECT: Final = {
+    "ignore_arguments": f"{_NAMES}, or a mapping from tool-name regex to such a list",
+    "normalize": "a non-empty list of " + ", ".join(NORMALIZER_NAMES),
+    "replace": "a non-empty list of {pattern, with} mappings",
+    "similarity": "a number from 0.5 to 1",
+    "similarity_min_length": "an integer >= 1",
+}
+NEAR_KEYS: Final = tuple(NEAR_EXPECT)
+NEAR_DESCRIPTIONS: Final = {
+    "ignore_arguments": "name-args only: argument keys left out of the comparison, for "
+                        "every tool (a list) or per tool (regex -> list), e.g. "
+                        "{'^Bash$': [description]}.",
+    "normalize": "Built-in rewrites of volatile text in observations and string arguments "
+                 "before comparing; 'volatile' is all of them but 'numbers'.",
+    "replace": "Your own regex replacements, applied after 'normalize' (Python re syntax; "
+               "'with' may use \\1 groups).",
+    "similarity": "Treat long strings whose word-pair Jaccard similarity reaches this "
+                  "threshold as equal (see docs/design/near-duplicates.md).",
+    "similarity_min_length": "Strings shorter than this are never compared by similarity "
+                             "(default 200).",
+}
+_LIST = {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}}
+NEAR_SCHEMAS: Final[dict[str, dict[str, Any]]] = {
+    "ignore_arguments": {"oneOf": [
+        _LIST,
+        {"type": "object", "minProperties": 1, "additionalProperties": _LIST},
+    ]},
+    "normalize": {"type": "array", "minItems": 1,
+                  "items": {"enum": list(NORMALIZER_NAMES)}},
+    "replace": {"type": "array", "minItems": 1, "items": {
+        "type": "object", "required": ["pattern", "with"], "additionalProperties": False,
+        "properties": {"pattern": {"type": "string", "minLength": 1, "format": "regex"},
+                       "with": {"type": "string"}}}},
+    "similarity": {"type": "number", "minimum": 0.5, "maximum": 1},
+    "similarity_min_length": {"type": "integer", "minimum": 1, "default": 200},
+}
+
+#: Texts that a replacement must keep apart: one that makes them all equal would make
+#: every step equal (lint flags it).
+PROBES: Final = ("ls -la src", "FAILED tests/test_io.py::test_read", "{}", "x")
+
+
+def _show(value: Any) -> str:
+    from .config import show_value  # config imports this module
+
+    return show_value(value)
+
+
+def _names(path: str, value: Any) -> list[ConfigError]:
+    if (isinstance(value, str) or not isinstance(value, Sequence) or not value
+            or not all(isinstance(v, str) and v.strip() for v in value)):
+        hint = f'write {path}: ["{value}"]' if isinstance(value, str) else None
+        return [ConfigError(path, _NAMES, _show(value), hint=hint)]
+    return []
+
+
+def _regex(path: str, value: Any, ecma: bool) -> ConfigError | None:
+    if not isinstance(value, str) or not value.strip():
+        return ConfigError(path, "a non-blank regular expression", _show(value))
+    try:
+        compile_pattern(value) if ecma else re.compile(value)
+    except (re.error, ValueError) as exc:
+        return ConfigError(path, "a valid regular expression", _show(value), hint=str(exc))
+    except RecursionError:
+        return ConfigError(path, "a regular expression of sane depth", _show(value))
+    return None
+
+
+def check_near(config: Mapping[str, Any]) -> list[tuple[ConfigError, str | None]]:
+    """The rules of the near-duplicate keys present in ``config``.
+
+    >>> [str(e) for e, _ in check_near({"match": "name", "normalize": ["ansi"]})]
+    ['normalize must be used with match observation or name-args (got match name)']
+    """
+    out: list[tuple[ConfigError, str | None]] = []
+    present = [k for k in NEAR_KEYS if k in config]
+    match = config.get("match", "observation")
+    for key in present:
+        value = config[key]
+        errs: list[ConfigError] = []
+        if key == "ignore_arguments":
+            if isinstance(value, Mapping):
+                if not value:
+                    errs.append(ConfigError(key, NEAR_EXPECT[key], "{}"))
+                for tool, names in value.items():
+                    bad = _regex(f"{key}.{tool}", tool, ecma=True)
+                    if bad is not None:
+                        errs.append(bad)
+                    errs.extend(_names(f"{key}.{tool}", names))
+            else:
+                errs.extend(_names(key, value))
+                if errs:
+                    errs = [ConfigError(key, NEAR_EXPECT[key], _show(value))]
+            if not errs and match != "name-args":
+                errs.append(ConfigError(key, "used with match name-args",
+                                        f"match {match}",
+                                        hint="arguments are compared only in name-args"))
+        elif key == "normalize":
+            if (isinstance(value, str) or not isinstance(value, Sequence) or not value):
+                hint = f'write normalize: ["{value}"]' if isinstance(value, str) else None
+                errs.append(ConfigError(key, NEAR_EXPECT[key], _show(value), hint=hint))
+            else:
+                for i, name in enumerate(value):
+                    if name not in NORMALIZER_NAMES:
+                        from .config import did_you_mean
+
+                        errs.append(ConfigError(
+                            f"{key}[{i}]", "one of " + ", ".join(NORMALIZER_NAMES),
+                            _show(name),
+                            hint=did_you_mean(name, NORMALIZER_NAMES)
+                            if isinstance(name, str) else None))
+        elif key == "replace":
+            errs.extend(_check_replace(value))
+        elif key == "similarity":
+            if (isinstance(value, bool) or not isinstance(value, (int, float))
+                    or not 0.5 <= value <= 1):
+                errs.append(ConfigError(key, NEAR_EXPECT[key], _show(value)))
+        elif key == "similarity_min_length":
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                errs.append(ConfigError(key, NEAR_EXPECT[key], _show(value)))
+            elif "similarity" not in config:
+                errs.append(ConfigError(key, "used with similarity", "no similarity"))
+        if key != "ignore_arguments" and not errs and match == "name":
+            errs.append(ConfigError(key, "used with match observation or name-args",
+                                    "match name"))
+        out.extend((e, key) for e in errs)
+    return out
+
+
+def _check_replace(value: Any) -> list[ConfigError]:
+    key = "replace"
+    if isinstance(value, (str, Mapping)) or not isinstance(value, Sequence) or not value:
+        return [ConfigError(key, NEAR_EXPECT[key], _show(value))]
+    errs: list[ConfigError] = []
+    for i, item in enumerate(value):
+        path = f"{key}[{i}]"
+        if not isinstance(item, Mapping) or set(item) != {"pattern", "with"}:
+            errs.append(ConfigError(path, "a mapping with exactly the keys pattern and with",
+                                    _show(item)))
+            continue
+        bad = _regex(f"{path}.pattern", item["pattern"], ecma=False)
+        if bad is not None:
+            errs.append(bad)
+            continue
+        if not isinstance(item["with"], str):
+            errs.append(ConfigError(f"{path}.with", "a string", _show(item["with"])))
+            continue
+        pattern = re.compile(item["pattern"])
+        try:
+            outs = {pattern.sub(item["with"], p) for p in PROBES}
+        except (re.error, IndexError) as exc:
+            errs.append(ConfigError(f"{path}.with", "a valid replacement", _show(item["with"]),
+                                    hint=str(exc)))
+            continue
+        if len(outs) == 1:
+            errs.append(ConfigError(
+                f"{path}.pattern", "a pattern that keeps different texts apart",
+                _show(item["pattern"]) + ", which makes every text the same",
+                hint="anchor it to the volatile part, e.g. 'took \\d+ ms'"))
+    return errs
+
+
+def near_from(config: Mapping[str, Any]) -> NearDup | None:
+    """The settings of a checked config mapping; None when no near-duplicate key is set."""
+    if not any(k in config for k in NEAR_KEYS):
+        return None
+    ignore = config.get("ignore_arguments")
+    ignore_all: frozenset[str] = frozenset()
+    by_tool: list[tuple[Any, frozenset[str]]] = []
+    if isinstance(ignore, Mapping):
+        by_tool = [(compile_pattern(t), frozenset(n)) for t, n in ignore.items()]
+    elif ignore is not None:
+        ignore_all = frozenset(ignore)
+    sim = config.get("similarity")
+    return NearDup(
+        ignore_all=ignore_all,
+        ignore_by_tool=tuple(by_tool),
+        normalizers=expand_normalizers(config.get("normalize", ())),
+        replace=tuple((re.compile(r["pattern"]), r["with"]) for r in config.get("replace", ())),
+        similarity=float(sim) if sim is not None else None,
+        min_length=int(config.get("similarity_min_length", 200)),
+    )

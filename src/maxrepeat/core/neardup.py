@@ -1,0 +1,276 @@
+"""Near-duplicate matching (opt-in): what a value becomes before it is fingerprinted.
+
+Four config keys of a ``max-repeat`` grader, all absent by default (then nothing here
+runs and every result is byte-identical to exact matching):
+
+* ``ignore_arguments`` (``name-args``): argument keys left out, for every tool (a list)
+  or per tool (a mapping from a tool-name regex, unanchored like ``tools``, to a list);
+* ``normalize``: built-in rewrites of volatile text in every string of an observation
+  (``observation``) or of the arguments (``name-args``), see `NORMALIZERS`;
+* ``replace``: the user's own ``{pattern, with}`` regex replacements, after the built-ins;
+* ``similarity`` (with ``similarity_min_length``): long strings that are similar enough
+  to a recent one are replaced by that one (`Clusters`).
+
+`Transform` applies them. It is deterministic and depends only on the values met so far,
+in event order (observations: the first result of each call id, in the order the
+results arrive; arguments: the watched calls, in order), so `grade()` of a prefix and the
+`Monitor` after the same events agree exactly. See ``docs/design/near-duplicates.md``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+__all__ = [
+    "NORMALIZERS",
+    "VOLATILE",
+    "NearDup",
+    "Transform",
+    "Clusters",
+    "similarity",
+    "expand_normalizers",
+]
+
+_Sub = tuple["re.Pattern[str]", "str | Callable[[re.Match[str]], str]"]
+
+_TMP_PART: Final = re.compile(r"^(?:tmp|pytest-|pymp-)[\w.-]*$|^[\w.-]*\d[\w.-]*$")
+
+
+def _tmp_path(m: re.Match[str]) -> str:
+    # Keep the temp root and the stable parts (a file's name); hide parts made of random
+    # letters and digits (tmpa1b2c3, pytest-17, 1f2e3d...).
+    root, rest = m.group(1), m.group(2)
+    parts = rest.split("/")
+    return root + "/".join("<tmp>" if _TMP_PART.match(p) and p else p for p in parts)
+
+
+_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*"
+_DAY = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*"
+
+#: The built-in normalizers, applied in this order (each a list of regex substitutions).
+NORMALIZERS: Final[dict[str, list[_Sub]]] = {
+    "ansi": [(re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][A-Z0-9]"), "")],
+    "trailing-whitespace": [(re.compile(r"[ \t\r]+(?=\n)|\s+\Z"), "")],
+    "timestamps": [
+        (re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?"
+                    r"(?:Z|[+-]\d{2}:?\d{2}| ?UTC)?)?\b"), "<time>"),
+        (re.compile(rf"\b(?:{_DAY},? )?{_MONTH} +\d{{1,2}}(?:,? \d{{4}})?"
+                    r"(?: \d{2}:\d{2}(?::\d{2})?)?\b"), "<time>"),
+        (re.compile(rf"\b{_DAY},? \d{{1,2}} {_MONTH} \d{{4}}(?: \d{{2}}:\d{{2}}:\d{{2}})?"
+                    r"(?: [A-Z]{2,4}| [+-]\d{4})?"), "<time>"),
+        (re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<time>"),
+        (re.compile(r"\b1[5-9]\d{8}(?:\.\d+|\d{3})?\b"), "<time>"),  # Unix epoch s / ms
+    ],
+    "durations": [
+        (re.compile(r"\b\d+m\d+(?:\.\d+)?s\b"), "<duration>"),  # 1m2.5s, real 0m0.003s
+        (re.compile(r"\b\d+(?:\.\d+)? ?(?:ns|us|µs|ms|s|sec|secs|seconds?|min|mins|"
+                    r"minutes?|h|hrs?|hours?|milliseconds?)\b"), "<duration>"),
+    ],
+    "ids": [
+        (re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
+                    r"[0-9a-fA-F]{12}\b"), "<uuid>"),
+        (re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{12,}\b"
+                    r"|\b(?=[0-9A-F]*[A-F])(?=[0-9A-F]*[0-9])[0-9A-F]{12,}\b"), "<hex>"),
+    ],
+    "addresses": [(re.compile(r"\b0x[0-9a-fA-F]{4,}\b"), "<addr>")],
+    "pids": [
+        (re.compile(r"(?i)\b(pid|process|port)( ?[=:#]? ?)\d+\b"), r"\1\2<n>"),
+        (re.compile(r"\b(localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1?\]|::1?):\d{2,5}\b"),
+         r"\1:<port>"),
+        (re.compile(r"\[(\d{2,7})\]"), "[<pid>]"),  # syslog-style worker[12345]
+    ],
+    "temp-paths": [
+        (re.compile(r"((?:/private)?/(?:tmp|var/tmp|var/folders|dev/shm)/)([^\s'\"`:;,)]*)"),
+         _tmp_path),
+        (re.compile(r"(?i)([a-z]:\\Users\\[^\\\s]+\\AppData\\Local\\Temp\\)([^\s'\"]*)"),
+         lambda m: m.group(1) + "<tmp>"),
+    ],
+    "numbers": [(re.compile(r"\d+(?:\.\d+)?(?:[eE][+-]?\d+)?"), "<n>")],
+}
+
+#: ``volatile``: every built-in normalizer but ``numbers`` (counters are often progress).
+VOLATILE: Final = tuple(n for n in NORMALIZERS if n != "numbers")
+
+
+def expand_normalizers(names: Sequence[str]) -> tuple[str, ...]:
+    """The built-in normalizers named (``volatile`` expands), in their fixed order.
+
+    >>> expand_normalizers(["numbers", "ansi"])
+    ('ansi', 'numbers')
+    >>> "numbers" in expand_normalizers(["volatile"])
+    False
+    """
+    wanted = set(names)
+    if "volatile" in wanted:
+        wanted.update(VOLATILE)
+    return tuple(n for n in NORMALIZERS if n in wanted)
+
+
+def _shingles(text: str) -> frozenset[Any]:
+    words = text.split()
+    if len(words) < 2:
+        return frozenset(words)
+    return frozenset(zip(words, words[1:]))
+
+
+def similarity(a: str, b: str) -> float:
+    """The documented measure: Jaccard similarity of the sets of adjacent word pairs.
+
+    Words are runs of non-white-space; a text of one word is its one-word set. 1.0 means
+    the same pairs (not necessarily the same text); an empty pair of sets is 1.0.
+
+    >>> round(similarity("1 failed in run 7 of the suite", "1 failed in run 8 of the suite"), 3)
+    0.556
+    >>> similarity("a b c", "a b c")
+    1.0
+    """
+    return _jaccard(_shingles(a), _shingles(b))
+
+
+def _jaccard(x: frozenset[Any], y: frozenset[Any]) -> float:
+    if not x and not y:
+        return 1.0
+    inter = len(x & y)
+    return inter / (len(x) + len(y) - inter)
+
+
+#: How many recent cluster representatives a long string is compared with.
+WINDOW: Final = 8
+
+
+class Clusters:
+    """Long strings grouped by `similarity`, deterministically in the order they are met.
+
+    Each string is compared with the representatives of the `WINDOW` clusters used most
+    recently; it joins the most similar one at or above the threshold (ties: the most
+    recently used) and is replaced by its text, or founds a new cluster and stays as it
+    is. Only the representatives' texts are kept (`texts`), most recent first.
+
+    >>> c = Clusters(0.8)
+    >>> long = "pytest ran 40 tests and 1 failed: test_parse expected 3 got 4 " * 3
+    >>> c.assign(long) == c.assign(long.replace("got 4", "got 5", 1))
+    True
+    """
+
+    __slots__ = ("threshold", "texts", "_sets")
+
+    def __init__(self, threshold: float, texts: list[str] | None = None) -> None:
+        self.threshold = threshold
+        self.texts: list[str] = texts if texts is not None else []
+        self._sets: dict[str, frozenset[Any]] = {}
+
+    def _set(self, text: str) -> frozenset[Any]:
+        got = self._sets.get(text)
+        if got is None:
+            got = self._sets[text] = _shingles(text)
+        return got
+
+    def assign(self, text: str) -> str:
+        """The representative text for ``text`` (itself when it founds a cluster)."""
+        texts = self.texts
+        if text in texts:
+            best = texts.index(text)
+        else:
+            mine = _shingles(text)
+            best = -1
+            best_sim = -1.0
+            for i, rep in enumerate(texts):
+                sim = _jaccard(mine, self._set(rep))
+                if sim >= self.threshold and sim > best_sim:
+                    best, best_sim = i, sim
+            if best < 0:
+                texts.insert(0, text)
+                self._sets[text] = mine
+                self._trim()
+                return text
+        rep = texts.pop(best)
+        texts.insert(0, rep)
+        return rep
+
+    def _trim(self) -> None:
+        while len(self.texts) > WINDOW:
+            self._sets.pop(self.texts.pop(), None)
+
+
+@dataclass(frozen=True, slots=True)
+class NearDup:
+    """The near-duplicate settings of one grader (validated by `MaxRepeatConfig`)."""
+
+    ignore_all: frozenset[str] = frozenset()
+    ignore_by_tool: tuple[tuple[Any, frozenset[str]], ...] = ()  # (tool pattern, keys)
+    normalizers: tuple[str, ...] = ()
+    replace: tuple[tuple[re.Pattern[str], str], ...] = ()
+    similarity: float | None = None
+    min_length: int = 200
+
+    @property
+    def rewrites_strings(self) -> bool:
+        """Whether strings are rewritten at all (normalizers, replacements, similarity)."""
+        return bool(self.normalizers or self.replace or self.similarity is not None)
+
+    def ignored(self, tool: str) -> frozenset[str]:
+        """The argument keys left out for a tool."""
+        keys = self.ignore_all
+        for pattern, more in self.ignore_by_tool:
+            if pattern.search(tool):
+                keys = keys | more
+        return keys
+
+
+class Transform:
+    """Applies one grader's `NearDup` settings to values, in event order (it keeps the
+    similarity clusters, so the order of calls matters and must be the event order)."""
+
+    __slots__ = ("near", "clusters", "_subs", "_ignored")
+
+    def __init__(self, near: NearDup, clusters: list[str] | None = None) -> None:
+        self.near = near
+        self.clusters = (Clusters(near.similarity, clusters)
+                         if near.similarity is not None else None)
+        subs: list[_Sub] = []
+        for name in near.normalizers:
+            subs.extend(NORMALIZERS[name])
+        subs.extend(near.replace)
+        self._subs = subs
+        self._ignored: dict[str, frozenset[str]] = {}
+
+    def text(self, text: str) -> str:
+        """One string, normalized, replaced, then clustered if long enough."""
+        for pattern, repl in self._subs:
+            text = pattern.sub(repl, text)
+        if self.clusters is not None and len(text) >= self.near.min_length:
+            text = self.clusters.assign(text)
+        return text
+
+    def value(self, value: Any) -> Any:
+        """Every string in a JSON value rewritten by `text` (depth first, keys in sorted
+        order, so the order does not depend on how the JSON was spelled)."""
+        if not self.near.rewrites_strings:
+            return value
+        return self._walk(value)
+
+    def _walk(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, list):
+            return [self._walk(v) for v in value]
+        if isinstance(value, Mapping):
+            return {k: self._walk(value[k]) for k in sorted(value)}
+        return value
+
+    def arguments(self, tool: str, arguments: Any) -> Any:
+        """A call's arguments without its ignored keys, strings rewritten."""
+        if isinstance(arguments, Mapping):
+            ignored = self._ignored.get(tool)
+            if ignored is None:
+                ignored = self._ignored[tool] = self.near.ignored(tool)
+            if ignored:
+                arguments = {k: v for k, v in arguments.items() if k not in ignored}
+        return self.value(arguments)
+
+    def state(self) -> list[str]:
+        """The cluster representatives (to save a monitor's state)."""
+        return list(self.clusters.texts) if self.clusters is not None else []

@@ -1,0 +1,94 @@
+"""Step keys with near-duplicate matching on (`grade()`'s path when a grader sets one of
+the near-duplicate keys; the exact path in ``steps.py`` stays as it is).
+
+The values are rewritten by one `Transform` in event order, exactly as the `Monitor`
+meets them: observations are the first result of each call id in the order the results
+stand (every result, watched or not, as the monitor records each when it arrives), and
+arguments are the watched calls' in order. A value that cannot be compared is an error
+only if a watched step uses it, as in the monitor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Final
+
+from .canonical import canonical_bytes, decode_value, is_empty
+from .config import MaxRepeatConfig
+from .events import TOOL_RESULT
+from .neardup import Transform
+from .rules import step_is_empty
+from .fingerprints import digest, name_bytes, step_key
+
+__all__ = ["near_keys", "observed_key", "NO_OBSERVATION"]
+
+NO_OBSERVATION: Final = b"\x00no-observation"
+
+
+def observed_key(name_digest: bytes, key: bytes | None) -> bytes:
+    """An observation-mode call digest from the tool's name bytes and the observation's
+    digest (None: missing or empty). The monitor builds the same bytes."""
+    if key is None:
+        return digest(name_digest + NO_OBSERVATION)
+    return digest(name_digest + b"\x01" + key)
+
+
+class _Unusable:
+    """A first result that cannot be compared: raising it is deferred until it is used."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+
+def observation_keys(events: Sequence[Any], transform: Transform) -> dict[str, Any]:
+    """Per call id, the digest of its first result after the transform (None: empty)."""
+    out: dict[str, Any] = {}
+    for event in events:
+        if event.type != TOOL_RESULT or event.data is None:
+            continue
+        cid = event.data.tool_call_id
+        if cid is None or cid in out:
+            continue
+        try:
+            value = transform.value(decode_value(event.data.result))
+            out[cid] = None if is_empty(value) else digest(canonical_bytes(value))
+        except (RecursionError, ValueError, TypeError) as exc:
+            out[cid] = _Unusable(exc)
+    return out
+
+
+def near_keys(
+    events: Sequence[Any], steps: Sequence[Sequence[int]], config: MaxRepeatConfig
+) -> list[bytes | None]:
+    """One key per step (None when empty), with the config's near-duplicate settings."""
+    near = config.near
+    assert near is not None
+    transform = Transform(near)
+    keys: list[bytes | None] = []
+    if config.match == "name-args":
+        for step in steps:
+            digests = []
+            for i in step:
+                data = events[i].data
+                args = transform.arguments(data.tool_name, decode_value(data.arguments))
+                digests.append(digest(name_bytes(data.tool_name) + canonical_bytes(args)))
+            keys.append(step_key(digests))
+        return keys
+    answers = observation_keys(events, transform)
+    for step in steps:
+        digests = []
+        empties = 0
+        for i in step:
+            data = events[i].data
+            cid = data.tool_call_id
+            key = answers.get(cid) if cid is not None else None
+            if isinstance(key, _Unusable):
+                raise key.error
+            if key is None:
+                empties += 1
+            digests.append(observed_key(name_bytes(data.tool_name), key))
+        keys.append(None if step_is_empty(empties, len(step), config.max_cycle_period)
+                    else step_key(digests))
+    return keys

@@ -1,0 +1,205 @@
+"""Near-duplicate matching (issue 14): the keys, the normalizers, similarity, and the
+Monitor equal to grade() at every prefix with every key."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from maxrepeat import MaxRepeatConfig, Monitor, grade
+from maxrepeat.core.errors import ConfigError
+from maxrepeat.core.neardup import Clusters, Transform, expand_normalizers, similarity
+from maxrepeat.core.nearconfig import near_from
+
+from .conftest import call, result, turn
+
+LONG = ("============================= test session starts ==============================\n"
+        "collected 12 items\n\ntests/test_io.py ..F.........\n\n"
+        "FAILED tests/test_io.py::test_read - AssertionError: expected b'abc' got b'abd'\n")
+VOLATILE_OUTPUTS = [
+    "1 failed in 0.53s", "1 failed in 0.61s", "1 failed in 1.2s",
+    "\x1b[31m1 failed\x1b[0m in 3ms  \n", "done at 2024-05-01T10:00:01Z", "done at 2024-05-01T10:00:09Z",
+    "worker pid 4121 listening on 127.0.0.1:8123", "worker pid 5000 listening on 127.0.0.1:9000",
+    "wrote /tmp/tmpa1b2c3/out.txt", "wrote /tmp/tmpzz9x8y/out.txt",
+    "id 123e4567-e89b-12d3-a456-426614174000", "id 00000000-e89b-12d3-a456-426614174000",
+    "object at 0x7f3a2b1c", "object at 0x7f3a2b99", "attempt 1", "attempt 2", "",
+    LONG, LONG.replace("abd", "abe"), LONG.replace("12 items", "13 items"), LONG * 2,
+]
+ARGS: list[Any] = [
+    {"command": "pytest -q", "description": "Run tests"},
+    {"command": "pytest -q", "description": "Re-run the tests"},
+    {"command": "sleep 1; date", "timeout": 30},
+    {"command": "cat /tmp/tmpq1w2e3/log"}, {"command": "cat /tmp/tmpzzzzz9/log"},
+    {"command": "echo marker1"}, {"command": "echo marker2"},
+    {"code": LONG}, {"code": LONG.replace("abd", "abz")}, None, "text",
+]
+
+near_configs = st.builds(
+    lambda max_, period, match, ignore, normalize, replace, sim: MaxRepeatConfig(
+        max_, period, match,
+        ignore_arguments=ignore if match == "name-args" else None,
+        normalize=normalize, replace=replace, similarity=sim,
+        similarity_min_length=40 if sim is not None else None),
+    st.integers(1, 3), st.integers(1, 4), st.sampled_from(["observation", "name-args"]),
+    st.sampled_from([None, ["description"], {"^bash$": ["description", "timeout"]}]),
+    st.sampled_from([None, ["volatile"], ["volatile", "numbers"], ["durations", "ansi"]]),
+    st.sampled_from([None, [{"pattern": r"marker\d+", "with": "marker"}]]),
+    st.sampled_from([None, None, 0.6, 0.9]),
+)
+
+
+@st.composite
+def volatile_streams(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Turns and bare calls whose arguments and results vary in volatile ways, with
+    repeated blocks, parallel calls, late, early and missing results."""
+    events: list[dict[str, Any]] = []
+    late: list[dict[str, Any]] = []
+    blocks: list[list[tuple[str, Any, Any, str]]] = []
+    for _ in range(draw(st.integers(1, 6))):
+        blocks.append([(draw(st.sampled_from(["bash", "read"])), draw(st.sampled_from(ARGS)),
+                        draw(st.sampled_from(VOLATILE_OUTPUTS)),
+                        draw(st.sampled_from(["after"] * 6 + ["late", "before", "missing"])))
+                       for _ in range(draw(st.integers(1, 2)))])
+    plan = blocks * draw(st.integers(1, 3))
+    for n, block in enumerate(plan):
+        body: list[dict[str, Any]] = []
+        for c, (tool, args, out, where) in enumerate(block):
+            # A repeated block gets other volatile values the second time round.
+            if n >= len(blocks) and draw(st.booleans()):
+                out = draw(st.sampled_from(VOLATILE_OUTPUTS))
+            cid = f"c{n}-{c}"
+            ev, res = call(tool, cid, args), result(cid, out)
+            body += {"after": [ev, res], "before": [res, ev], "late": [ev],
+                     "missing": [ev]}[where]
+            if where == "late":
+                late.append(res)
+        events += turn(*body) if len(block) > 1 or draw(st.booleans()) else body
+        if late and draw(st.booleans()):
+            events.append(late.pop(0))
+    return events + late
+
+
+@settings(max_examples=int(os.environ.get("MAXREPEAT_NEAR_EXAMPLES", "250")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(events=volatile_streams(), config=near_configs)
+def test_monitor_equals_grade_at_every_prefix(events: list[dict[str, Any]],
+                                              config: MaxRepeatConfig) -> None:
+    """With every near-duplicate key, feed() is grade() of the prefix after every event,
+    and a state saved mid-way continues exactly."""
+    monitor = Monitor(config)
+    for k, event in enumerate(events, 1):
+        assert monitor.feed(event).to_dict() == grade({"events": events[:k]}, config).to_dict(), k
+    cut = len(events) // 2
+    first = Monitor(config)
+    first.feed_all(events[:cut])
+    second = Monitor.from_bytes(first.to_bytes(), config)
+    assert second.feed_all(events[cut:]).to_dict() == grade({"events": events}, config).to_dict()
+
+
+def _loop(outputs: list[str], args: list[Any] | None = None) -> dict[str, Any]:
+    events: list[dict[str, Any]] = []
+    for i, out in enumerate(outputs):
+        a = args[i] if args else {"command": "pytest -q"}
+        events += turn(call("bash", f"c{i}", a), result(f"c{i}", out))
+    return {"events": events}
+
+
+def test_volatile_loop_found_only_with_normalize() -> None:
+    """The same pytest run whose duration changes: exact matching sees no loop."""
+    t = _loop(["1 failed in 0.53s", "1 failed in 0.61s", "1 failed in 0.58s", "1 failed in 1.02s"])
+    assert grade(t, MaxRepeatConfig(3)).passed
+    got = grade(t, MaxRepeatConfig(3, normalize=["volatile"]))
+    assert not got.passed and got.metadata.occurrences == 4
+    # The preview still shows what the agent saw.
+    assert "0.53s" in got.metadata.pattern[0]
+
+
+def test_reworded_description_ignored_per_tool() -> None:
+    """Claude Code's Bash description reworded each time: ignored for Bash only."""
+    args = [{"command": "npm test", "description": d}
+            for d in ["Run tests", "Re-run the tests", "Run the test suite again"]]
+    t = _loop(["x", "y", "z"], args)
+    assert grade(t, MaxRepeatConfig(2, match="name-args")).passed
+    cfg = MaxRepeatConfig(2, match="name-args", ignore_arguments={"^bash$": ["description"]})
+    assert not grade(t, cfg).passed
+    other = MaxRepeatConfig(2, match="name-args", ignore_arguments={"^read$": ["description"]})
+    assert grade(t, other).passed
+
+
+def test_numbers_off_by_default_in_volatile() -> None:
+    """Counters are often progress: volatile leaves plain numbers alone."""
+    t = _loop(["page 1 of 9", "page 2 of 9", "page 3 of 9"])
+    assert grade(t, MaxRepeatConfig(2, normalize=["volatile"])).passed
+    assert not grade(t, MaxRepeatConfig(2, normalize=["volatile", "numbers"])).passed
+
+
+def test_user_replacement() -> None:
+    """echo marker1, echo marker2, ...: a replace rule makes them one action."""
+    args = [{"command": f"echo marker{i}"} for i in range(4)]
+    t = _loop(["ok"] * 4, args)
+    cfg = MaxRepeatConfig(3, match="name-args",
+                          replace=[{"pattern": r"marker\d+", "with": "marker"}])
+    assert grade(t, MaxRepeatConfig(3, match="name-args")).passed
+    assert not grade(t, cfg).passed
+
+
+def test_similarity_groups_long_outputs() -> None:
+    """Long outputs differing in a word are one cluster at 0.8, not at 1.0."""
+    outs = [LONG.replace("abd", w) for w in ("ab1", "ab2", "ab3", "ab4")]
+    t = _loop(outs)
+    assert grade(t, MaxRepeatConfig(3, similarity=1.0)).passed
+    assert not grade(t, MaxRepeatConfig(3, similarity=0.8)).passed
+
+
+@pytest.mark.parametrize("text,want", [
+    ("took 0.53s", "took <duration>"), ("took 1m2.5s", "took <duration>"),
+    ("at 2024-05-01T10:00:01.123Z.", "at <time>."), ("Mon, 01 Jan 2024 10:00:00 GMT", "<time>"),
+    ("12:01:02 ready", "<time> ready"), ("\x1b[1;31mred\x1b[0m", "red"), ("a  \nb\t\n", "a\nb"),
+    ("id 123e4567-e89b-12d3-a456-426614174000", "id <uuid>"),
+    ("commit 3f2a9c1d4e5b6a7f", "commit <hex>"), ("at 0x7ffd5e8c", "at <addr>"),
+    ("pid 4121 port=8080", "pid <n> port=<n>"), ("http://localhost:51234/x", "http://localhost:<port>/x"),
+    ("/tmp/tmpa1b2c3/out.txt", "/tmp/<tmp>/out.txt"), ("/tmp/notes.md", "/tmp/notes.md"),
+    ("page 3 of 9", "page 3 of 9"), ("deadbeef", "deadbeef"), ("version 3.11", "version 3.11"),
+])
+def test_volatile_normalizers(text: str, want: str) -> None:
+    near = near_from({"normalize": ["volatile"]})
+    assert near is not None
+    assert Transform(near).text(text) == want
+
+
+def test_config_rules_and_round_trip() -> None:
+    """Every key is checked with the message grammar; to_dict/from_mapping round-trips."""
+    bad = [
+        ({"normalize": "volatile"}, 'normalize must be a non-empty list of'),
+        ({"normalize": ["numbrs"]}, "did you mean numbers?"),
+        ({"similarity": 2}, "similarity must be a number from 0.5 to 1 (got 2)"),
+        ({"similarity_min_length": 10}, "similarity_min_length must be used with similarity"),
+        ({"ignore_arguments": ["description"]}, "ignore_arguments must be used with match "
+                                                "name-args (got match observation)"),
+        ({"match": "name", "normalize": ["ansi"]}, "normalize must be used with match"),
+        ({"replace": [{"pattern": "(", "with": ""}]}, "replace[0].pattern must be a valid"),
+        ({"replace": [{"pattern": "[\\s\\S]*", "with": "x"}]}, "keeps different texts apart"),
+        ({"replace": [{"pattern": "a"}]}, "replace[0] must be a mapping with exactly"),
+    ]
+    for extra, words in bad:
+        with pytest.raises(ConfigError) as exc:
+            MaxRepeatConfig.from_mapping({"max": 2, **extra})
+        assert words in str(exc.value)
+    cfg = MaxRepeatConfig(2, match="name-args", ignore_arguments={"^Bash$": ["description"]},
+                          normalize=["volatile"], similarity=0.9, similarity_min_length=100)
+    assert MaxRepeatConfig.from_mapping(cfg.to_dict()) == cfg
+    assert MaxRepeatConfig(2).to_dict() == {"max": 2, "max_cycle_period": 1,
+                                            "match": "observation"}
+
+
+def test_measure_and_clusters_are_deterministic() -> None:
+    """The measure is symmetric; a cluster's members become its first member's text."""
+    a, b = LONG, LONG.replace("abd", "abx")
+    assert similarity(a, b) == similarity(b, a) < 1.0
+    c = Clusters(0.7)
+    assert c.assign(a) == a and c.assign(b) == a and c.texts == [a]
+    assert expand_normalizers(["volatile"])[0] == "ansi"
