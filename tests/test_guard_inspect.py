@@ -118,3 +118,13 @@ def test_inspect_observation_mode_warns_blocks_and_stops_after_the_calls(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("INSPECT_LOG_DIR", str(tmp_path))
     check(_run("loop", OBSERVATION, tmp_path), OBSERVATION, "loop")
+
+
+def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from maxrepeat import MissingExtraError
+
+    monkeypatch.setitem(sys.modules, "inspect_ai.approval", None)
+    with pytest.raises(MissingExtraError, match=r"maxrepeat\[inspect\]"):
+        loop_guard(NAME_ARGS)
