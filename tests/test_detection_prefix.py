@@ -147,3 +147,19 @@ def test_process_substitution_is_read_once(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     ids = [json.loads(x)["trajectory"] for x in proc.stdout.splitlines()]
     assert ids == [f"run-{i}" for i in range(300)]
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_jsonl_above_the_streaming_threshold_with_a_long_first_line(tmp_path: Path,
+                                                                   jobs: str) -> None:
+    """Above the size where single documents are streamed (lowered here), a JSONL file
+    whose first record is longer than the head is still read as JSONL, split or not."""
+    path = tmp_path / "runs.jsonl"
+    lines = [_native("big", 2, BIG), _native("loop", 5), _native("fine", 1)]
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    env = {**os.environ, "MAXREPEAT_STREAM_THRESHOLD": "1000"}
+    proc = subprocess.run([*CLI, "grade", str(path), "--max", "3", "-o", "jsonl", "-q",
+                           "-j", jobs], capture_output=True, text=True, timeout=120, env=env)
+    rows = [json.loads(x) for x in proc.stdout.splitlines()]
+    assert [(r["trajectory"], r["passed"]) for r in rows] == [
+        ("big", True), ("loop", False), ("fine", True)], proc.stderr

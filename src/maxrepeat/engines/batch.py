@@ -120,14 +120,12 @@ def _large_single(source: Any, fmt: str) -> Any:
     if source.path is None or fmt not in ("auto", "vally"):
         return None
     from ..readers import detect
-    from ..readers._json import looks_like_jsonl
     from ..readers.vally import stream_one_trajectory, stream_threshold
 
     if file_size(source.path) <= stream_threshold():
         return None
     try:
-        head = source.head
-        if looks_like_jsonl(head) or (fmt == "auto" and detect(source).name != "vally"):
+        if source.is_jsonl() or (fmt == "auto" and detect(source).name != "vally"):
             return None
     except (OSError, TrajectoryFormatError):
         return None

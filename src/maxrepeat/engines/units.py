@@ -100,18 +100,15 @@ def unit_bytes(unit: Unit) -> int:
 def is_splittable(path: str, fmt: str) -> bool:
     if fmt not in ("auto", "vally"):
         return False
-    from ..readers import HEAD_BYTES, Source, detect
-    from ..readers._json import looks_like_jsonl
+    from ..readers import Source, detect
 
     source = Source.from_path(path)
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(HEAD_BYTES)
         if fmt == "auto" and detect(source).name != "vally":
             return False
+        return source.is_jsonl()  # lines read whole: a long first record still splits
     except (OSError, TrajectoryFormatError):
         return False
-    return looks_like_jsonl(head)
 
 
 def _jsonl_ranges(path: str, size: int, chunk: int) -> Iterator[Unit]:

@@ -194,25 +194,52 @@ class Source:
                 return None
 
         with self.open() as fh:
-            lines = (line for line in (strip_bom(x) if n == 0 else x
-                                       for n, x in enumerate(fh)) if line.strip())
+            lines = _bounded_lines(fh, strip_bom)
             first = next(lines, None)
-            if first is None or not first.lstrip().startswith(b"{"):
+            if first is None or not first[0].lstrip().startswith(b"{"):
                 return False
-            ok = record(first)
+            if not first[1]:
+                # A line longer than the bound (a one-line document of gigabytes, or one
+                # huge record) is not decoded here: JSONL when another object line follows.
+                second = next(lines, None)
+                return second is not None and second[0].lstrip().startswith(b"{")
+            ok = record(first[0])
             if ok is not None:
                 return ok and next(lines, None) is not None
             # the first line is not JSON: a JSONL file whose first record is broken, or
             # a document spread over lines ({ then "key": ...), whose next line is no
             # whole object either
             second = next(lines, None)
-            return second is not None and record(second) is True
+            return second is not None and second[1] and record(second[0]) is True
 
     @property
     def suffix(self) -> str:
         """The lower-cased file name ending (``.jsonl``), empty for standard input."""
         name = self.path if self.path is not None else self.name
         return os.path.splitext(name)[1].lower() if not name.startswith("<") else ""
+
+
+#: the longest line `Source.is_jsonl` decodes; longer lines are only scanned past
+_LINE_BOUND: Final = 1024 * 1024
+
+
+def _bounded_lines(fh: IO[bytes], strip_bom: Callable[[bytes], bytes]
+                   ) -> Iterator[tuple[bytes, bool]]:
+    """(start of the line, whole) for each non-blank line, in constant memory: a line
+    longer than `_LINE_BOUND` gives its first bytes and ``whole`` False."""
+    first = True
+    while True:
+        line = fh.readline(_LINE_BOUND)
+        if not line:
+            return
+        if first:
+            line, first = strip_bom(line), False
+        whole = line.endswith(b"\n") or len(line) < _LINE_BOUND
+        if not whole:
+            while (rest := fh.readline(_LINE_BOUND)) and not rest.endswith(b"\n"):
+                pass
+        if line.strip():
+            yield line, whole
 
 
 class _Unclosable(io.BufferedIOBase):
