@@ -75,8 +75,10 @@ def claude_code_cmd(
         _fail("; ".join(str(p) for p in err.problems) if err.problems else str(err))
     raw = sys.stdin.buffer.read()
     try:
-        payload = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        from ..core.canonical import json_int
+
+        payload = json.loads(raw.decode("utf-8"), parse_int=json_int)
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         _fail(f"the hook input on standard input is not JSON: {exc}")
     if not isinstance(payload, dict):
         _fail("the hook input on standard input must be a JSON object")

@@ -21,7 +21,8 @@ import msgspec
 from .toolmatch import ES_WHITESPACE
 
 __all__ = ["canonical_bytes", "is_empty", "is_blank", "decode_value", "normalize",
-           "float_literal", "observation_bytes", "SAFE_INTEGER"]
+           "float_literal", "observation_bytes", "SAFE_INTEGER", "MalformedValueError", "json_int",
+           "MAX_DEPTH"]
 
 #: the largest integer a double holds exactly: beyond it, numbers compare as the doubles
 #: that JavaScript's JSON.parse makes of them (9007199254740993 equals 9007199254740992)
@@ -45,8 +46,34 @@ def _as_double(value: int) -> Any:
     try:
         rounded = float(value)
     except OverflowError:
-        return {"$maxrepeat$nonfinite": "Infinity" if value > 0 else "-Infinity"}
+        return _POS_INF if value > 0 else _NEG_INF
     return int(rounded)
+
+
+# Non-finite numbers (NaN, infinities, overflowing literals such as 1e309) have no JSON
+# spelling, so they are encoded as the bare words NaN, Infinity and -Infinity (inserted
+# verbatim as Raw): no JSON value's canonical text can contain them outside a string, so
+# no object (such as {"$maxrepeat$nonfinite": "NaN"}) or string can equal them. Equal
+# doubles stay equal: 1e309 equals 1e400 and Infinity, NaN equals NaN (as the monitor and
+# a re-read must agree), -Infinity equals neither.
+_NAN: Final = msgspec.Raw(b"NaN")
+_POS_INF: Final = msgspec.Raw(b"Infinity")
+_NEG_INF: Final = msgspec.Raw(b"-Infinity")
+_TOKENS: Final = {b"NaN": math.nan, b"Infinity": math.inf, b"-Infinity": -math.inf}
+#: how deep `normalize` follows nested values (deeper, or a value that contains itself:
+#: RecursionError, reported as "nested too deeply")
+MAX_DEPTH: Final = 10_000
+
+
+class MalformedValueError(ValueError):
+    """A value in a trajectory that is not JSON (bytes, a set, an object) or cannot be
+    decoded: the trajectory's fault, reported as ``malformed value in trajectory``.
+
+    >>> canonical_bytes({"a": b"x"})
+    Traceback (most recent call last):
+    ...
+    maxrepeat.core.canonical.MalformedValueError: bytes is not a JSON value
+    """
 
 
 def float_literal(text: str) -> Any:
@@ -71,7 +98,7 @@ def _canonical_float(text: str) -> Any:
     if value.is_integer():  # False for infinities
         return int(value)
     if math.isinf(value):
-        return {"$maxrepeat$nonfinite": "Infinity" if value > 0 else "-Infinity"}
+        return _POS_INF if value > 0 else _NEG_INF
     return value
 
 
@@ -88,32 +115,85 @@ _CANON_DECODER: Final = msgspec.json.Decoder(float_hook=_canonical_float)
 _ENCODE: Final = msgspec.json.Encoder(order="sorted").encode
 
 
-def decode_value(value: Any) -> Any:
-    """A Python value for a JSON value that may still be a ``msgspec.Raw`` slice."""
-    if isinstance(value, msgspec.Raw):
-        return _DECODER.decode(value)
+def json_int(text: str) -> Any:
+    """A JSON integer literal as a number without Python's 4,300-digit limit: a longer one
+    is far beyond any double, so it is the infinity JavaScript's JSON.parse makes of it.
+
+    >>> json_int("12"), json_int("-" + "9" * 5000)
+    (12, -inf)
+    """
+    if len(text) > 4000:
+        return float(text)
+    return int(text)
+
+
+def _canon_int(text: str) -> Any:
+    value = json_int(text)
+    if isinstance(value, float):
+        return _POS_INF if value > 0 else _NEG_INF
     return value
 
 
+def _stdlib(raw: bytes, err: Exception, parse_int: Any, parse_float: Any) -> Any:
+    """msgspec refuses integers past 64 bits: the standard library reads them."""
+    try:
+        return json.loads(raw.decode("utf-8"), parse_int=parse_int, parse_float=parse_float)
+    except (ValueError, RecursionError):
+        raise MalformedValueError(str(err)) from None
+
+
+def decode_value(value: Any) -> Any:
+    """A Python value for a JSON value that may still be a ``msgspec.Raw`` slice."""
+    if isinstance(value, msgspec.Raw):
+        try:
+            return _DECODER.decode(value)
+        except (msgspec.DecodeError, ValueError) as err:
+            return _stdlib(bytes(value), err, json_int, float_literal)
+    return value
+
+
+def _decode_raw(raw: bytes) -> Any:
+    try:
+        return _CANON_DECODER.decode(raw)
+    except (msgspec.DecodeError, ValueError) as err:
+        value = _stdlib(raw, err, _canon_int, _canonical_float)
+        return normalize(value)
+
+
+_JSON_SCALARS: Final = (str, int, float, type(None))
+
+
 def _needs_normalizing(value: Any) -> bool:
+    """Whether `_norm` must rebuild ``value``; raises `MalformedValueError` for a value
+    that is not JSON and RecursionError for one nested deeper than `MAX_DEPTH` (a dict or
+    list that contains itself included: it would otherwise be walked for ever)."""
     # Iterative so that deeply nested values never hit the recursion limit here.
-    stack = [value]
+    stack = [(value, 0)]
+    needs = False
     while stack:
-        item = stack.pop()
+        item, depth = stack.pop()
         if isinstance(item, float):
             if not math.isfinite(item) or item.is_integer():
-                return True
-        elif isinstance(item, int) and not isinstance(item, bool) and \
-                not -SAFE_INTEGER <= item <= SAFE_INTEGER:
-            return True
-        elif isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, (list, tuple)):
-            stack.extend(item)
-    return False
-
-
-_NAN: Final = {"$maxrepeat$nonfinite": "NaN"}
+                needs = True
+        elif isinstance(item, int):
+            if not isinstance(item, bool) and not -SAFE_INTEGER <= item <= SAFE_INTEGER:
+                needs = True
+        elif isinstance(item, (dict, list, tuple)):
+            if depth >= MAX_DEPTH:
+                raise RecursionError("a value nested too deeply (or containing itself)")
+            if isinstance(item, dict):
+                for key in item:
+                    if not isinstance(key, str):
+                        raise MalformedValueError(
+                            f"an object key must be a string (got {type(key).__name__})")
+                stack.extend((v, depth + 1) for v in item.values())
+            else:
+                stack.extend((v, depth + 1) for v in item)
+        elif not isinstance(item, (*_JSON_SCALARS, msgspec.Raw)):
+            # bytes would be written as base64 text and equal it; sets, dates and
+            # objects are not JSON either
+            raise MalformedValueError(f"{type(item).__name__} is not a JSON value")
+    return needs
 
 
 def _norm(value: Any) -> Any:
@@ -125,7 +205,7 @@ def _norm(value: Any) -> Any:
         if math.isnan(value):
             return _NAN
         if math.isinf(value):
-            return {"$maxrepeat$nonfinite": "Infinity" if value > 0 else "-Infinity"}
+            return _POS_INF if value > 0 else _NEG_INF
         if value.is_integer():
             return int(value)
         return value
@@ -166,7 +246,7 @@ def canonical_bytes(value: Any) -> bytes:
         if text is not None:
             return b"s" + text
         raw = bytes(value)
-        value = _CANON_DECODER.decode(raw)
+        value = _decode_raw(raw)
         if isinstance(value, str):
             return b"s" + value.encode("utf-8", "surrogatepass")
         return b"j" + _encode(normalize(value) if _LONG_INTEGER.search(raw) else value)
@@ -179,9 +259,23 @@ def _encode(value: Any) -> bytes:
     except UnicodeEncodeError:
         # Lone surrogates: msgspec refuses them. Equal values always take this same path,
         # so a different (ASCII-escaped) spelling here cannot make equal values differ.
+        # The standard library writes non-finite floats as the same bare words.
         return b"u" + json.dumps(
-            value, sort_keys=True, ensure_ascii=True, separators=(",", ":")
+            _floats(value), sort_keys=True, ensure_ascii=True, separators=(",", ":")
         ).encode("ascii")
+    except (TypeError, msgspec.EncodeError) as err:
+        raise MalformedValueError(str(err)) from None
+
+
+def _floats(value: Any) -> Any:
+    """The non-finite tokens turned back into floats (for the standard library)."""
+    if isinstance(value, msgspec.Raw):
+        return _TOKENS.get(bytes(value), value)
+    if isinstance(value, dict):
+        return {k: _floats(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_floats(v) for v in value]
+    return value
 
 
 def observation_bytes(value: Any) -> bytes | None:
@@ -198,7 +292,7 @@ def observation_bytes(value: Any) -> bytes | None:
         if text is not None:  # only spaces can be blank here: controls are escaped
             return b"s" + text if text.strip(b" ") else None
         raw = bytes(value)
-        decoded = _CANON_DECODER.decode(raw)
+        decoded = _decode_raw(raw)
         if isinstance(decoded, str):
             return None if is_blank(decoded) else b"s" + decoded.encode("utf-8", "surrogatepass")
         if decoded is None or (isinstance(decoded, (list, dict)) and not decoded):
@@ -215,8 +309,7 @@ def is_empty(value: Any) -> bool:
     >>> [is_empty(v) for v in (None, "  \\n", [], {}, 0, "x")]
     [True, True, True, True, False, False]
     """
-    if isinstance(value, msgspec.Raw):
-        value = _DECODER.decode(value)
+    value = decode_value(value)
     if value is None:
         return True
     if isinstance(value, str):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .canonical import MalformedValueError
 from .config import MaxRepeatConfig
 from .errors import TrajectoryFormatError
 from .events import Trajectory, trajectory_from_dict
@@ -296,10 +297,22 @@ def _graded(
             reason = "a value in the trajectory is nested too deeply to compare"
         except UnsafeMatchError as err:
             reason = str(err)
-        except (ValueError, TypeError) as err:
-            # msgspec raises these for malformed lazily-decoded values (Raw slices).
+        except MalformedValueError as err:
+            # a value that is not JSON, or a Raw slice that cannot be decoded
             reason = f"malformed value in trajectory: {err}"
+        except Exception as err:  # grade() never raises; a bug is named as one
+            reason = internal_error(err)
     return error_result(traj.label, config, reason, name=display, trajectory=traj), None, None
+
+
+def internal_error(err: BaseException) -> str:
+    """The reason of an error result caused by a maxrepeat bug (never the input's fault).
+
+    >>> internal_error(KeyError("x"))
+    "internal error while grading: KeyError: 'x' (a maxrepeat bug: please report it)"
+    """
+    return (f"internal error while grading: {type(err).__name__}: {err} "
+            "(a maxrepeat bug: please report it)")
 
 
 def _cannot_grade(traj: Trajectory, config: MaxRepeatConfig) -> str | None:

@@ -13,7 +13,7 @@ from typing import IO, Any, Final, TypeVar
 
 import msgspec
 
-from ..core.canonical import float_literal
+from ..core.canonical import float_literal, json_int
 from ..core.errors import CutLastLineError, TrajectoryFormatError
 
 __all__ = [
@@ -36,7 +36,27 @@ T = TypeVar("T")
 
 
 #: Untyped decoder; integral floats become ints (deep equality: 1.0 == 1).
-JSON_DECODER: Final = msgspec.json.Decoder(float_hook=float_literal)
+class _Decoder:
+    """msgspec's decoder, except for integers past 64 bits, which it refuses: those are
+    read by the standard library (numbers of more than 4,300 digits included, as the
+    doubles JavaScript makes of them; issue 18). Failures stay ``msgspec.DecodeError``."""
+
+    _fast: Final = msgspec.json.Decoder(float_hook=float_literal)
+
+    def decode(self, data: str | bytes | bytearray | memoryview) -> Any:
+        try:
+            return self._fast.decode(data)
+        except msgspec.ValidationError as err:
+            if "out of range" not in str(err):
+                raise
+        try:
+            text = data if isinstance(data, str) else bytes(data).decode("utf-8")
+            return json.loads(text, parse_float=float_literal, parse_int=json_int)
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise msgspec.DecodeError(str(exc)) from None
+
+
+JSON_DECODER: Final = _Decoder()
 
 
 def strip_bom(data: bytes) -> bytes:
@@ -71,7 +91,7 @@ def _fault(data: bytes, source: str, line0: int) -> TrajectoryFormatError:
     # where its content ends, not on the line after its newline.
     text = text.rstrip()
     try:
-        json.loads(text)
+        json.loads(text, parse_int=json_int)
     except json.JSONDecodeError as exc:
         msg = exc.msg
         if exc.pos >= len(text) or msg.startswith("Unterminated string"):
@@ -96,7 +116,7 @@ def decode(data: bytes, source: str, *, line0: int = 0) -> tuple[Any, bool]:
         raise _located(source, _TOO_DEEP, line0 + 1 if line0 else None) from None
     try:
         text = data.decode("utf-8")
-        value = json.loads(text, parse_float=float_literal)
+        value = json.loads(text, parse_float=float_literal, parse_int=json_int)
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         raise _fault(data, source, line0) from None
     return value, True

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from ..canonical import canonical_bytes, decode_value, is_empty
+from ..canonical import MalformedValueError, canonical_bytes, decode_value, is_empty
 from ..preview import call_preview, json_preview
 from ..fingerprints import digest, name_bytes
 from ..neardup import Transform
@@ -47,5 +47,9 @@ def reduce_answer(value: Any, transform: Transform | None = None) -> Answer:
         return Answer(key, preview)
     except RecursionError:
         return Answer(None, "…", TOO_DEEP)
-    except (ValueError, TypeError) as exc:
+    except MalformedValueError as exc:
         return Answer(None, "…", f"malformed value in trajectory: {exc}")
+    except Exception as exc:  # a bug, named as one (the monitor never raises on input)
+        from ..grade import internal_error
+
+        return Answer(None, "…", internal_error(exc))

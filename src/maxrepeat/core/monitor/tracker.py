@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..canonical import MalformedValueError
 from ..config import MaxRepeatConfig
 from ..neardup import Transform
 from ..errors import TrajectoryFormatError, type_name
@@ -135,8 +136,13 @@ class Tracker:
         except RecursionError:
             self.fail(TOO_DEEP)
             return
-        except (ValueError, TypeError) as exc:
+        except MalformedValueError as exc:
             self.fail(f"malformed value in trajectory: {exc}")
+            return
+        except Exception as exc:  # a bug, named as one
+            from ..grade import internal_error
+
+            self.fail(internal_error(exc))
             return
         st.calls += 1
         place = place_call(st.in_turn, st.open_turn)
