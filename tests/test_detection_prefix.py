@@ -163,3 +163,14 @@ def test_jsonl_above_the_streaming_threshold_with_a_long_first_line(tmp_path: Pa
     rows = [json.loads(x) for x in proc.stdout.splitlines()]
     assert [(r["trajectory"], r["passed"]) for r in rows] == [
         ("big", True), ("loop", False), ("fine", True)], proc.stderr
+
+
+def test_malformed_first_line_then_records_longer_than_a_mebibyte(tmp_path: Path) -> None:
+    path = tmp_path / "runs.jsonl"
+    long_output = "z" * (2 * 1024 * 1024)
+    path.write_text('{"id": "cut", "events": [\n'
+                    + json.dumps(_native("loop", 5, long_output)) + "\n"
+                    + json.dumps(_native("ok", 1, long_output)) + "\n")
+    assert Source.from_path(path).is_jsonl()
+    items = list(read_trajectories(path, errors="yield"))
+    assert [getattr(i, "label", None) for i in items] == [None, "loop", "ok"]

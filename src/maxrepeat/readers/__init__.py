@@ -210,7 +210,11 @@ class Source:
             # a document spread over lines ({ then "key": ...), whose next line is no
             # whole object either
             second = next(lines, None)
-            return second is not None and second[1] and record(second[0]) is True
+            if second is None:
+                return False
+            if not second[1]:  # a record too long to decode here: its opening decides
+                return second[0].lstrip().startswith(b"{")
+            return record(second[0]) is True
 
     @property
     def suffix(self) -> str:
