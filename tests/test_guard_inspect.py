@@ -128,3 +128,65 @@ def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "inspect_ai.approval", None)
     with pytest.raises(MissingExtraError, match=r"maxrepeat\[inspect\]"):
         loop_guard(NAME_ARGS)
+
+
+def test_inspect_one_guard_tells_samples_apart(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two samples through one guard: the second starts from nothing (the same call twice
+    in each sample is no loop at max=2, though four in a row would be)."""
+    from inspect_ai import Task, eval
+    from inspect_ai.agent import react
+    from inspect_ai.dataset import Sample
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+    from inspect_ai.tool import Tool, tool
+
+    monkeypatch.setenv("INSPECT_LOG_DIR", str(tmp_path))
+
+    @tool
+    def run_tests() -> Tool:
+        async def execute(path: str) -> str:
+            """Run the tests.
+
+            Args:
+                path: Which tests to run.
+            """
+            return tool_output("run_tests", {"path": path})
+
+        return execute
+
+    # each sample: the same call twice (at max=2, never a loop on its own), then submit
+    outputs = []
+    for sample in range(2):
+        outputs += [ModelOutput.for_tool_call("mockllm/model", "run_tests", {"path": "tests/"},
+                                              tool_call_id=f"s{sample}_{i}") for i in range(2)]
+        outputs.append(ModelOutput.for_tool_call("mockllm/model", "submit", {"answer": "ok"},
+                                                 tool_call_id=f"s{sample}_submit"))
+    for output in outputs:
+        output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+    guard = loop_guard(NAME_ARGS)
+    task = Task(dataset=[Sample(input="Fix a.", id="a"), Sample(input="Fix b.", id="b")],
+                solver=react(tools=[run_tests()], on_continue=guard.on_continue,
+                             approval=guard.approval))
+    [log] = eval(task, model=get_model("mockllm/model", custom_outputs=outputs),
+                 log_dir=str(tmp_path), display="none", max_samples=1)
+    gc.collect()
+    assert log.status == "success", log.error
+    assert log.samples is not None and len(log.samples) == 2
+    assert len(guard.samples) == 2 and not guard.stopped
+    for sample in log.samples:
+        assert not any("maxrepeat loop guard" in m.text for m in sample.messages)
+
+
+def test_inspect_samples_sharing_react_system_message_are_apart() -> None:
+    """react() inserts one system message object (one id) into every sample it runs, and
+    samples run at the same time: the key is the first message after it."""
+    from inspect_ai.model import ChatMessageSystem, ChatMessageUser
+
+    guard = loop_guard(NAME_ARGS)
+    system = ChatMessageSystem(content="You are a helpful agent.")
+    a = [system, ChatMessageUser(content="Fix a.")]
+    b = [system, ChatMessageUser(content="Fix b.")]
+    key_a, state_a = guard._sample(a)
+    key_b, state_b = guard._sample(b)
+    assert key_a != key_b and state_a is not state_b
+    assert guard._sample(a)[1] is state_a

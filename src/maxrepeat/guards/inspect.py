@@ -180,7 +180,8 @@ class LoopGuard:
       message; at ``stop_at`` it returns ``False``, ending the agent, after putting the
       results in the sample's store under ``"maxrepeat"`` (``inspect view`` shows them).
 
-    Samples are told apart by their first message, so one guard serves a whole task.
+    Samples are told apart by their first message after the system prompt, so one guard
+    serves a whole task.
     Messages are converted as the Inspect log reader converts them, so the results equal
     ``maxrepeat grade`` of the log afterwards.
     """
@@ -199,7 +200,10 @@ class LoopGuard:
                          ApprovalPolicy(auto_approver(), "*")]
 
     def _sample(self, messages: Sequence[Any]) -> tuple[str, _Sample]:
-        first = messages[0] if messages else None
+        # The first message that is not the system prompt: react() inserts one system
+        # message object (one id) into every sample it runs.
+        first = next((m for m in messages if getattr(m, "role", None) != "system"),
+                     messages[0] if messages else None)
         key = str(getattr(first, "id", None) or id(first))
         sample = self.samples.get(key)
         if sample is None or sample.seen > len(messages):

@@ -11,8 +11,8 @@ LangChain v1 agent (a LangGraph graph). The middleware's hooks see every step:
   warning level, a ``HumanMessage`` naming the repeated action (or cycle) and its count is
   added to the conversation, so the model reads it on this call and every later one.
 
-Runs are told apart by the first message of the conversation, so one middleware serves
-many threads. `trajectory_from_messages` converts a conversation the same way, for
+Runs are told apart by their LangGraph thread and the first message of the conversation,
+so one middleware serves many threads. `trajectory_from_messages` converts a conversation the same way, for
 ``maxrepeat.grade`` afterwards. ``langchain`` is imported only when a guard is made.
 """
 
@@ -119,9 +119,9 @@ class _Guard:
         self.runs: OrderedDict[str, _Run] = OrderedDict()
         self.lock = threading.Lock()
 
-    def run(self, messages: Sequence[Any]) -> _Run:
+    def run(self, messages: Sequence[Any], thread: str = "") -> _Run:
         first = messages[0] if messages else None
-        key = str(_get(first, "id") or id(first))
+        key = f"{thread}\x00{_get(first, 'id') or id(first)}"
         with self.lock:
             run = self.runs.get(key)
             if run is None or run.seen > len(messages):
@@ -151,9 +151,9 @@ class _Guard:
                     run.guard.start(calls)
         run.seen = max(run.seen, upto)
 
-    def before_model(self, messages: Sequence[Any]) -> str | None:
+    def before_model(self, messages: Sequence[Any], thread: str = "") -> str | None:
         """The message to add before this model call, if any."""
-        run = self.run(messages)
+        run = self.run(messages, thread)
         with run.lock:
             was_refused = bool(run.refused)
             self.catch_up(run, messages, len(messages))
@@ -163,11 +163,12 @@ class _Guard:
                 return decision.message
             return None
 
-    def after_model(self, messages: Sequence[Any]) -> tuple[list[ToolCall], str] | None:
+    def after_model(self, messages: Sequence[Any],
+                    thread: str = "") -> tuple[list[ToolCall], str] | None:
         """The calls to refuse and the refusal text, or None to run them."""
         if not messages or _kind(messages[-1]) != "ai":
             return None
-        run = self.run(messages)
+        run = self.run(messages, thread)
         with run.lock:
             self.catch_up(run, messages, len(messages) - 1)
             run.guard.finish()
@@ -192,6 +193,16 @@ class _Guard:
 _CLASS: Any = None
 
 
+def _thread() -> str:
+    """The LangGraph thread of the running graph ("" without a checkpointer's thread)."""
+    try:
+        from langgraph.config import get_config
+
+        return str(get_config().get("configurable", {}).get("thread_id") or "")
+    except (ImportError, RuntimeError):
+        return ""
+
+
 def _middleware_class() -> Any:
     global _CLASS
     if _CLASS is not None:
@@ -210,7 +221,7 @@ def _middleware_class() -> Any:
             self.logic = logic
 
         def before_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-            text = self.logic.before_model(state["messages"])
+            text = self.logic.before_model(state["messages"], _thread())
             if text is None:
                 return None
             return {"messages": [HumanMessage(content=text)]}
@@ -219,7 +230,7 @@ def _middleware_class() -> Any:
             return self.before_model(state, runtime)
 
         def after_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-            refused = self.logic.after_model(state["messages"])
+            refused = self.logic.after_model(state["messages"], _thread())
             if refused is None:
                 return None
             calls, text = refused
