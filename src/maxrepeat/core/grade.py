@@ -25,7 +25,6 @@ __all__ = [
     "error_result",
     "result_from_table",
     "build_result",
-    "loop_steps",
 ]
 
 
@@ -116,9 +115,6 @@ def _tools(events: Sequence[Any], table: StepTable, span: Span) -> tuple[str, ..
 def _loop_steps(runs: Sequence[Run]) -> int:
     """How many steps lie in at least one run."""
     return covered_steps((r.start_step, r.end_step) for r in runs)
-
-
-loop_steps = _loop_steps
 
 
 def _times(k: int) -> str:

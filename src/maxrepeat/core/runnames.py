@@ -3,7 +3,7 @@
 Readers name a run by what the log calls it (an ``instance_id``, a session id, an Inspect
 ``task/sample/epoch``, a tau-bench ``taskN-trialM``) and, failing that, by where it was
 read. Two files of one directory can therefore hold runs of the same name with different
-results. `unique_runs` keeps the first name as it is and gives a later, different run of
+results. `RunNames` keeps the first name as it is and gives a later, different run of
 the same name its source: ``run-1 (logs/b.jsonl:3)`` (then `` #2``, `` #3`` should even
 that repeat, as when one file is given twice). The results of one run (one per grader)
 keep one name.
@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Iterable, Iterator
 
 from .result import GraderResult
 
-__all__ = ["RunNames", "unique_runs"]
+__all__ = ["RunNames"]
 
 
 class RunNames:
@@ -62,7 +61,14 @@ class RunNames:
         return name
 
     def rename(self, result: GraderResult) -> GraderResult:
-        """``result`` under the unique name of its run."""
+        """``result`` under the unique name of its run.
+
+        >>> from maxrepeat import MaxRepeatConfig, Trajectory, grade
+        >>> runs = [Trajectory([], id="r", source=f) for f in ("a.json", "b.json")]
+        >>> names = RunNames()
+        >>> [names.rename(grade(t, MaxRepeatConfig(3))).trajectory for t in runs]
+        ['r', 'r (b.json)']
+        """
         name = self.name(result.trajectory, result.metadata.source, result.name)
         return result if name == result.trajectory else dataclasses.replace(
             result, trajectory=name)
@@ -71,16 +77,3 @@ class RunNames:
 def _digest(name: str) -> int:
     data = name.encode("utf-8", "surrogatepass")
     return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
-
-
-def unique_runs(results: Iterable[GraderResult]) -> Iterator[GraderResult]:
-    """``results`` with each run's ``trajectory`` name made unique (see `RunNames`).
-
-    >>> from maxrepeat import MaxRepeatConfig, Trajectory, grade
-    >>> runs = [Trajectory([], id="r", source=f) for f in ("a.json", "b.json")]
-    >>> [r.trajectory for r in unique_runs(grade(t, MaxRepeatConfig(3)) for t in runs)]
-    ['r', 'r (b.json)']
-    """
-    names = RunNames()
-    for result in results:
-        yield names.rename(result)

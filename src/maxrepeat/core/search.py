@@ -17,7 +17,7 @@ from itertools import islice
 
 from .rules import copies, is_primitive, rank, run_end, run_order
 
-__all__ = ["Span", "best_span", "search"]
+__all__ = ["Span", "search"]
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -88,8 +88,3 @@ def search(ids: Sequence[int], max_period: int, above: int) -> tuple[Span | None
                 runs.append(Span(start, p, k))
     runs.sort(key=lambda s: run_order(s.start, s.period, s.occurrences))
     return best, runs
-
-
-def best_span(ids: Sequence[int], max_period: int) -> Span | None:
-    """Only the reported run (see `search`)."""
-    return search(ids, max_period, 1 << 62)[0]

@@ -71,11 +71,6 @@ class UnitOutcome:
     unit: Unit
     graded: tuple[Graded, ...]
 
-    @property
-    def results(self) -> tuple[GraderResult, ...]:
-        """Every result of the unit, in order."""
-        return tuple(r for g in self.graded for r in g.results)
-
 
 def grade_unit(
     unit: Unit, graders: Graders, fmt: str = "auto", detail: Detail | None = None

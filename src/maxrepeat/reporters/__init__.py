@@ -9,16 +9,12 @@ Modules are imported on first use: ``rich`` is loaded only by the console report
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
-
-from ..core.result import GraderResult
-from ..core.summary import Summary
 
 if TYPE_CHECKING:
     from .base import Reporter
 
-__all__ = ["OUTPUTS", "get_reporter", "render"]
+__all__ = ["OUTPUTS", "get_reporter"]
 
 #: output name -> module; each module's ``REPORTER`` is its `Reporter` class
 OUTPUTS: Final[dict[str, str]] = {
@@ -34,8 +30,8 @@ OUTPUTS: Final[dict[str, str]] = {
 def get_reporter(name: str, color: bool | None = False) -> Reporter:
     """A new reporter of an output format (``color``: for the console format).
 
-    >>> get_reporter("jsonl").streams, get_reporter("html").streams
-    (True, False)
+    >>> type(get_reporter("jsonl")).__name__
+    'JsonlReporter'
     """
     try:
         module = importlib.import_module(OUTPUTS[name])
@@ -43,8 +39,3 @@ def get_reporter(name: str, color: bool | None = False) -> Reporter:
         raise ValueError(f"output must be one of {', '.join(OUTPUTS)} (got {name!r})") from None
     cls: type[Reporter] = module.REPORTER
     return cls(color)
-
-
-def render(name: str, results: Sequence[GraderResult], summary: Summary) -> str:
-    """A whole report in one format."""
-    return get_reporter(name).render(results, summary)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 from ..core.result import GraderResult
 from ..core.steps import Step
@@ -33,8 +33,6 @@ class Reporter(ABC):
     ('', 1)
     """
 
-    #: whether `add` writes each result at once (else the report comes at `finish`)
-    streams: ClassVar[bool] = False
 
     def __init__(self, color: bool | None = False) -> None:
         self.color = color
@@ -67,8 +65,6 @@ class Reporter(ABC):
 
 class LineReporter(Reporter):
     """A format written one result at a time: a line per result, then a footer."""
-
-    streams = True
 
     @abstractmethod
     def line(self, result: GraderResult) -> str:
