@@ -135,12 +135,18 @@ def test_real_codex_exec_json_stream(tmp_path: Path, model_server: str) -> None:
     code, result = _grade(stream)
     assert (code, result["passed"], result["metadata"]["occurrences"]) == (1, False, 4)
     assert result["metadata"]["format"] == "codex-exec"
-    # The rollout Codex wrote for the same run holds the same calls. (Its outputs carry
-    # a chunk id and a wall time, so they are compared by arguments here.)
+    # The rollout Codex wrote for the same run holds the same calls, by arguments and by
+    # observation (the chunk id and wall time heading each exec_command output differ on
+    # every run; the reader drops them, or no repeat would ever be seen by observation)
     for path, fmt in ((stream, "codex-exec"), (rollout, "codex")):
-        code, same = _grade(path, "--match", "name-args")
-        assert (code, same["metadata"]["format"], same["metadata"]["occurrences"]) == (
-            1, fmt, 4)
+        for match in ("name-args", "observation"):
+            code, same = _grade(path, "--match", match)
+            assert (code, same["metadata"]["format"], same["metadata"]["occurrences"]) == (
+                1, fmt, 4), (match, same["evidence"])
+    [from_rollout] = read_trajectories(rollout)
+    outputs = [e.data for e in from_rollout.events if e.type == "tool_result"]
+    assert not any("Chunk ID" in str(r.result) or "Wall time" in str(r.result) for r in outputs)
+    assert sum(r.success is False for r in outputs) == 1  # `false` exited with code 1
 
 
 def test_cut_stream_grades_the_complete_lines(tmp_path: Path) -> None:

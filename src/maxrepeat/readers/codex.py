@@ -21,12 +21,15 @@ Read as follows:
   ``action``); ids from ``call_id``. Calls are counted from ``response_item`` only (the
   ``event_msg`` begin/end records repeat them), once per ``call_id``;
 - results: ``*_output`` items by ``call_id``; a string output is kept as written, content
-  item lists become their text;
+  item lists become their text, except that the ``Chunk ID:`` and ``Wall time:`` lines
+  Codex puts before an ``exec_command`` output are dropped (they differ on every run of
+  the same command, so no repeat could ever be seen by observation);
 - error flag (the output item has none): ``exec_command_end`` with ``exit_code`` other
   than 0, ``patch_apply_end`` with ``success: false``, ``mcp_tool_call_end`` with
   ``Err`` or ``isError: true``, an output whose text starts ``Exit code: N`` (N not 0) or
   that is ``{"output", "metadata": {"exit_code"}}`` JSON with a non-zero code, and an
-  output ``success: false``;
+  output ``success: false``, an ``exec_command`` output whose header says ``Process exited
+  with code N`` (N not 0);
 - ``compacted.replacement_history`` (a copy of earlier items) is ignored.
 """
 
@@ -50,6 +53,10 @@ __all__ = ["READER"]
 _MODEL_OUTPUT = frozenset({"reasoning", "web_search_call", "image_generation_call",
                            "tool_search_call"})
 _EXIT_LINE = re.compile(r"^Exit code: (-?\d+)")
+#: the header Codex puts before an exec_command output: a fresh chunk id and the wall time
+#: change on every run of the same command, so they are dropped from the observation
+_EXEC_VOLATILE = re.compile(r"\AChunk ID: [^\n]*\nWall time: [^\n]*\n")
+_EXEC_EXIT = re.compile(r"^Process exited with code (-?\d+)$", re.M)
 
 
 def _output(payload: dict[str, Any]) -> tuple[Any, bool]:
@@ -60,7 +67,13 @@ def _output(payload: dict[str, Any]) -> tuple[Any, bool]:
         ok = ok and out.get("success") is not False
         out = out["content"]
     value = content_text(out)
-    if isinstance(value, str):
+    if isinstance(value, str) and value.startswith("Chunk ID: "):
+        value = _EXEC_VOLATILE.sub("", value, count=1)
+        header = value.split("\nOutput:\n", 1)[0]
+        code = _EXEC_EXIT.search(header)
+        if code is not None and int(code.group(1)) != 0:
+            ok = False
+    elif isinstance(value, str):
         match = _EXIT_LINE.match(value)
         if match and int(match.group(1)) != 0:
             ok = False
