@@ -98,8 +98,10 @@ def _flush_stdout() -> None:
 
 
 def _fail(message: str, code: int = 2) -> None:
+    from ..core.preview import inert
+
     try:
-        sys.stderr.write(f"maxrepeat: {message}\n")
+        sys.stderr.write(f"maxrepeat: {inert(message)}\n")
         sys.stderr.flush()
     except (OSError, ValueError):
         pass

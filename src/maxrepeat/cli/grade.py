@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from ..core.errors import ConfigError, MissingExtraError
-from .options import EXIT_CODES_HELP, configs_from_flags, die, grader_options, write
+from .options import EXIT_CODES_HELP, configs_from_flags, die, say, grader_options, write
 
 # Modules needed only on some paths (YAML, eval specs, engines) are imported where they
 # are used: start-up time is measured (bench/RESULTS.md).
@@ -39,7 +39,7 @@ def _eval_spec(
         spec = load_eval_spec(path)
     except ConfigError as err:
         for problem in err.problems:
-            click.echo(f"maxrepeat: {problem}", err=True)
+            say(str(problem))
         sys.exit(2)
     if stimulus is not None and stimulus not in spec.stimuli:
         die(f"--stimulus must name a stimulus of {path}: one of {', '.join(spec.stimuli)} "
@@ -48,7 +48,7 @@ def _eval_spec(
         die(f"--stimulus must name a stimulus with a max-repeat grader (got {stimulus})")
     note = spec.skip_note()
     if note is not None and not quiet:
-        click.echo(f"maxrepeat: {note}", err=True)
+        say(str(note))
     return spec
 
 @click.command("grade", epilog=EXIT_CODES_HELP)
@@ -129,7 +129,7 @@ def grade_cmd(
 
     def on_error(message: str) -> None:
         if output != "console":
-            click.echo(f"maxrepeat: {message}", err=True)
+            say(str(message))
 
     from ..engines.batch import BatchGrader
     from ..engines.progress import progress_bar
@@ -237,7 +237,7 @@ def _on_ray(
         # exit (Ray's exit-time shutdown waits on the cluster).
         if sink is not None:
             sink.discard()
-        click.echo(f"maxrepeat: {err}", err=True)
+        say(str(err))
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(2)

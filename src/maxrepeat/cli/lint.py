@@ -15,13 +15,14 @@ def lint_cmd(files: tuple[str, ...]) -> None:
     """Check config files against every rule of the spec; print each problem as
     FILE:LINE:COL: PATH must be EXPECTATION (got VALUE)[; hint]. Eval specs (a stimuli:
     list) are accepted too: only their max-repeat entries are checked."""
+    from ..core.preview import inert
     from ..specs.lint import lint as lint_file
 
     count = 0
     for path in files:
         for problem in lint_file(path):
             count += 1
-            click.echo(str(problem))
+            click.echo(inert(str(problem)))  # no raw control from a key name
     if count:
         click.echo(f"{count} problem{'s' if count != 1 else ''} found in "
                    f"{len(files)} file{'s' if len(files) != 1 else ''}", err=True)

@@ -12,7 +12,7 @@ import click
 from ..core.config import MATCH_MODES, MaxRepeatConfig, check_config
 from ..core.errors import ConfigError
 
-__all__ = ["EXIT_CODES_HELP", "die", "inline_config", "configs_from_flags", "grader_options",
+__all__ = ["EXIT_CODES_HELP", "die", "say", "inline_config", "configs_from_flags", "grader_options",
            "write"]
 
 EXIT_CODES_HELP = (
@@ -22,8 +22,17 @@ EXIT_CODES_HELP = (
 )
 
 
+def say(message: str) -> None:
+    """One line on standard error, with every control, format and separator character of
+    a file name, key or value escaped: no terminal escape, carriage return, bell or bidi
+    override from an input reaches the screen (issue 18, finding 13)."""
+    from ..core.preview import inert
+
+    click.echo(f"maxrepeat: {inert(message)}", err=True)
+
+
 def die(message: str) -> NoReturn:
-    click.echo(f"maxrepeat: {message}", err=True)
+    say(message)
     sys.exit(2)
 
 def _number(text: str | None) -> Any:
@@ -80,7 +89,7 @@ def configs_from_flags(
             return load_config(config_file)
         except ConfigError as err:
             for problem in err.problems:
-                click.echo(f"maxrepeat: {problem}", err=True)
+                say(str(problem))
             sys.exit(2)
     if not inline:
         die("no grader: give --config FILE, or --max N (with optional --max-cycle-period, "
