@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from maxrepeat import MaxRepeatConfig, Monitor, grade
-from maxrepeat.core.toolmatch import _Matcher, compile_pattern, to_units
+from maxrepeat.core.toolmatch import _Budget, _Matcher, compile_pattern, to_units
 
 LONG = "a" * 1_000_000
 
@@ -135,4 +135,8 @@ def test_re2_and_the_backtracking_matcher_agree(pattern: str, name: str) -> None
     assert compiled.linear, pattern
     slow = _Matcher(compiled.tree, compiled.groups, compiled.names, "i" in compiled.flags,
                     "m" in compiled.flags)
-    assert compiled.search(name) == slow.search(to_units(name))
+    try:
+        expected = slow.search(to_units(name))
+    except _Budget:  # nested stars can exceed the backtracker's budget: nothing to compare
+        return
+    assert compiled.search(name) == expected
