@@ -35,9 +35,24 @@ def die(message: str) -> NoReturn:
     say(message)
     sys.exit(2)
 
+class _Digits(str):
+    """A flag value that is an integer of more digits than Python converts (4,300):
+    the rules report it as such instead of as ``inf``."""
+
+    def __repr__(self) -> str:
+        return f"a {len(self.lstrip('+-'))}-digit number"
+
+
 def _number(text: str | None) -> Any:
+    """A flag's number as written: ASCII digits only (``int("３")`` would accept
+    full-width digits, which no config file means), a huge integer kept as text."""
     if text is None:
         return None
+    if not text.isascii():
+        return text
+    stripped = text.strip()
+    if stripped.lstrip("+-").isdigit() and len(stripped) > 4000:
+        return _Digits(stripped)
     for conv in (int, float):
         try:
             return conv(text)

@@ -229,6 +229,15 @@ def _check_entry(
     return MaxRepeatConfig.from_mapping(cfg_item.plain(), name=name)
 
 
+def entry_name(entry: Located) -> tuple[str, Located] | None:
+    """The ``name`` of a grader entry and its node, when it is a string (else None)."""
+    if isinstance(entry.value, dict):
+        item = entry.value.get("name")
+        if item is not None and isinstance(item.value, str):
+            return item.value, item
+    return None
+
+
 def parse_config_text(text: str, file: str = "<config>") -> tuple[list[MaxRepeatConfig], list[ConfigError]]:
     """The graders of a config document, and every problem found in it.
 
@@ -267,18 +276,20 @@ def parse_config_text(text: str, file: str = "<config>") -> tuple[list[MaxRepeat
     names: dict[str, int] = {}
     for i, entry in enumerate(graders.value):
         cfg = _check_entry(entry, i, file, problems)
-        if cfg is None:
-            continue
-        if cfg.name is not None:
-            if cfg.name in names:
-                item = entry.value["name"]
+        # Names are compared even when the entry has other problems: lint reports every
+        # problem in one pass (issue 18, finding 15).
+        named = entry_name(entry)
+        if named is not None:
+            name, item = named
+            if name in names:
                 problems.append(ConfigError(f"graders[{i}].name", "unique in the file",
-                                            show_value(cfg.name),
-                                            hint=f"graders[{names[cfg.name]}] has it too",
+                                            show_value(name),
+                                            hint=f"graders[{names[name]}] has it too",
                                             file=file, line=item.line, col=item.col))
                 continue
-            names[cfg.name] = i
-        configs.append(cfg)
+            names[name] = i
+        if cfg is not None:
+            configs.append(cfg)
     problems.sort(key=lambda e: (e.line or 0, e.col or 0))
     return configs, problems
 

@@ -19,7 +19,7 @@ from typing import Any, Final
 from ..core.config import GRADER_TYPE, MaxRepeatConfig, show_value, unique_names
 from ..core.errors import ConfigError
 from ..core.events import Trajectory
-from .configfile import Located, _check_entry, _kind, compose_located, read_text
+from .configfile import Located, _check_entry, _kind, compose_located, entry_name, read_text
 
 __all__ = [
     "EvalSpec",
@@ -160,30 +160,34 @@ def _stimulus(
                 "nothing" if name_item is None else show_value(name), file=file,
                 line=where.line, col=where.col))
         return None
-    if name in seen:
+    repeated = name in seen
+    if repeated:
+        # reported, and its graders are still checked: every problem in one pass
         assert name_item is not None
         problems.append(ConfigError(
             f"{base}name", "unique among the stimuli", show_value(name),
             hint=f"{_STIMULI}[{seen[name]}] has it too", file=file,
             line=name_item.line, col=name_item.col))
-        return None
-    seen[name] = index
+    else:
+        seen[name] = index
     configs: list[MaxRepeatConfig] = []
     names: dict[str, int] = {}
     for j, entry in ours:
         cfg = _check_entry(entry, j, file, problems, base=base)
-        if cfg is None:
-            continue
-        if cfg.name is not None:
-            if cfg.name in names:
-                at = entry.value["name"]
+        named = entry_name(entry)
+        if named is not None:
+            gname, at = named
+            if gname in names:
                 problems.append(ConfigError(
-                    f"{base}graders[{j}].name", "unique in the stimulus", show_value(cfg.name),
-                    hint=f"{base}graders[{names[cfg.name]}] has it too", file=file,
+                    f"{base}graders[{j}].name", "unique in the stimulus", show_value(gname),
+                    hint=f"{base}graders[{names[gname]}] has it too", file=file,
                     line=at.line, col=at.col))
                 continue
-            names[cfg.name] = j
-        configs.append(cfg)
+            names[gname] = j
+        if cfg is not None:
+            configs.append(cfg)
+    if repeated:
+        return None
     return Stimulus(name, tuple(configs), skipped)
 
 
