@@ -77,10 +77,29 @@ def compose_located(text: str, file: str) -> tuple[Located | None, list[ConfigEr
     if node is None:
         return None, []
     problems: list[ConfigError] = []
-    return _convert(node, "", file, problems), problems
+    try:
+        return _convert(node, "", file, problems, [MAX_VALUES]), problems
+    except _TooManyValues:
+        return None, [ConfigError(
+            "document", f"small enough: at most {MAX_VALUES:,} values once its aliases are expanded",
+            "more", hint="an alias of an anchor that itself repeats aliases (an alias "
+            "bomb) grows exponentially; write the values out", file=file, line=1, col=1)]
 
 
-def _convert(node: yaml.Node, path: str, file: str, problems: list[ConfigError]) -> Located:
+#: how many values a config may hold with its aliases expanded: a real config holds a few
+#: dozen, while nine levels of nine aliases (an "alias bomb", 1 KB) hold 387 million
+MAX_VALUES: Final = 100_000
+
+
+class _TooManyValues(Exception):
+    pass
+
+
+def _convert(node: yaml.Node, path: str, file: str, problems: list[ConfigError],
+             budget: list[int]) -> Located:
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _TooManyValues
     line, col = node.start_mark.line + 1, node.start_mark.column + 1
     if isinstance(node, yaml.MappingNode):
         out: dict[Any, Located] = {}
@@ -96,7 +115,7 @@ def _convert(node: yaml.Node, path: str, file: str, problems: list[ConfigError])
                     )
                 )
                 continue
-            child = _convert(vnode, kpath, file, problems)
+            child = _convert(vnode, kpath, file, problems, budget)
             out[key] = Located(
                 child.value, child.line, child.col,
                 knode.start_mark.line + 1, knode.start_mark.column + 1, child.text,
@@ -104,7 +123,8 @@ def _convert(node: yaml.Node, path: str, file: str, problems: list[ConfigError])
         return Located(out, line, col)
     if isinstance(node, yaml.SequenceNode):
         return Located(
-            [_convert(n, f"{path}[{i}]", file, problems) for i, n in enumerate(node.value)],
+            [_convert(n, f"{path}[{i}]", file, problems, budget)
+             for i, n in enumerate(node.value)],
             line, col,
         )
     assert isinstance(node, yaml.ScalarNode)

@@ -1,0 +1,64 @@
+"""Hangs and unbounded resources (issue 18, finding 11): each hostile shape ends quickly
+with a clear error or a word on standard error, never a hang."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+CLI = [sys.executable, "-c", "from maxrepeat.cli import main; main()"]
+
+
+def bomb(levels: int = 9) -> str:
+    lines = ['l0: &l0 ["x", "x", "x", "x", "x", "x", "x", "x", "x"]']
+    for i in range(1, levels):
+        lines.append(f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * 9) + "]")
+    return "\n".join(lines) + (f"\ngraders:\n  - type: max-repeat\n    config:\n      max: 2\n"
+                               f"      tools: *l{levels - 1}\n")
+
+
+def limited(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run the CLI with 1 GB of address space at most and 60 s."""
+    def cap() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=60, cwd=cwd,
+                          preexec_fn=cap)
+
+
+def test_a_yaml_alias_bomb_is_a_clear_lint_and_grade_error(tmp_path: Path) -> None:
+    (tmp_path / "bomb.yaml").write_text(bomb(), encoding="utf-8")
+    (tmp_path / "run.json").write_text('{"events": []}', encoding="utf-8")
+    start = time.monotonic()
+    lint = limited(["lint", "bomb.yaml"], tmp_path)
+    grade = limited(["grade", "run.json", "--config", "bomb.yaml"], tmp_path)
+    assert time.monotonic() - start < 30
+    for proc in (lint, grade):
+        assert "at most 100,000 values once its aliases are expanded" in proc.stdout + proc.stderr
+        assert "Traceback" not in proc.stderr
+    assert (lint.returncode, grade.returncode) == (1, 2)
+
+
+def test_small_aliases_still_work(tmp_path: Path) -> None:
+    (tmp_path / "g.yaml").write_text(
+        "common: &tools ['^bash$']\ngraders:\n  - type: max-repeat\n    config:\n"
+        "      max: 2\n      tools: *tools\n", encoding="utf-8")
+    proc = limited(["lint", "g.yaml"], tmp_path)
+    assert proc.returncode in (0, 1) and "aliases are expanded" not in proc.stdout
+
+
+def test_a_fifo_in_a_graded_directory_is_skipped_with_a_word(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    os.mkfifo(runs / "pipe.jsonl")
+    events = [{"type": "tool_call", "data": {"toolName": "t", "toolCallId": "1"}}]
+    (runs / "a.json").write_text(json.dumps({"id": "a", "events": events}), encoding="utf-8")
+    proc = limited(["grade", "runs", "--max", "2", "-o", "jsonl"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "pipe.jsonl: skipped: not a regular file" in proc.stderr
+    assert len(proc.stdout.splitlines()) == 1
