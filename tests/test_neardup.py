@@ -184,6 +184,9 @@ def test_config_rules_and_round_trip() -> None:
         ({"replace": [{"pattern": "(", "with": ""}]}, "replace[0].pattern must be a valid"),
         ({"replace": [{"pattern": "[\\s\\S]*", "with": "x"}]}, "keeps different texts apart"),
         ({"replace": [{"pattern": "a"}]}, "replace[0] must be a mapping with exactly"),
+        ({"match": "name-args", "ignore_arguments": ["description", "command"]},
+         'ignore_arguments[1] must be a name that does not carry the action (got "command", '
+         "which makes every call of a tool taking it the same); ignore it per tool"),
     ]
     for extra, words in bad:
         with pytest.raises(ConfigError) as exc:

@@ -55,6 +55,14 @@ NEAR_SCHEMAS: Final[dict[str, dict[str, Any]]] = {
     "similarity_min_length": {"type": "integer", "minimum": 1, "default": 200},
 }
 
+#: Argument names that carry the action itself in common agents' tools (Claude Code's
+#: Bash ``command``, Read ``file_path``, OpenHands' ``path``, ...): ignored for every tool,
+#: they make every call of such a tool the same.
+ACTION_ARGUMENTS: Final = frozenset({
+    "command", "cmd", "file_path", "path", "filename", "pattern", "query", "url", "code",
+    "content", "input", "args", "arguments", "old_string", "new_string", "script",
+})
+
 #: Texts that a replacement must keep apart: one that makes them all equal would make
 #: every step equal (lint flags it).
 PROBES: Final = ("ls -la src", "FAILED tests/test_io.py::test_read", "{}", "x")
@@ -111,6 +119,13 @@ def check_near(config: Mapping[str, Any]) -> list[tuple[ConfigError, str | None]
                 errs.extend(_names(key, value))
                 if errs:
                     errs = [ConfigError(key, NEAR_EXPECT[key], _show(value))]
+                else:
+                    errs.extend(
+                        ConfigError(f"{key}[{i}]", "a name that does not carry the action",
+                                    _show(n) + ", which makes every call of a tool taking "
+                                    "it the same",
+                                    hint=f'ignore it per tool, e.g. {{"^MyTool$": ["{n}"]}}')
+                        for i, n in enumerate(value) if n in ACTION_ARGUMENTS)
             if not errs and match != "name-args":
                 errs.append(ConfigError(key, "used with match name-args",
                                         f"match {match}",

@@ -1,0 +1,182 @@
+"""The loop benchmark: ``python bench/loops/run.py`` (``--turns N`` for the cost figure).
+
+For each grader setting below (the seed's exact modes and the near-duplicate options) it
+grades every labelled run and prints:
+
+- per run: the labelled loops found (recall), the detected runs that are labelled loops
+  (precision), and the same by steps (per step span);
+- totals over the volatile-loop set, the other loops, and the false-positive rate on the
+  legitimate set (a legitimate span counts as a false positive when a detected run above
+  ``max`` overlaps it);
+- cost: grading bench/run.py's large benchmark trajectory (``--turns`` turns of it) with
+  each setting, divided by exact grading in the same match mode, measured in this run.
+
+Labelled runs: ``labels.json`` (real runs of ../shared/corpus, referenced by path; when
+the corpus is absent this says so in one line and goes on) and ``cases.py`` (constructed
+runs). Detection: ``max: 2, max_cycle_period: 2`` for every setting.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+sys.path[:0] = [str(ROOT / "src"), str(HERE)]
+
+import maxrepeat  # noqa: E402
+from maxrepeat import MaxRepeatConfig, grade  # noqa: E402
+
+import cases  # noqa: E402
+
+CORPUS = Path(os.environ.get("MAXREPEAT_SHARED", ROOT.parent / "shared")) / "corpus"
+BASE: dict[str, Any] = {"max": 2, "max_cycle_period": 2}
+RECOMMENDED_ARGS: dict[str, Any] = {"match": "name-args", "normalize": ["volatile"],
+                                    "ignore_arguments": ["description", "summary"]}
+SETTINGS: dict[str, dict[str, Any]] = {
+    "exact observation": {},
+    "exact name-args": {"match": "name-args"},
+    "exact name": {"match": "name"},
+    "observation + normalize volatile": {"normalize": ["volatile"]},
+    "observation + volatile + similarity 0.9": {"normalize": ["volatile"], "similarity": 0.9},
+    "observation + volatile + numbers": {"normalize": ["volatile", "numbers"]},
+    "name-args + volatile + ignore description/summary": RECOMMENDED_ARGS,
+}
+
+Loop = tuple[int, int, int, str, bool]  # start, end, period, reason, volatile
+Legit = tuple[int, int, str]
+
+
+def labelled() -> list[tuple[str, Any, list[Loop], list[Legit]]]:
+    """(name, trajectory, loops, legit) for every labelled run available."""
+    out: list[tuple[str, Any, list[Loop], list[Legit]]] = []
+    spec = json.loads((HERE / "labels.json").read_text(encoding="utf-8"))
+    if not CORPUS.is_dir():
+        print(f"corpus absent ({CORPUS}): the {len(spec['runs'])} labelled corpus runs are skipped")
+    else:
+        for entry in spec["runs"]:
+            trajs = list(maxrepeat.read_trajectories(CORPUS / entry["path"]))
+            if entry["run"] is not None:
+                trajs = [t for t in trajs if t.id == entry["run"]]
+            assert len(trajs) == 1, entry["path"]
+            loops = [(x["start"], x["end"], x["period"], x["reason"], x["volatile"])
+                     for x in entry["loops"]]
+            legit = [(x["start"], x["end"], x["reason"]) for x in entry["legit"]]
+            out.append((f"corpus:{entry['path']}", trajs[0], loops, legit))
+    for name, events, loops_c, legit_c in cases.volatile_loops():
+        out.append((f"constructed:{name}", {"events": events},
+                    [(a, b, p, r, True) for a, b, p, r in loops_c], list(legit_c)))
+    for name, events, _, legit_c in cases.legitimate():
+        out.append((f"constructed:{name}", {"events": events}, [], list(legit_c)))
+    return out
+
+
+def _overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    return a[0] <= b[1] and b[0] <= a[1]
+
+
+def evaluate(setting: dict[str, Any], runs: list[tuple[str, Any, list[Loop], list[Legit]]],
+             verbose: bool) -> dict[str, float]:
+    cfg = MaxRepeatConfig.from_mapping({**BASE, **setting})
+    tot = {"det": 0, "det_ok": 0, "loops": 0, "found": 0, "vol": 0, "vol_found": 0,
+           "legit": 0, "legit_fp": 0, "st_det": 0, "st_lab": 0, "st_hit": 0}
+    for name, traj, loops, legit in runs:
+        res = grade(traj, cfg)
+        assert res.status == "ok", (name, res.evidence)
+        det = [(r.start_step, r.end_step) for r in res.metadata.runs]
+        found = [any(_overlap((a, b), d) for d in det) for a, b, *_ in loops]
+        det_ok = sum(any(_overlap(d, (a, b)) for a, b, *_ in loops) for d in det)
+        fps = [any(_overlap((a, b), d) for d in det) for a, b, _ in legit]
+        det_steps = {s for a, b in det for s in range(a, b + 1)}
+        lab_steps = {s for a, b, *_ in loops for s in range(a, b + 1)}
+        tot["det"] += len(det)
+        tot["det_ok"] += det_ok
+        tot["loops"] += len(loops)
+        tot["found"] += sum(found)
+        tot["vol"] += sum(1 for x in loops if x[4])
+        tot["vol_found"] += sum(f for f, x in zip(found, loops) if x[4])
+        tot["legit"] += len(legit)
+        tot["legit_fp"] += sum(fps)
+        tot["st_det"] += len(det_steps)
+        tot["st_lab"] += len(lab_steps)
+        tot["st_hit"] += len(det_steps & lab_steps)
+        if verbose:
+            p = f"{det_ok}/{len(det)}" if det else "-"
+            r = f"{sum(found)}/{len(loops)}" if loops else "-"
+            sp = f"{len(det_steps & lab_steps)}/{len(det_steps)}" if det_steps else "-"
+            sr = f"{len(det_steps & lab_steps)}/{len(lab_steps)}" if lab_steps else "-"
+            fp = f"{sum(fps)}/{len(legit)}" if legit else "-"
+            print(f"  {name[:68]:68} P {p:5} R {r:5} steps P {sp:7} R {sr:7} legit FP {fp}")
+    return tot
+
+
+def _ratio(a: int, b: int) -> str:
+    return f"{a / b:.2f}" if b else "n/a"
+
+
+def cost(turns: int) -> dict[str, float]:
+    """Seconds to grade the large benchmark trajectory (``turns`` turns), best of 3."""
+    import importlib.util
+
+    from maxrepeat.readers import Source, read_source
+
+    # bench/run.py makes the large benchmark trajectory; its generator, at ``turns`` turns.
+    spec = importlib.util.spec_from_file_location("bench_run", ROOT / "bench" / "run.py")
+    assert spec is not None and spec.loader is not None
+    bench_run = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench_run)
+    text = bench_run._trajectory_text("large", turns, 1).encode()
+    [traj] = [t for t in read_source(Source.from_bytes(text, "large.json"), "vally")]
+    out: dict[str, float] = {}
+    for label, setting in SETTINGS.items():
+        cfg = MaxRepeatConfig.from_mapping({**BASE, "max_cycle_period": 10, **setting})
+        best = float("inf")
+        for _ in range(3):
+            t0 = time.perf_counter()
+            grade(traj, cfg)
+            best = min(best, time.perf_counter() - t0)
+        out[label] = best
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=20_000,
+                        help="turns of the large benchmark trajectory for the cost figure "
+                             "(0: skip)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="per-run figures")
+    args = parser.parse_args(argv)
+    runs = labelled()
+    print(f"{len(runs)} labelled runs; detection with max 2, max_cycle_period 2")
+    rows = []
+    for label, setting in SETTINGS.items():
+        if args.verbose:
+            print(label)
+        t = evaluate(setting, runs, args.verbose)
+        rows.append((label, t))
+    print(f"\n{'setting':52} {'run P':>6} {'run R':>6} {'step P':>6} {'step R':>6} "
+          f"{'vol R':>6} {'legit FP':>9}")
+    for label, t in rows:
+        print(f"{label:52} {_ratio(t['det_ok'], t['det']):>6} {_ratio(t['found'], t['loops']):>6} "
+              f"{_ratio(t['st_hit'], t['st_det']):>6} {_ratio(t['st_hit'], t['st_lab']):>6} "
+              f"{_ratio(t['vol_found'], t['vol']):>6} "
+              f"{_ratio(t['legit_fp'], t['legit']):>5} ({t['legit_fp']}/{t['legit']})")
+    if args.turns:
+        secs = cost(args.turns)
+        load = os.getloadavg()[0]
+        print(f"\ncost on the large benchmark trajectory ({args.turns} turns, period 10, "
+              f"load {load:.1f}), seconds and ratio to exact grading in the same match mode:")
+        for label, s in secs.items():
+            base = "exact name-args" if "name-args" in label else (
+                "exact name" if label == "exact name" else "exact observation")
+            print(f"  {label:52} {s:7.3f} s  x{s / secs[base]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
