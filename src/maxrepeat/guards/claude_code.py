@@ -35,11 +35,12 @@ from ..core.monitor import STATE_VERSION, Monitor
 from ..core.preview import shorten
 from ..core.result import GraderResult, Run
 from ..readers.claude_code import SessionStream, record_of_line
+from .session import prefix_digest, seal, unseal
 
 __all__ = ["HookVerdict", "guard", "looping_run", "decide", "default_cache_dir", "WHEN_CHOICES"]
 
 #: Changes whenever the cache layout changes; part of every cache file.
-CACHE_FORMAT: Final = 1
+CACHE_FORMAT: Final = 2
 _CHECK_BYTES: Final = 4096
 WHEN_CHOICES: Final = ("looping", "failed")
 
@@ -143,19 +144,19 @@ def _load(file: Path, fh: IO[bytes], size: int, version: str, signature: str,
           path: str) -> _Cache | None:
     """The cache when it still fits the transcript; None otherwise (a full read follows)."""
     try:
-        cache = msgspec.msgpack.decode(file.read_bytes(), type=_Cache)
+        payload = unseal(file.read_bytes())
+        if payload is None:
+            return None  # a damaged file is never decoded (issue 18)
+        cache = msgspec.msgpack.decode(payload, type=_Cache)
     except (OSError, msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return None
     if cache.version != version or cache.signature != signature or cache.path != path:
         return None
     if not 0 < cache.offset <= size:
         return None
-    fh.seek(0)
-    if _digest(fh.read(min(cache.offset, _CHECK_BYTES))) != cache.head:
-        return None
-    start = max(0, cache.offset - _CHECK_BYTES)
-    fh.seek(start)
-    if _digest(fh.read(cache.offset - start)) != cache.before:
+    # The whole transcript up to the offset, not its first and last 4 KiB: a rewrite in
+    # the middle (same length) must not keep the old answer.
+    if prefix_digest(fh, cache.offset) != cache.head:
         return None
     return cache
 
@@ -166,7 +167,7 @@ def _save(file: Path, cache: _Cache) -> None:
         fd, tmp = tempfile.mkstemp(dir=file.parent, prefix=".tmp-", suffix=".state")
         try:
             with os.fdopen(fd, "wb") as out:
-                out.write(msgspec.msgpack.encode(cache))
+                out.write(seal(msgspec.msgpack.encode(cache)))
             # Atomic: parallel tool calls may run the hook at once; last writer wins.
             os.replace(tmp, file)
         except BaseException:
@@ -219,7 +220,7 @@ def guard(
                                        format="claude-code", lenient=lenient)
                     for data, c, n in zip(cache.monitors, configs, names)
                 ]
-            except ValueError:
+            except Exception:  # a state this version cannot restore: read afresh
                 cache = None
         if cache is None or len(monitors) != len(configs):
             cache = _Cache(version, signature, path, 0, 0, b"", b"", SessionStream(), [])
@@ -238,12 +239,8 @@ def guard(
             if raw.strip():
                 _feed(stream, monitors, *record_of_line(raw, path, lines))
         if offset > read_from:
-            fh.seek(0)
-            head = _digest(fh.read(min(offset, _CHECK_BYTES)))
-            start = max(0, offset - _CHECK_BYTES)
-            fh.seek(start)
-            before = _digest(fh.read(offset - start))
-            _save(cache_file, _Cache(version, signature, path, offset, lines, head, before,
+            head = prefix_digest(fh, offset)
+            _save(cache_file, _Cache(version, signature, path, offset, lines, head, b"",
                                      stream, [m.to_bytes() for m in monitors]))
     if partial.strip():
         # The last line is still being written: use it when it is already whole JSON,

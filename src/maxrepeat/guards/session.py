@@ -5,9 +5,11 @@ what the agent's session log gained since the previous call, the guard saves, pe
 session, how far it read, the reader's conversion state, the monitors and the escalation
 state. A saved state is a hint, never trusted: it is used only when it was written by
 this version for the same agent, session, log path and grader signature, its offset is
-within the log, and the log's first 4 KiB and the 4 KiB before the offset still hash to
-what was saved. Anything else (missing, corrupt, another version or config, a log that
-shrank or was rewritten) is ignored and the log read from its start.
+within the log, the whole log up to the offset still hashes to what was saved (a rewrite
+anywhere before the offset is seen, not only in the first and last 4 KiB: issue 18), and
+the state file itself still matches the checksum written with it (a flipped byte in the
+cache is never decoded). Anything else (missing, corrupt, another version or config, a
+log that shrank or was rewritten) is ignored and the log read from its start.
 
 API (shared by every agent hook; ``maxrepeat.guards.claude_code`` is the first user)::
 
@@ -58,10 +60,11 @@ try:  # POSIX; elsewhere parallel hooks of one turn may interleave (the cache st
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["GuardSession", "Snapshot", "default_cache_dir", "signature_of", "CACHE_FORMAT"]
+__all__ = ["GuardSession", "Snapshot", "default_cache_dir", "signature_of", "CACHE_FORMAT",
+           "prefix_digest", "seal", "unseal"]
 
 #: Changes whenever the saved layout changes; part of every saved state.
-CACHE_FORMAT: Final = 2
+CACHE_FORMAT: Final = 3
 _CHECK_BYTES: Final = 4096
 
 
@@ -109,6 +112,45 @@ def signature_of(configs: Sequence[MaxRepeatConfig], names: Sequence[str],
 
 def _digest(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def prefix_digest(fh: IO[bytes], offset: int) -> bytes:
+    """The digest of the first ``offset`` bytes of ``fh`` (all of them: hashing runs at
+    about 1 GB/s, far faster than reading the log again, and a cache must never be
+    trusted over a log rewritten in its middle)."""
+    if offset <= 0:
+        return b""
+    fh.seek(0)
+    h = hashlib.blake2b(digest_size=16)
+    left = offset
+    while left > 0:
+        chunk = fh.read(min(left, 1 << 20))
+        if not chunk:
+            return b""  # shorter than offset: matches no saved digest
+        h.update(chunk)
+        left -= len(chunk)
+    return h.digest()
+
+
+_SEAL: Final = b"maxrepeat-state\0"
+
+
+def seal(data: bytes) -> bytes:
+    """A state file's bytes: a marker, the payload's checksum, then the payload.
+
+    >>> unseal(seal(b"x")), unseal(b"maxrepeat-state\\0" + bytes(16) + b"x")
+    (b'x', None)
+    """
+    return _SEAL + _digest(data) + data
+
+
+def unseal(raw: bytes) -> bytes | None:
+    """The payload of a state file, or None when it is not intact (never decoded then)."""
+    n = len(_SEAL)
+    if not raw.startswith(_SEAL) or len(raw) < n + 16:
+        return None
+    data = raw[n + 16:]
+    return data if _digest(data) == raw[n:n + 16] else None
 
 
 class GuardSession:
@@ -182,11 +224,7 @@ class GuardSession:
         fh = self._fh
         if fh is None or offset == 0:
             return b"", b""
-        fh.seek(0)
-        head = _digest(fh.read(min(offset, _CHECK_BYTES)))
-        start = max(0, offset - _CHECK_BYTES)
-        fh.seek(start)
-        return head, _digest(fh.read(offset - start))
+        return prefix_digest(fh, offset), b""
 
     def lines(self, offset: int = 0, lines: int = 0) -> Iterator[tuple[int, bytes]]:
         """The complete lines of the log from byte ``offset`` on, numbered after ``lines``;
@@ -211,7 +249,10 @@ class GuardSession:
         """The saved snapshot when it verifies against the log (and ``check``); None
         otherwise."""
         try:
-            saved = msgspec.msgpack.decode(self.file.read_bytes(), type=_Saved)
+            payload = unseal(self.file.read_bytes())
+            if payload is None:
+                return None
+            saved = msgspec.msgpack.decode(payload, type=_Saved)
         except (OSError, msgspec.DecodeError, msgspec.ValidationError, RecursionError):
             return None
         if (saved.version, saved.agent, saved.session, saved.log, saved.signature,
@@ -229,9 +270,9 @@ class GuardSession:
     def store(self, snap: Snapshot, check: bytes = b"") -> None:
         """Save ``snap`` atomically (silently skipped when the cache cannot be written)."""
         head, before = self._hashes(snap.offset)
-        data = msgspec.msgpack.encode(_Saved(self.version, self.agent, self.session,
-                                             self.log or "", self.signature, check, head,
-                                             before, snap))
+        data = seal(msgspec.msgpack.encode(_Saved(self.version, self.agent, self.session,
+                                                  self.log or "", self.signature, check,
+                                                  head, before, snap)))
         try:
             self.file.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.file.parent, prefix=".tmp-", suffix=".state")
