@@ -4,6 +4,7 @@ Monitor equal to grade() at every prefix with every key."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -206,3 +207,31 @@ def test_measure_and_clusters_are_deterministic() -> None:
     c = Clusters(0.7)
     assert c.assign(a) == a and c.assign(b) == a and c.texts == [a]
     assert expand_normalizers(["volatile"])[0] == "ansi"
+
+
+def test_lint_against_a_real_trajectory_flags_settings_that_equal_every_step(
+        tmp_path: Any) -> None:
+    """`maxrepeat lint --against RUN` (a separate process) flags ignoring the one argument
+    that tells a tool's calls apart; the API does the same; without --against it is clean."""
+    import json
+    import subprocess
+    import sys
+
+    import maxrepeat
+
+    config = tmp_path / "g.yaml"
+    config.write_text("graders:\n  - type: max-repeat\n    config:\n      max: 2\n"
+                      "      match: name-args\n      ignore_arguments: {'^bash$': [cmd]}\n")
+    run = tmp_path / "run.json"
+    run.write_text(json.dumps({"id": "r1", "events": [
+        call("bash", str(i), {"cmd": c}) for i, c in enumerate(["ls", "pwd", "make"])]}))
+    cmd = [str(Path(sys.executable).parent / "maxrepeat"), "lint", str(config)]
+    against = subprocess.run([*cmd, "--against", str(run)], capture_output=True, text=True)
+    assert against.returncode == 1
+    assert against.stdout.strip() == (
+        f"{config}: graders[0].config must be near-duplicate settings that keep different "
+        "steps apart (got all 3 steps of r1 equal, 3 different exactly); ignore fewer "
+        "arguments or anchor the replace patterns")
+    assert subprocess.run(cmd, capture_output=True, text=True).returncode == 0
+    runs = list(maxrepeat.read_trajectories(run))
+    assert [p.path for p in maxrepeat.lint(config, runs)] == ["graders[0].config"]

@@ -11,16 +11,25 @@ __all__ = ["lint_cmd", "schema_cmd", "formats_cmd"]
 @click.command("lint", epilog="Exit codes: 0 every file is clean; 1 problems found; 2 usage error.")
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False),
                 metavar="FILE...")
-def lint_cmd(files: tuple[str, ...]) -> None:
+@click.option("--against", "against", multiple=True,
+              type=click.Path(exists=True, dir_okay=False), metavar="TRAJECTORY",
+              help="A real trajectory file to try the graders on: near-duplicate settings "
+                   "that make all of its steps equal are a problem (repeatable).")
+def lint_cmd(files: tuple[str, ...], against: tuple[str, ...]) -> None:
     """Check config files against every rule of the spec; print each problem as
     FILE:LINE:COL: PATH must be EXPECTATION (got VALUE)[; hint]. Eval specs (a stimuli:
     list) are accepted too: only their max-repeat entries are checked."""
     from ..core.preview import inert
     from ..specs.lint import lint as lint_file
 
+    runs = []
+    if against:
+        from ..readers import read_trajectories
+
+        runs = [t for path in against for t in read_trajectories(path)]
     count = 0
     for path in files:
-        for problem in lint_file(path):
+        for problem in lint_file(path, runs):
             count += 1
             click.echo(inert(str(problem)))  # no raw control from a key name
     if count:

@@ -92,3 +92,28 @@ def near_keys(
         keys.append(None if step_is_empty(empties, len(step), config.max_cycle_period)
                     else step_key(digests))
     return keys
+
+
+def collapses(trajectory: Any, config: MaxRepeatConfig) -> tuple[int, int] | None:
+    """Whether ``config``'s near-duplicate settings make every step of a trajectory equal
+    while exact matching tells them apart: (steps, distinct exact fingerprints), or None.
+
+    Only trajectories of at least three non-empty steps count (fewer prove nothing).
+
+    >>> from maxrepeat import tool_call
+    >>> from maxrepeat.core.events import Trajectory
+    >>> t = Trajectory([tool_call("Bash", str(i), {"command": c}) for i, c in enumerate("abc")])
+    >>> cfg = MaxRepeatConfig(2, match="name-args", ignore_arguments={"^Bash$": ["command"]})
+    >>> collapses(t, cfg)
+    (3, 3)
+    """
+    from .fingerprints import build_step_table  # the exact path, for the comparison
+
+    if config.near is None or config.match == "name":
+        return None
+    near = [k for k in build_step_table(trajectory.events, config).keys if k is not None]
+    plain = MaxRepeatConfig(config.max, config.max_cycle_period, config.match, config.tools)
+    exact = {k for k in build_step_table(trajectory.events, plain).keys if k is not None}
+    if len(near) >= 3 and len(set(near)) == 1 and len(exact) > 1:
+        return len(near), len(exact)
+    return None
