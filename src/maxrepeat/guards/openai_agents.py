@@ -33,7 +33,7 @@ from typing import Any
 
 from ..core.errors import MissingExtraError
 from ..core.events import Trajectory, tool_call, tool_result, turn_end, turn_start
-from ._live import Graders, LoopStopped, StepGuard, ToolCall
+from ._live import Graders, LoopStopped, StepGuard, ToolCall, load_graders
 from .policy import Action, Decision, Policy
 
 __all__ = ["loop_guard", "trajectory_from_items", "stop_error_class"]
@@ -122,7 +122,7 @@ class _Logic:
     """The guard's state for one run, free of SDK types."""
 
     def __init__(self, graders: Graders, policy: Policy | None) -> None:
-        self.graders = graders
+        self.graders = load_graders(graders)  # a config file is read once
         self.policy = policy
         self.reset(None)
 

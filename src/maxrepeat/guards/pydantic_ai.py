@@ -115,12 +115,10 @@ def _classes() -> dict[str, Any]:
     class MaxRepeatGuard(AbstractCapability[Any]):  # type: ignore[misc]
         """Warns, refuses and stops a pydantic-ai agent that repeats itself."""
 
-        def __init__(self, graders: Graders, policy: Policy | None,
-                     guard: StepGuard | None = None) -> None:
+        def __init__(self, graders: Graders, policy: Policy | None) -> None:
             self.graders = load_graders(graders)  # a config file is read once
             self.policy = policy
-            self.guard = guard or StepGuard(graders, policy=policy, format=FORMAT,
-                                               source=SOURCE)
+            self.guard = StepGuard(self.graders, policy=policy, format=FORMAT, source=SOURCE)
             self.seen = 0
             self.refused: dict[str, str] = {}
             self.stopping: Any = None
