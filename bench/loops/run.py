@@ -69,6 +69,15 @@ def labelled() -> list[tuple[str, Any, list[Loop], list[Legit]]]:
                      for x in entry["loops"]]
             legit = [(x["start"], x["end"], x["reason"]) for x in entry["legit"]]
             out.append((f"corpus:{entry['path']}", trajs[0], loops, legit))
+    for entry in spec.get("fixtures", []):
+        trajs = list(maxrepeat.read_trajectories(ROOT / entry["path"]))
+        if entry["run"] is not None:
+            trajs = [t for t in trajs if t.id == entry["run"]]
+        assert len(trajs) == 1, entry["path"]
+        out.append((f"fixture:{entry['path']}", trajs[0],
+                    [(x["start"], x["end"], x["period"], x["reason"], x["volatile"])
+                     for x in entry["loops"]],
+                    [(x["start"], x["end"], x["reason"]) for x in entry["legit"]]))
     for name, events, loops_c, legit_c in cases.volatile_loops():
         out.append((f"constructed:{name}", {"events": events},
                     [(a, b, p, r, True) for a, b, p, r in loops_c], list(legit_c)))
