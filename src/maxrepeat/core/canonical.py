@@ -18,6 +18,7 @@ from typing import Any, Final
 
 import msgspec
 
+from .errors import MalformedValueError
 from .toolmatch import ES_WHITESPACE
 
 __all__ = ["canonical_bytes", "is_empty", "is_blank", "decode_value", "normalize",
@@ -63,17 +64,6 @@ _TOKENS: Final = {b"NaN": math.nan, b"Infinity": math.inf, b"-Infinity": -math.i
 #: how deep `normalize` follows nested values (deeper, or a value that contains itself:
 #: RecursionError, reported as "nested too deeply")
 MAX_DEPTH: Final = 10_000
-
-
-class MalformedValueError(ValueError):
-    """A value in a trajectory that is not JSON (bytes, a set, an object) or cannot be
-    decoded: the trajectory's fault, reported as ``malformed value in trajectory``.
-
-    >>> canonical_bytes({"a": b"x"})
-    Traceback (most recent call last):
-    ...
-    maxrepeat.core.canonical.MalformedValueError: bytes is not a JSON value
-    """
 
 
 def float_literal(text: str) -> Any:

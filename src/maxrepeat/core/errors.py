@@ -6,6 +6,7 @@ derives from `MaxRepeatError`::
     ├── PatternSyntaxError (ValueError)     a tools pattern new RegExp would refuse
     ├── UnsafeMatchError (ValueError)       a tools pattern too costly on one tool name
     ├── TrajectoryFormatError (ValueError)  a trajectory cannot be read
+    ├── MalformedValueError (ValueError)    a value in a trajectory is not JSON (bytes, …)
     │   └── CutLastLineError                the last JSONL line is cut off (a crash)
     ├── MissingExtraError (ImportError)     an optional part without its extra
     └── LoopStopped                         a live guard stopped the run (each framework's
@@ -30,6 +31,7 @@ __all__ = [
     "UnsafeMatchError",
     "TrajectoryFormatError",
     "CutLastLineError",
+    "MalformedValueError",
     "MissingExtraError",
     "LoopStopped",
     "type_name",
@@ -219,6 +221,18 @@ class UnsafeMatchError(MaxRepeatError, ValueError):
             f"{name_length}-character tool name: {self.reason}; patterns without "
             "back-references or lookaround are matched in linear time"
         )
+
+
+class MalformedValueError(MaxRepeatError, ValueError):
+    """A value in a trajectory that is not JSON (bytes, a set, an object) or cannot be
+    decoded: the trajectory's fault, reported as ``malformed value in trajectory``.
+
+    >>> from maxrepeat.core.canonical import canonical_bytes
+    >>> canonical_bytes({"a": b"x"})
+    Traceback (most recent call last):
+    ...
+    maxrepeat.core.errors.MalformedValueError: bytes is not a JSON value
+    """
 
 
 class CutLastLineError(TrajectoryFormatError):
