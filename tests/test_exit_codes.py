@@ -121,3 +121,30 @@ def test_killing_the_main_process_leaves_no_worker_running(tmp_path: Path, sig: 
             os.killpg(proc.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+def test_ctrl_c_prints_no_leaked_semaphore_warning(tmp_path: Path) -> None:
+    """Finding 12: the quick exit after Ctrl-C releases the pool's semaphores first, so
+    the resource tracker has nothing to warn about."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for f in range(40):
+        loops(runs / f"p{f:02d}.jsonl", records=3000, calls=20)
+    proc = subprocess.Popen([*CLI, "grade", str(runs), "--max", "50", "-o", "jsonl", "-j", "2"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    with proc:
+        deadline = time.monotonic() + 30
+        while len(_group(proc.pid)) < 4:
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.2)
+        time.sleep(2.0)  # the workers are busy: their queues hold semaphores
+        os.killpg(proc.pid, signal.SIGINT)
+        assert proc.stderr is not None
+        err = proc.stderr.read().decode()
+        assert proc.wait(timeout=60) == 130, err
+    deadline = time.monotonic() + 10
+    while _group(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert "leaked" not in err and "Traceback" not in err, err

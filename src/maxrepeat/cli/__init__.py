@@ -111,7 +111,12 @@ def _fail(message: str, code: int = 2) -> None:
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError):
         pass
-    os._exit(code) if code == 2 and _pool_used() else sys.exit(code)
+    if code == 2 and _pool_used():
+        from ..engines.batch import release_ipc
+
+        release_ipc()
+        os._exit(code)
+    sys.exit(code)
 
 
 def _pool_used() -> bool:

@@ -279,5 +279,8 @@ def _interrupted(batch: Any, sink: Any, summary: Any) -> NoReturn:
         # The executor registers an exit-time join of its threads, which can wait forever
         # after its workers were killed; everything is written and flushed, so leave now.
         sys.stderr.flush()
+        from ..engines.batch import release_ipc
+
+        release_ipc()
         os._exit(130)
     sys.exit(130)

@@ -164,6 +164,19 @@ def _init_worker(graders: Graders, fmt: str, detail: Detail | None, parent: int 
                          name="maxrepeat-parent-watch").start()
 
 
+def release_ipc() -> None:
+    """Unlink the pool's semaphores before a quick exit (``os._exit``), as a normal exit
+    would: otherwise the resource tracker warns of "leaked semaphore objects" after
+    Ctrl-C. Runs multiprocessing's exit finalizers of priority 0 and above only (the
+    ones that release named resources), never the thread joins that may hang."""
+    try:
+        from multiprocessing import util
+
+        util._run_finalizers(0)  # type: ignore[attr-defined]
+    except Exception:
+        pass  # the tracker cleans up anyway; only its warning is lost
+
+
 def _alive(pid: int) -> bool:
     """Whether process ``pid`` runs (a zombie, killed but not yet reaped, does not)."""
     try:
