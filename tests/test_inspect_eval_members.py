@@ -7,6 +7,8 @@ import struct
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from maxrepeat.readers import INTERNAL_ERROR, read_trajectories
 from maxrepeat.readers.inspect_log import _zipfile
 
@@ -71,3 +73,20 @@ def test_one_bad_member_does_not_lose_the_archive(tmp_path: Path) -> None:
     [error] = bad
     assert "samples/3_epoch_1.json" in error and "encrypted" in error
     assert INTERNAL_ERROR not in error
+
+
+def test_a_member_inflating_past_the_limit_is_an_error_not_memory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A few kilobytes that inflate to megabytes (the limit is lowered here from 256 MiB)
+    give an error for that sample; the others are read."""
+    monkeypatch.setenv("MAXREPEAT_MAX_EVAL_MEMBER", str(1024 * 1024))
+    bomb = _sample(9, 1)
+    bomb["messages"][0]["content"] = " " * (3 * 1024 * 1024)
+    log = tmp_path / "run.eval"
+    _write_eval(log, {"samples/1_epoch_1.json": _sample(1, 2), "samples/9_epoch_1.json": bomb})
+    assert log.stat().st_size < 64 * 1024
+    items = list(read_trajectories(log, errors="yield"))
+    assert [getattr(i, "id", None) for i in items] == ["demo/1/epoch1", None]
+    assert str(items[1]) == (f"{log}!samples/9_epoch_1.json: zip member must inflate to at "
+                             "most 1,048,576 bytes (got more: a zip bomb, or set "
+                             "MAXREPEAT_MAX_EVAL_MEMBER)")

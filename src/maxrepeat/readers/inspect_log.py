@@ -23,6 +23,7 @@ sample's ``attachments`` entry before anything is compared.
 
 from __future__ import annotations
 
+import os
 import sys
 import zlib
 from collections.abc import Iterator, Mapping
@@ -202,15 +203,46 @@ def _read_eval(source: Source) -> Iterator[Item]:
             position=f"byte {_size(source)} (end of file)")
 
 
+#: Default for the most bytes one member may inflate to (``MAXREPEAT_MAX_EVAL_MEMBER``
+#: overrides): far above real samples, far below what a small crafted archive can expand to.
+MAX_MEMBER_BYTES: Final = 256 * 1024 * 1024
+
+
+def max_member_bytes() -> int:
+    """The inflated size limit of one ``.eval`` member, in bytes.
+
+    >>> max_member_bytes() > 0
+    True
+    """
+    try:
+        value = int(os.environ.get("MAXREPEAT_MAX_EVAL_MEMBER", ""))
+    except ValueError:
+        return MAX_MEMBER_BYTES
+    return value if value > 0 else MAX_MEMBER_BYTES
+
+
 def _member(archive: Any, name: str, path: str, faults: tuple[type[BaseException], ...]
             ) -> bytes:
-    """The bytes of one member; `TrajectoryFormatError` naming it when they cannot be read."""
+    """The bytes of one member, inflated in chunks and never beyond `max_member_bytes`;
+    `TrajectoryFormatError` naming it when they cannot be read."""
+    limit = max_member_bytes()
+    chunks: list[bytes] = []
+    size = 0
     try:
-        data: bytes = archive.read(name)
+        with archive.open(name) as stream:
+            while chunk := stream.read(1 << 20):
+                size += len(chunk)
+                if size > limit:
+                    raise TrajectoryFormatError(
+                        f"{path}!{name}", f"zip member must inflate to at most {limit:,} "
+                        "bytes (got more: a zip bomb, or set MAXREPEAT_MAX_EVAL_MEMBER)")
+                chunks.append(chunk)
+    except TrajectoryFormatError:
+        raise
     except faults as exc:
         raise TrajectoryFormatError(f"{path}!{name}", f"cannot read zip member: {exc}"
                                     ) from None
-    return data
+    return b"".join(chunks)
 
 
 def _zstd_error() -> type[Exception]:
