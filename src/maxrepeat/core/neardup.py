@@ -50,6 +50,13 @@ def _tmp_path(m: re.Match[str]) -> str:
 
 _MONTH = r"(?:an|eb|ar|pr|ay|un|ul|ug|ep|ct|ov|ec)[a-z]*"
 _TRAIL: Final = re.compile(r"[ \t\r]+\n")
+_HEX_LETTER: Final = re.compile(r"[a-fA-F]")
+_DIGIT: Final = re.compile(r"[0-9]")
+
+
+def _hex(m: re.Match[str]) -> str:
+    run = m.group(0)
+    return "<hex>" if _HEX_LETTER.search(run) and _DIGIT.search(run) else run
 
 
 def _trailing(text: str) -> str:
@@ -101,10 +108,10 @@ NORMALIZERS: Final[dict[str, list[_Sub | Callable[[str], str]]]] = {
     "ids": [
         (re.compile(r"[0-9a-fA-F](?<![\w][0-9a-fA-F])[0-9a-fA-F]{7}-[0-9a-fA-F]{4}-"
                     r"[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"), "<uuid>"),
-        (re.compile(r"[0-9a-f](?<![\w][0-9a-f])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])"
-                    r"[0-9a-f]{11,}\b"
-                    r"|[0-9A-F](?<![\w][0-9A-F])(?=[0-9A-F]*[A-F])(?=[0-9A-F]*[0-9])"
-                    r"[0-9A-F]{11,}\b"), "<hex>"),
+        # A run of 12+ hex digits of one case, with a letter and a digit in it (so not a
+        # plain number or word); the mix is checked only on such runs, which are rare.
+        (re.compile(r"[0-9a-f](?<![\w][0-9a-f])[0-9a-f]{11,}\b"
+                    r"|[0-9A-F](?<![\w][0-9A-F])[0-9A-F]{11,}\b"), _hex),
     ],
     "addresses": [_guarded(("0x",), re.compile(r"0(?<![\w]0)x[0-9a-fA-F]{4,}\b"), "<addr>")],
     "pids": [
