@@ -257,3 +257,37 @@ def test_help_documents_exit_codes() -> None:
     """`grade --help` states the exit codes."""
     out = run("grade", "--help").stdout
     assert "Exit codes: 0" in out and "2 at least one error" in out
+
+
+def test_max_runs_flag_caps_listed_runs(tmp_path: Path) -> None:
+    """``grade --max-runs N`` (a separate process) lists the N largest runs and counts all;
+    0 lists every run; a negative N is a usage error (exit 2)."""
+    import subprocess
+    import sys
+
+    events: list[dict[str, Any]] = []
+    for i in range(5):  # five separate loops: t0 x2, t1 x3, t2 x4, t3 x5, t4 x6
+        for k in range(2 + i):
+            cid = f"c{i}-{k}"
+            events += turn(call(f"t{i}", cid), result(cid, "ok"))
+        events += turn(call("other", f"o{i}"), result(f"o{i}", str(i)))
+    path = write(tmp_path, "t.json", {"id": "many", "events": events})
+    cli_ = [sys.executable, "-c", "from maxrepeat.cli import main; main()", "grade", path,
+            "--max", "1", "--match", "name", "-o", "jsonl", "-q"]
+
+    def meta(*extra: str) -> dict[str, Any]:
+        proc = subprocess.run([*cli_, *extra], capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 1, proc.stderr
+        out: dict[str, Any] = json.loads(proc.stdout)["metadata"]
+        return out
+
+    two = meta("--max-runs", "2")
+    assert [r["occurrences"] for r in two["runs"]] == [5, 6]
+    assert two["runsTotal"] == 5 and two["loopSteps"] == 2 + 3 + 4 + 5 + 6
+    every = meta("--max-runs", "0")
+    assert [r["occurrences"] for r in every["runs"]] == [2, 3, 4, 5, 6]
+    assert every["runsTotal"] == 5 and every["loopSteps"] == two["loopSteps"]
+    assert len(meta()["runs"]) == 5  # the default cap (100) is above 5
+    bad = subprocess.run([*cli_, "--max-runs", "-1"], capture_output=True, text=True,
+                         timeout=60)
+    assert bad.returncode == 2 and "--max-runs" in bad.stderr

@@ -123,6 +123,41 @@ def test_every_prefix_equals_grade(events: list[dict[str, Any]], config: MaxRepe
         assert got == grade({"events": events[:k]}, config).to_dict(), k
 
 
+@settings(max_examples=int(os.environ.get("MAXREPEAT_EXAMPLES", "300")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(events=st.one_of(event_streams(), word_streams()), config=configs,
+       cap=st.integers(1, 2))
+def test_capped_runs_equal_grade_at_every_prefix(
+    events: list[dict[str, Any]], config: MaxRepeatConfig, cap: int
+) -> None:
+    """With ``max_runs`` below the number of runs (1 or 2), the monitor lists the same runs
+    as grade() at every prefix, settled or still growing, and the same total."""
+    monitor = Monitor(config, max_runs=cap)
+    for k, event in enumerate(events, 1):
+        got = monitor.feed(event).to_dict()
+        assert got == grade({"events": events[:k]}, config, max_runs=cap).to_dict(), k
+
+
+def test_capped_runs_with_more_runs_than_the_cap() -> None:
+    """Ten separate loops, cap 3: at every prefix the monitor equals grade(); at the end
+    three runs are listed, ten counted (a case the random streams may not reach)."""
+    cfg = MaxRepeatConfig(max=1, match="name-args")
+    events: list[dict[str, Any]] = []
+    for i in range(10):
+        for k in range(2 + i % 4):
+            cid = f"c{i}-{k}"
+            events += turn(call("bash", cid, {"n": i}), result(cid, "ok"))
+        events += turn(call("read", f"r{i}", {"n": i}), result(f"r{i}", "ok"))
+    monitor = Monitor(cfg, max_runs=3)
+    for k, event in enumerate(events, 1):
+        got = monitor.feed(event)
+        assert got.to_dict() == grade({"events": events[:k]}, cfg, max_runs=3).to_dict(), k
+    assert got.metadata.runs_total == 10 and len(got.metadata.runs) == 3
+    assert [r.occurrences for r in got.metadata.runs] == [4, 5, 5]  # loops 2, 3 and 7
+    restored = Monitor.from_bytes(monitor.to_bytes(), cfg, max_runs=3)
+    assert restored.result().to_dict() == got.to_dict()
+
+
 @settings(max_examples=60, deadline=None)
 @given(events=event_streams(), config=configs, cut=st.integers(0, 200))
 def test_saved_state_continues_exactly(

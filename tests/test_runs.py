@@ -152,3 +152,47 @@ def test_multiple_of_period_is_not_listed_again() -> None:
     config = maxrepeat.MaxRepeatConfig(1, max_cycle_period=3, match="name")
     runs = maxrepeat.grade(_trajectory(["a"] * 6), config).metadata.runs
     assert [(r.period, r.occurrences) for r in runs] == [(1, 6)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(names=st.lists(st.sampled_from("abc"), max_size=30), max_=st.integers(1, 2),
+       period=st.integers(1, 4), cap=st.integers(0, 3))
+def test_capped_runs_are_the_largest_and_loop_steps_stays_exact(
+    names: list[str], max_: int, period: int, cap: int
+) -> None:
+    """With ``max_runs``, the runs listed are the ``cap`` of greatest rank among all of them
+    (most occurrences, then smaller period, then earlier start), still in start order; the
+    total and loopSteps count them all, and the reported run is always listed."""
+    config = maxrepeat.MaxRepeatConfig(max_, max_cycle_period=period, match="name-args")
+    every = maxrepeat.grade(_trajectory(names), config, max_runs=0).metadata
+    capped = maxrepeat.grade(_trajectory(names), config, max_runs=cap).metadata
+    want = sorted(every.runs, key=lambda r: (-r.occurrences, r.period, r.start_step))
+    if cap:
+        want = want[:cap]
+    assert list(capped.runs) == sorted(want, key=lambda r: (r.start_step, r.period))
+    assert capped.runs_total == every.runs_total == len(every.runs)
+    assert capped.loop_steps == every.loop_steps
+    if every.runs and cap:
+        assert (capped.start_step, capped.period) in {(r.start_step, r.period)
+                                                      for r in capped.runs}
+
+
+def test_default_cap_lists_100_of_many_runs() -> None:
+    """A trajectory with 150 separate loops lists the default 100 and counts all 150."""
+    names: list[str] = []
+    for i in range(150):
+        names += [f"t{i}"] * (2 + i % 3) + ["x"]
+    config = maxrepeat.MaxRepeatConfig(1, match="name")
+    meta = maxrepeat.grade(_trajectory(names), config).to_dict()["metadata"]
+    assert meta["runsTotal"] == 150 and len(meta["runs"]) == 100
+    assert sorted(r["occurrences"] for r in meta["runs"]) == [3] * 50 + [4] * 50
+    assert meta["loopSteps"] == sum(2 + i % 3 for i in range(150))
+
+
+def test_negative_max_runs_is_refused() -> None:
+    import pytest
+
+    with pytest.raises(ValueError, match="max_runs must be an integer >= 0"):
+        maxrepeat.grade(_trajectory(["a"]), maxrepeat.MaxRepeatConfig(1), max_runs=-1)
+    with pytest.raises(ValueError, match="max_runs"):
+        maxrepeat.Monitor(maxrepeat.MaxRepeatConfig(1), max_runs=-2)

@@ -75,6 +75,10 @@ def _eval_spec(
               help="local (worker processes here) or ray (a Ray cluster; paths it can read).")
 @click.option("--ray-address", metavar="ADDR", default=None,
               help="With --engine ray: the cluster to join (default: RAY_ADDRESS, or a local Ray).")
+@click.option("--max-runs", "max_runs", type=click.IntRange(min=0), default=100, metavar="N",
+              show_default=True,
+              help="List at most N runs above max per result, those with the most "
+                   "occurrences (metadata.runsTotal counts them all); 0 lists all.")
 def grade_cmd(
     paths: tuple[str, ...],
     config_file: str | None,
@@ -92,6 +96,7 @@ def grade_cmd(
     ray_address: str | None,
     eval_spec: str | None,
     stimulus: str | None,
+    max_runs: int,
 ) -> None:
     """Grade trajectory files (or - for standard input; directories are walked).
 
@@ -119,6 +124,7 @@ def grade_cmd(
 
     graders = (SpecGraders(spec, stimulus) if spec is not None else
                Graders(configs_from_flags(config_file, max_, period, match, tools, name)))
+    graders.max_runs = max_runs
     color = output_file is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ
     reporter = get_reporter(output, color)
     from ..core.summary import SummaryBuilder

@@ -11,7 +11,7 @@ from .errors import TrajectoryFormatError
 from .events import Trajectory, trajectory_from_dict
 from .preview import inert, shorten, step_preview
 from .result import GraderResult, ResultMetadata, Run
-from .rules import covered_steps
+from .rules import DEFAULT_MAX_RUNS, covered_steps, largest, rank
 from .search import Span, search
 from .fingerprints import StepTable, build_step_table, make_steps
 from .steps import MISSING, Step
@@ -25,6 +25,8 @@ __all__ = [
     "error_result",
     "result_from_table",
     "build_result",
+    "check_max_runs",
+    "run_rank",
 ]
 
 
@@ -112,6 +114,11 @@ def _tools(events: Sequence[Any], table: StepTable, span: Span) -> tuple[str, ..
     return tuple(sorted(names))
 
 
+def run_rank(run: Run) -> tuple[int, int, int]:
+    """A listed run's `rules.rank` (which runs a capped ``metadata.runs`` keeps)."""
+    return rank(run.occurrences, run.period, run.start_step)
+
+
 def _loop_steps(runs: Sequence[Run]) -> int:
     """How many steps lie in at least one run."""
     return covered_steps((r.start_step, r.end_step) for r in runs)
@@ -153,13 +160,16 @@ def _evidence(config: MaxRepeatConfig, watched_steps: int, best: Run | None, pas
 
 
 def result_from_table(
-    trajectory: Trajectory, config: MaxRepeatConfig, table: StepTable, name: str
+    trajectory: Trajectory, config: MaxRepeatConfig, table: StepTable, name: str,
+    max_runs: int = DEFAULT_MAX_RUNS,
 ) -> GraderResult:
-    """The result for a fingerprinted step table."""
+    """The result for a fingerprinted step table (listing at most ``max_runs`` runs)."""
     span, spans = search(table.ids, config.max_cycle_period, config.max)
     events = trajectory.events
     best = _run(events, table, span, config.match) if span is not None else None
-    runs = tuple(_run(events, table, s, config.match) for s in spans)
+    # Only the listed runs get a Run (and its previews); the step count covers them all.
+    listed = largest(spans, lambda s: rank(s.occurrences, s.period, s.start), max_runs)
+    runs = tuple(_run(events, table, s, config.match) for s in listed)
     return build_result(
         trajectory,
         config,
@@ -170,6 +180,8 @@ def result_from_table(
         watched_steps=len(table.steps),
         watched_calls=table.calls,
         empty_steps=table.empty_steps,
+        runs_total=len(spans),
+        loop_steps=covered_steps((s.start, s.end) for s in spans),
     )
 
 
@@ -185,11 +197,20 @@ def build_result(
     watched_calls: int,
     empty_steps: int,
     loop_steps: int | None = None,
+    runs_total: int | None = None,
+    max_runs: int = DEFAULT_MAX_RUNS,
 ) -> GraderResult:
-    """The result from the reported run, every run above ``max`` (sorted by start, period,
+    """The result from the reported run, the runs above ``max`` (sorted by start, period,
     occurrences) and the step counts (shared by `grade` and the monitor).
 
-    ``loop_steps`` may be passed when the caller already knows it for ``runs``."""
+    ``runs`` are all of them, capped here to the ``max_runs`` largest (`rules.largest`);
+    or, when ``runs_total`` and ``loop_steps`` are given, the caller has capped them
+    already and these count all runs."""
+    if runs_total is None:
+        runs_total = len(runs)
+        if loop_steps is None:
+            loop_steps = _loop_steps(runs)
+        runs = tuple(largest(runs, run_rank, max_runs))
     occurrences = best.occurrences if best is not None else 0
     passed = occurrences <= config.max
     base = _base_metadata(config, trajectory)
@@ -210,6 +231,7 @@ def build_result(
         pattern=best.pattern if best is not None else (),
         pattern_tools=tuple(inert(t) for t in best_tools),
         runs=runs,
+        runs_total=runs_total,
         loop_steps=_loop_steps(runs) if loop_steps is None else loop_steps,
         format=base.format,
         lenient=base.lenient,
@@ -231,12 +253,17 @@ def grade(
     config: MaxRepeatConfig,
     *,
     name: str | None = None,
+    max_runs: int = DEFAULT_MAX_RUNS,
 ) -> GraderResult:
     """Grade one trajectory with one ``max-repeat`` config (spec §3–5).
 
     ``trajectory`` is a `Trajectory` or a dict in the spec's JSON shape. Never raises on
     bad input: a malformed trajectory or an empty ``tools`` regex gives a result with
-    status ``error``.
+    status ``error``. ``metadata.runs`` lists at most ``max_runs`` runs above ``max``
+    (those of greatest rank: most occurrences, then smaller period, then earlier start;
+    listed in start order; 0 lists all);
+    ``metadata.runsTotal`` counts them all and ``loopSteps`` covers them all. A negative
+    ``max_runs`` raises `ValueError`.
 
     >>> t = {"events": [{"type": "tool_call", "data": {"toolName": "bash", "toolCallId": str(i)}}
     ...                 for i in range(4)]}
@@ -244,7 +271,7 @@ def grade(
     >>> r.passed, r.metadata.occurrences, r.evidence
     (False, 4, 'bash repeated 4 times in a row at steps 0-3 (max 3)')
     """
-    return _graded(trajectory, config, name)[0]
+    return _graded(trajectory, config, name, max_runs)[0]
 
 
 def grade_with_steps(
@@ -252,6 +279,7 @@ def grade_with_steps(
     config: MaxRepeatConfig,
     *,
     name: str | None = None,
+    max_runs: int = DEFAULT_MAX_RUNS,
 ) -> tuple[GraderResult, tuple[Step, ...] | None]:
     """`grade`, and the watched steps it found (None for an ``error`` result): reports
     that draw the steps take them from here instead of fingerprinting the trajectory again.
@@ -263,17 +291,19 @@ def grade_with_steps(
     >>> result.passed, [s.calls[0].tool_name for s in found]
     (True, ['bash'])
     """
-    result, traj, table = _graded(trajectory, config, name)
+    result, traj, table = _graded(trajectory, config, name, max_runs)
     if traj is None or table is None:
         return result, None
     return result, make_steps(traj.events, table)
 
 
 def _graded(
-    trajectory: Trajectory | Mapping[str, Any], config: MaxRepeatConfig, name: str | None
+    trajectory: Trajectory | Mapping[str, Any], config: MaxRepeatConfig, name: str | None,
+    max_runs: int,
 ) -> tuple[GraderResult, Trajectory | None, StepTable | None]:
     """The result, with the trajectory and step table it came from (None when the grader
     could not run)."""
+    check_max_runs(max_runs)
     display = name or config.display_name
     try:
         traj = as_trajectory(trajectory)
@@ -286,7 +316,8 @@ def _graded(
     if reason is None:
         try:
             table = build_step_table(traj.events, config)
-            return result_from_table(traj, config, table, display), traj, table
+            return (result_from_table(traj, config, table, display, max_runs), traj,
+                    table)
         except TrajectoryFormatError as err:
             reason = f"malformed trajectory: {traj.source or traj.label}: {err}"
         except RecursionError:
@@ -299,6 +330,18 @@ def _graded(
         except Exception as err:  # grade() never raises; a bug is named as one
             reason = internal_error(err)
     return error_result(traj.label, config, reason, name=display, trajectory=traj), None, None
+
+
+def check_max_runs(max_runs: int) -> None:
+    """Refuse a ``max_runs`` that is not a whole number >= 0 (a caller's mistake).
+
+    >>> check_max_runs(-1)
+    Traceback (most recent call last):
+    ...
+    ValueError: max_runs must be an integer >= 0 (got -1)
+    """
+    if isinstance(max_runs, bool) or not isinstance(max_runs, int) or max_runs < 0:
+        raise ValueError(f"max_runs must be an integer >= 0 (got {max_runs!r})")
 
 
 def internal_error(err: BaseException) -> str:

@@ -67,7 +67,12 @@ class ResultMetadata:
     empty_steps: int = 0
     pattern: tuple[str, ...] = ()
     pattern_tools: tuple[str, ...] = ()
+    #: the largest runs above ``max`` (at most ``max_runs`` of them, see `grade`), in
+    #: start order
     runs: tuple[Run, ...] = ()
+    #: how many runs above ``max`` there are in all (``runs`` may list fewer)
+    runs_total: int = 0
+    #: steps in at least one run above ``max``, over all of them (listed or not)
     loop_steps: int = 0
     #: the input format the trajectory was read from (None when it could not be read)
     format: str | None = "vally"
@@ -95,6 +100,7 @@ class ResultMetadata:
             "pattern": list(self.pattern),
             "patternTools": list(self.pattern_tools),
             "runs": [r.to_dict() for r in self.runs],
+            "runsTotal": self.runs_total,
             "loopSteps": self.loop_steps,
             "format": self.format,
             "lenient": self.lenient,

@@ -9,7 +9,8 @@ the two cannot drift apart:
 * when a step's fingerprint is empty (`step_is_empty`),
 * when a repeated block counts (`is_primitive`) and how many copies a stretch holds
   (`copies`, `run_end`),
-* which run is reported (`rank`) and in which order runs are listed (`run_order`),
+* which run is reported (`rank`), in which order runs are listed (`run_order`) and
+  which are listed when there are more than the cap (`largest`),
 * how many steps lie in at least one run (`covered_steps`, `Cover`).
 
 Everything here is pure and small; the engines do the bookkeeping.
@@ -18,8 +19,9 @@ Everything here is pure and small; the engines do the bookkeeping.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Hashable, Iterable, Sequence
-from typing import Final, Literal
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from heapq import nlargest
+from typing import Final, Literal, TypeVar
 
 __all__ = [
     "Placement",
@@ -30,6 +32,8 @@ __all__ = [
     "run_end",
     "rank",
     "run_order",
+    "DEFAULT_MAX_RUNS",
+    "largest",
     "covered_steps",
     "Cover",
 ]
@@ -126,6 +130,32 @@ def run_order(start: int, period: int, occurrences: int) -> tuple[int, int, int]
     [(0, 1, 3), (2, 2, 3)]
     """
     return (start, period, occurrences)
+
+
+#: How many runs above ``max`` a result lists by default (``metadata.runs``); the total is
+#: always given (``runsTotal``). A 1M-step trajectory can hold 100k+ runs: listing them all
+#: made one result line 21 MB.
+DEFAULT_MAX_RUNS: Final = 100
+
+T = TypeVar("T")
+
+
+def largest(items: Sequence[T], rank_of: Callable[[T], tuple[int, int, int]],
+            limit: int) -> list[T]:
+    """The ``limit`` items of greatest `rank` (most occurrences; ties: the smaller period,
+    then the earlier start, so the reported run is always among them), kept in the order
+    of ``items``; ``limit`` 0 keeps all. ``items`` come in `run_order`, so the listed runs
+    do too, whatever the cap.
+
+    >>> runs = [(0, 1, 2), (3, 2, 5), (4, 1, 2), (9, 1, 5)]   # (start, period, occurrences)
+    >>> largest(runs, lambda r: rank(r[2], r[1], r[0]), 3)
+    [(0, 1, 2), (3, 2, 5), (9, 1, 5)]
+    """
+    if not limit or len(items) <= limit:
+        return list(items)
+    keep = nlargest(limit, range(len(items)), key=lambda i: rank_of(items[i]))
+    keep.sort()
+    return [items[i] for i in keep]
 
 
 def covered_steps(spans: Iterable[tuple[int, int]]) -> int:

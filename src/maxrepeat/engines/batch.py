@@ -135,7 +135,8 @@ def _grade_streamed(streamed: Any, graders: Graders) -> Graded:
 
     out: list[GraderResult] = []
     for cfg, name in zip(graders.configs, graders.names):
-        monitor = Monitor(cfg, name=name, id=streamed.id, source=streamed.source)
+        monitor = Monitor(cfg, name=name, id=streamed.id, source=streamed.source,
+                          max_runs=graders.max_runs)
         try:
             out.append(monitor.feed_all(streamed.events()))
         except TrajectoryFormatError as err:

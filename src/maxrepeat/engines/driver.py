@@ -26,6 +26,7 @@ from ..core.errors import TrajectoryFormatError
 from ..core.events import Trajectory
 from ..core.grade import error_result, grade, grade_with_steps
 from ..core.result import GraderResult
+from ..core.rules import DEFAULT_MAX_RUNS
 from ..core.steps import Step
 
 if TYPE_CHECKING:
@@ -66,9 +67,12 @@ class Graders:
     #: streamed through monitors without being loaded)
     fixed = True
 
-    def __init__(self, configs: Sequence[MaxRepeatConfig]) -> None:
+    def __init__(self, configs: Sequence[MaxRepeatConfig],
+                 max_runs: int = DEFAULT_MAX_RUNS) -> None:
         self.configs = tuple(configs)
         self.names = tuple(unique_names(self.configs))
+        #: how many runs a result lists at most (``grade(max_runs=)``; 0: all)
+        self.max_runs = max_runs
 
     def pick(self, trajectory: Trajectory) -> Sequence[tuple[MaxRepeatConfig, str]] | str:
         """The (config, name) pairs that grade ``trajectory``, or why none can."""
@@ -131,11 +135,12 @@ def grade_item(
         results = graders.errors(item.label, picked, item)
         return Graded(results, None, (None,) * len(results) if detail else None)
     if detail is None:
-        return Graded(tuple(grade(item, c, name=n) for c, n in picked))
+        return Graded(tuple(grade(item, c, name=n, max_runs=graders.max_runs)
+                            for c, n in picked))
     out: list[GraderResult] = []
     details: list[Any] = []
     for cfg, name in picked:
-        result, steps = grade_with_steps(item, cfg, name=name)
+        result, steps = grade_with_steps(item, cfg, name=name, max_runs=graders.max_runs)
         out.append(result)
         details.append(_detail(detail, steps))
     return Graded(tuple(out), None, tuple(details))

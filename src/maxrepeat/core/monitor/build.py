@@ -7,9 +7,9 @@ from collections.abc import Callable
 
 from ..config import MaxRepeatConfig
 from ..events import Trajectory
-from ..grade import build_result
+from ..grade import build_result, run_rank
 from ..result import GraderResult, Run
-from ..rules import Cover
+from ..rules import DEFAULT_MAX_RUNS, Cover, largest
 from .search import StretchSearch, best_rank, copy_stretches, make_run, run_key
 from .state import Best, DoneStep, Front
 
@@ -22,15 +22,17 @@ class ResultBuilder:
     Call `forget` whenever the front is replaced or a run above ``max`` is added to it.
     """
 
-    __slots__ = ("config", "best_run", "runs_tuple")
+    __slots__ = ("config", "max_runs", "best_run", "runs_tuple")
 
-    def __init__(self, config: MaxRepeatConfig) -> None:
+    def __init__(self, config: MaxRepeatConfig, max_runs: int = DEFAULT_MAX_RUNS) -> None:
         self.config = config
+        self.max_runs = max_runs
         self.best_run: tuple[Best, Run, tuple[str, ...]] | None = None
         self.runs_tuple: tuple[Run, ...] | None = None
 
     def forget(self) -> None:
-        """Drop the cached runs (the front changed)."""
+        """Drop the cached runs (the front changed): the listed settled runs are chosen
+        again from all of them, so this costs O(runs), as copying them did before."""
         self.best_run = None
         self.runs_tuple = None
 
@@ -95,17 +97,23 @@ class ResultBuilder:
                 run = make_run(best)
                 tools = tuple(sorted({n for d in best.block for n in d.tools}))
                 self.best_run = (best, run, tools)
+        cap = self.max_runs
         if self.runs_tuple is None:
-            self.runs_tuple = tuple(front.runs)
+            # The listed settled runs: the largest of all runs are the largest of these
+            # and of the runs still growing, so choosing here once is exact.
+            self.runs_tuple = tuple(largest(front.runs, run_rank, cap))
         runs = self.runs_tuple
+        total = len(front.runs)
         loops = front.loop_steps
         if extra:
             # Runs still growing (a live loop): the settled ones stay as they are.
             extra.sort(key=run_key)
+            total += len(extra)
             if not runs or run_key(extra[0]) > run_key(runs[-1]):
                 runs = runs + tuple(extra)
             else:
                 runs = tuple(sorted([*runs, *extra], key=run_key))
+            runs = tuple(largest(runs, run_rank, cap))
             cover = Cover(front.cover_starts, front.cover_ends)
             loops += cover.uncovered((r.start_step, r.end_step) for r in extra)
         return build_result(
@@ -119,4 +127,5 @@ class ResultBuilder:
             watched_calls=watched_calls,
             empty_steps=front.settled_empty + sum(1 for d in tail if d.key is None),
             loop_steps=loops,
+            runs_total=total,
         )

@@ -12,9 +12,10 @@ import msgspec
 
 from ..config import MaxRepeatConfig
 from ..events import EventLike, Trajectory
-from ..grade import error_result
+from ..grade import check_max_runs, error_result
 from ..preview import inert
 from ..result import GraderResult
+from ..rules import DEFAULT_MAX_RUNS
 from .reduce import TOO_DEEP
 from .state import STATE_VERSION, State
 from .tracker import Tracker
@@ -41,6 +42,8 @@ class Monitor:
     arrives; a run above ``max`` still growing costs O(number of runs) per result. See
     ``docs/design/monitor.md``.
 
+    ``max_runs`` caps ``metadata.runs`` as in `grade()` (the same runs are listed).
+
     `to_bytes` / `from_bytes` save and restore the state (the ``hook`` command keeps it
     between calls).
 
@@ -61,12 +64,14 @@ class Monitor:
         format: str = "vally",
         lenient: bool = False,
         forget_answers: bool = False,
+        max_runs: int = DEFAULT_MAX_RUNS,
     ) -> None:
+        check_max_runs(max_runs)
         self._config = config
         self._name = name or config.display_name
         self._traj = Trajectory(events=(), id=id, source=source, format=format,
                                 lenient=lenient)
-        self._tracker = Tracker(config, forget_answers=forget_answers)
+        self._tracker = Tracker(config, forget_answers=forget_answers, max_runs=max_runs)
         self._cached: GraderResult | None = None
         self._config_error: str | None = None
         empty = config.empty_patterns()
@@ -146,6 +151,7 @@ class Monitor:
         format: str = "vally",
         lenient: bool = False,
         forget_answers: bool = False,
+        max_runs: int = DEFAULT_MAX_RUNS,
     ) -> Monitor:
         """A monitor restored from `to_bytes`; `ValueError` when the data is not a state
         of this version or does not fit the config."""
@@ -157,7 +163,7 @@ class Monitor:
                 or len(state.front.stretches) != config.max_cycle_period):
             raise ValueError("monitor state of another version or config")
         mon = cls(config, name=name, id=id, source=source, format=format, lenient=lenient,
-                  forget_answers=forget_answers)
+                  forget_answers=forget_answers, max_runs=max_runs)
         mon._tracker.restore(state)
         return mon
 

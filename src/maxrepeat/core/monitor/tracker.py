@@ -28,6 +28,7 @@ from ..result import GraderResult
 from ..rules import ALONE, JOIN, place_call
 from ..steps import watcher
 from ..toolmatch import UnsafeMatchError
+from ..rules import DEFAULT_MAX_RUNS
 from .build import ResultBuilder
 from .reduce import TOO_DEEP, reduce_answer, reduce_call
 from .search import advance
@@ -40,7 +41,8 @@ __all__ = ["Tracker"]
 class Tracker:
     """The state of one monitor and the code that advances it, event by event."""
 
-    def __init__(self, config: MaxRepeatConfig, *, forget_answers: bool = False) -> None:
+    def __init__(self, config: MaxRepeatConfig, *, forget_answers: bool = False,
+                 max_runs: int = DEFAULT_MAX_RUNS) -> None:
         self._config = config
         self._period = config.max_cycle_period
         self._match = config.match
@@ -52,7 +54,7 @@ class Tracker:
         )
         self._pending: dict[str, list[OpenStep]] = {}
         self._views = StepViews(self._observation, self._period)
-        self._builder = ResultBuilder(config)
+        self._builder = ResultBuilder(config, max_runs)
         self._forget = forget_answers and self._observation
         self._transform: Transform | None = None
         if config.near is not None and config.match != "name":
