@@ -62,3 +62,25 @@ def test_a_fifo_in_a_graded_directory_is_skipped_with_a_word(tmp_path: Path) -> 
     assert proc.returncode == 0, proc.stderr
     assert "pipe.jsonl: skipped: not a regular file" in proc.stderr
     assert len(proc.stdout.splitlines()) == 1
+
+
+def test_streaming_is_not_quadratic_in_the_length_of_one_string(tmp_path: Path) -> None:
+    """A 24 MB string read by streaming (threshold lowered instead of writing 512 MiB)
+    costs about what the in-memory path costs: the streaming parser is fed 8 MiB at a
+    time, not 64 KiB (each block of a long string was copied again: 40 s for 64 MB)."""
+    text = "x" * (24 << 20)
+    events = [{"type": "tool_call", "data": {"toolName": "t", "toolCallId": "1",
+                                             "arguments": {"a": text}}},
+              {"type": "tool_result", "data": {"toolCallId": "1", "result": text}}]
+    (tmp_path / "long.json").write_text(json.dumps({"id": "x", "events": events}))
+    timings = []
+    for threshold in ("", "1000"):
+        env = {**os.environ, "MAXREPEAT_STREAM_THRESHOLD": threshold}
+        start = time.monotonic()
+        proc = subprocess.run([*CLI, "grade", "long.json", "--max", "3", "-q", "-o", "jsonl"],
+                              capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                              env=env)
+        timings.append(time.monotonic() - start)
+        assert proc.returncode == 0, proc.stderr
+    in_memory, streamed = timings
+    assert streamed < 6 * in_memory + 3, timings

@@ -274,7 +274,7 @@ def _streams_cleanly(ijson: Any, source: Source) -> bool:
     """Whether the streaming parser reads the whole document (a C-speed pass, no values)."""
     try:
         with _open_body(source) as fh:
-            for _ in ijson.items(fh, "\x00", use_float=True):
+            for _ in ijson.items(fh, "\x00", use_float=True, buf_size=_CHUNK):
                 pass
     except Exception:
         # Invalid JSON, NaN, numbers out of yajl's range: the in-memory path decides.
@@ -286,10 +286,10 @@ def _items(ijson: Any, source: Source, prefix: str) -> Iterator[Any]:
     repeated = _repeated_keys(ijson, source)
     with _open_body(source) as fh:
         if repeated:
-            events = _last_only(ijson.parse(fh, use_float=True), repeated)
+            events = _last_only(ijson.parse(fh, use_float=True, buf_size=_CHUNK), repeated)
             yield from ijson.items(events, prefix)
         else:
-            yield from ijson.items(fh, prefix, use_float=True)
+            yield from ijson.items(fh, prefix, use_float=True, buf_size=_CHUNK)
 
 
 # --- one rule for repeated keys: the last one wins, as in memory (and in JSON.parse) ------
@@ -321,7 +321,7 @@ def _repeated_keys(ijson: Any, source: Source) -> dict[tuple[int, str], int]:
         stack: list[int | None] = []
         serial = [0]
         with _open_body(source) as fh:
-            for _prefix, event, value in ijson.parse(fh, use_float=True):
+            for _prefix, event, value in ijson.parse(fh, use_float=True, buf_size=_CHUNK):
                 _track(stack, serial, event)
                 if event == "map_key" and stack[-1] is not None:
                     key = (stack[-1], value)
