@@ -129,3 +129,24 @@ def test_a_grader_bug_is_labelled_internal(monkeypatch: pytest.MonkeyPatch) -> N
     result = grade(alternating(1, 2), MaxRepeatConfig(1))
     assert result.status == "error"
     assert result.evidence.startswith("internal error while grading: ValueError: a bug")
+
+
+def test_a_5000_digit_number_in_a_split_jsonl_file(tmp_path: Path) -> None:
+    """The batch engine splits a JSONL file into byte ranges (a small chunk here): every
+    range with 5,000-digit numbers grades, none is an error or a traceback."""
+    from maxrepeat.engines.batch import BatchGrader
+
+    path = tmp_path / "big.jsonl"
+    with path.open("w") as fh:
+        for i in range(30):
+            events = [{"type": "tool_call", "data": {"toolName": "t", "toolCallId": str(k),
+                                                     "arguments": {"n": "HUGE"}}}
+                      for k in range(3)]
+            fh.write(json.dumps({"id": f"r{i}", "events": events}).replace('"HUGE"', HUGE)
+                     + "\n")
+    batch = BatchGrader([str(path)], [MaxRepeatConfig(2, match="name-args")], jobs=1,
+                        chunk=40_000)
+    results = list(batch.results())
+    assert batch.total > 1  # really split
+    assert len(results) == 30
+    assert all(r.status == "ok" and not r.passed for r in results)
