@@ -25,14 +25,25 @@ if [ ${#need_apt[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/n
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 
-# Real agent CLIs that tests drive against a scripted model server on 127.0.0.1, installed
-# into the git-ignored .npm-agents/ (Node from Debian when missing).
+# Real agent CLIs for the end-to-end guard tests (tests/test_e2e_*.py), pinned, from npm
+# into the git-ignored .npm-agents/ (Node.js from apt when it is missing).
+NPM_AGENTS=("@anthropic-ai/claude-code@2.1.332" "@openai/codex@0.171.0")
 if ! command -v npm >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "installing nodejs npm with apt-get" >&2
   apt-get update -qq >/dev/null
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
 fi
-if command -v npm >/dev/null 2>&1 && [ ! -x .npm-agents/node_modules/.bin/codex ]; then
-  npm install -s --prefix .npm-agents --no-audit --no-fund @openai/codex@0.171.0 >/dev/null
+if command -v npm >/dev/null 2>&1; then
+  missing=()
+  for spec in "${NPM_AGENTS[@]}"; do
+    name=${spec%@*}; version=${spec##*@}
+    got=$(node -p "require('./.npm-agents/node_modules/$name/package.json').version" 2>/dev/null || true)
+    [ "$got" = "$version" ] || missing+=("$spec")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "installing ${missing[*]} with npm into .npm-agents/" >&2
+    npm install --prefix .npm-agents --no-audit --no-fund --loglevel=error "${missing[@]}" >/dev/null
+  fi
 fi
 
 exec .venv/bin/python -m pytest "$@"

@@ -12,7 +12,8 @@ from click.testing import CliRunner
 import maxrepeat
 from maxrepeat import MaxRepeatConfig, Monitor, grade
 from maxrepeat.cli import cli
-from maxrepeat.guards.claude_code import decide, guard, looping_run
+from maxrepeat.guards.claude_code import guard, hook_output
+from maxrepeat.guards.policy import Action, Escalation
 from maxrepeat.readers.claude_code import SessionStream
 
 from .conftest import CORPUS, needs_corpus
@@ -82,6 +83,7 @@ def test_replayed_corpus_transcript_decisions_equal_the_monitor(
     names = maxrepeat.core.config.unique_names(CONFIGS)
     reference = [Monitor(c, name=n, format="claude-code") for c, n in zip(CONFIGS, names)]
     sample = set(range(0, len(lines), max(1, len(lines) // 8))) | {len(lines) - 1}
+    escalation = Escalation(reference)
     blocks = 0
     with transcript.open("ab") as out:
         for k, line in enumerate(lines):
@@ -95,8 +97,10 @@ def test_replayed_corpus_transcript_decisions_equal_the_monitor(
             assert verdict.read_from > 0 or k == 0, "the cache was not used"
             want = [m.result() for m in reference]
             assert [_strip(r) for r in verdict.results] == [_strip(r) for r in want], k
-            assert verdict.reason == decide(want)
-            blocks += verdict.block
+            expected = escalation.decide()
+            assert (verdict.decision.action, verdict.decision.message) == (
+                expected.action, expected.message), k
+            blocks += verdict.decision.speaks
             if k in sample:
                 assert [_strip(r) for r in verdict.results] == _graded(transcript), k
     if source.name in LOOPING:
@@ -138,7 +142,7 @@ def test_stale_cache_falls_back_to_a_full_read(
     elif change == "config":
         configs = [MaxRepeatConfig(max=3, match="name")]
     else:
-        monkeypatch.setattr(maxrepeat.guards.claude_code, "CACHE_FORMAT", 999)
+        monkeypatch.setattr(maxrepeat.guards.session, "CACHE_FORMAT", 999)
     verdict = guard(_payload(transcript), configs, cache_dir=cache)
     assert verdict.read_from == 0
     traj = next(iter(maxrepeat.read_trajectories(transcript, format="claude-code")))
@@ -174,9 +178,9 @@ def test_an_unterminated_last_line_counts_but_is_not_saved(tmp_path: Path) -> No
     assert [r.to_dict() for r in again.results] == [r.to_dict() for r in verdict.results]
 
 
-def test_looping_blocks_only_while_the_loop_goes_on(tmp_path: Path) -> None:
-    """With --when looping the hook blocks while the run grows and stops once it ends;
-    with --when failed it keeps blocking."""
+def test_speaks_only_while_the_loop_goes_on(tmp_path: Path) -> None:
+    """The guard speaks while the run grows and is silent once the model left it (the
+    session still fails grade)."""
     cfg = [MaxRepeatConfig(max=2, match="name-args")]
     transcript = tmp_path / "s.jsonl"
     lines = _loop_lines(3) + _loop_lines(1, command="ls")[1:]
@@ -184,25 +188,24 @@ def test_looping_blocks_only_while_the_loop_goes_on(tmp_path: Path) -> None:
         '"msg_0"', '"msg_x"')
     lines[-1] = lines[-1].replace('"u0"', '"v0"').replace('"t0"', '"x0"')
     transcript.write_text("".join(lines[:-2]), encoding="utf-8")
-    assert guard(_payload(transcript), cfg, cache_dir=tmp_path / "c").block
+    assert guard(_payload(transcript), cfg, cache_dir=tmp_path / "c").decision.speaks
     transcript.write_text("".join(lines), encoding="utf-8")
     after = guard(_payload(transcript), cfg, cache_dir=tmp_path / "c")
-    assert after.results[0].failed and looping_run(after.results[0]) is None
-    assert not after.block
-    assert guard(_payload(transcript), cfg, cache_dir=tmp_path / "c", when="failed").block
+    assert after.results[0].failed and not after.decision.speaks and after.output is None
 
 
-def test_cli_blocks_with_claude_codes_hook_json(tmp_path: Path) -> None:
-    """The command prints {"decision": "block", "reason": …} naming the pattern and count."""
+def test_cli_warns_with_claude_codes_hook_json(tmp_path: Path) -> None:
+    """At the first failing call the command prints additional context naming the pattern
+    and the count."""
     transcript = tmp_path / "s.jsonl"
     transcript.write_text("".join(_loop_lines(4)), encoding="utf-8")
     run = CliRunner().invoke(
         cli, ["hook", "claude-code", "--max", "3", "--match", "name-args",
               "--cache-dir", str(tmp_path / "c")], input=json.dumps(_payload(transcript)))
     assert run.exit_code == 0, run.output
-    out = json.loads(run.stdout)
-    assert out["decision"] == "block"
-    assert 'Bash {"command": "make"} 4 times in a row' in out["reason"]
+    out = json.loads(run.stdout)["hookSpecificOutput"]
+    assert out["hookEventName"] == "PostToolUse"
+    assert 'Bash {"command": "make"} 4 times in a row' in out["additionalContext"]
 
 
 def test_cli_is_silent_when_no_grader_fails(tmp_path: Path) -> None:
@@ -224,7 +227,7 @@ def test_cli_reads_graders_from_a_config_file(tmp_path: Path) -> None:
     run = CliRunner().invoke(
         cli, ["hook", "claude-code", "--config", str(cfg), "--cache-dir", str(tmp_path / "c")],
         input=json.dumps(_payload(transcript)))
-    assert run.exit_code == 0 and json.loads(run.stdout)["decision"] == "block"
+    assert run.exit_code == 0 and "hookSpecificOutput" in json.loads(run.stdout)
 
 
 @pytest.mark.parametrize("stdin", ["not json", "[]", '{"session_id": "S"}',
@@ -252,6 +255,7 @@ def test_replay_through_the_command_line(tmp_path: Path) -> None:
     transcript = tmp_path / "session.jsonl"
     config = MaxRepeatConfig(max=1, match="name")
     reference = Monitor(config, format="claude-code")
+    escalation = Escalation([reference])
     stream = SessionStream()
     outputs = []
     with transcript.open("ab") as out:
@@ -265,9 +269,8 @@ def test_replay_through_the_command_line(tmp_path: Path) -> None:
                 cli, ["hook", "claude-code", "--max", "1", "--match", "name",
                       "--cache-dir", str(tmp_path / "c")], input=json.dumps(_payload(transcript)))
             assert run.exit_code == 0, run.output
-            reason = decide([reference.result()])
-            want = "" if reason is None else json.dumps(
-                {"decision": "block", "reason": reason}, ensure_ascii=False) + "\n"
+            said = hook_output("PostToolUse", escalation.decide())
+            want = "" if said is None else json.dumps(said, ensure_ascii=False) + "\n"
             assert run.stdout == want
             outputs.append(run.stdout)
     assert any(outputs) and not all(outputs)
@@ -288,3 +291,111 @@ def test_a_leniently_read_line_is_reported_as_grade_does(tmp_path: Path) -> None
     want = [grade(traj, c, name=n).to_dict() for c, n in zip(CONFIGS, names)]
     assert [r.to_dict() for r in verdict.results] == want
     assert [r.to_dict() for r in again.results] == want
+
+
+def _pending_call(lines: list[str], i: int, command: str = "make") -> list[str]:
+    """The transcript as the hook sees it after call i: the call, not yet its result."""
+    use = {"type": "tool_use", "id": f"t{i}", "name": "Bash", "input": {"command": command}}
+    return [*lines, _record("assistant", f"a{i}", f"msg_{i}", [use])]
+
+
+def _done_call(i: int, content: str = "Error 1", command: str = "make") -> list[str]:
+    use = {"type": "tool_use", "id": f"t{i}", "name": "Bash", "input": {"command": command}}
+    res = {"type": "tool_result", "tool_use_id": f"t{i}", "content": content,
+           "is_error": content.startswith("Error")}
+    rec = json.loads(_record("user", f"u{i}", None, [res]))
+    rec["toolUseResult"] = ("Error: " + content) if content.startswith("Error") else {
+        "stdout": content, "stderr": "", "interrupted": False}
+    return [_record("assistant", f"a{i}", f"msg_{i}", [use]), json.dumps(rec) + "\n"]
+
+
+@pytest.mark.parametrize("failing", [True, False], ids=["PostToolUseFailure", "PostToolUse"])
+def test_observation_mode_takes_the_current_result_from_the_payload(
+        tmp_path: Path, failing: bool) -> None:
+    """The transcript lacks the current call's result when the hook runs; the payload's
+    result (error or tool_response) makes the guard speak at the call where grade of the
+    finished transcript first fails (the 3rd, with max 2)."""
+    cfg = [MaxRepeatConfig(max=2)]  # observation
+    transcript = tmp_path / "s.jsonl"
+    content = "Error 1" if failing else "same output"
+    lines: list[str] = []
+    spoken = []
+    for i in range(4):
+        transcript.write_text("".join(_pending_call(lines, i)), encoding="utf-8")
+        payload = {**_payload(transcript), "tool_use_id": f"t{i}",
+                   "tool_input": {"command": "make"}}
+        if failing:
+            payload.update(hook_event_name="PostToolUseFailure", error=content)
+        else:
+            payload.update(tool_response={"stdout": content, "stderr": "",
+                                          "interrupted": False})
+        verdict = guard(payload, cfg, cache_dir=tmp_path / "c")
+        spoken.append(verdict.decision.action)
+        lines += _done_call(i, content)
+        transcript.write_text("".join(lines), encoding="utf-8")
+        full = next(iter(maxrepeat.read_trajectories(transcript, format="claude-code")))
+        assert verdict.results[0].metadata.occurrences == grade(full, cfg[0]).occurrences
+    assert spoken == [Action.NONE, Action.NONE, Action.WARN, Action.BLOCK]
+
+
+def test_learned_pairs_predict_an_unusual_rendering(tmp_path: Path) -> None:
+    """A response whose transcript text is not the usual rendering (here a Read error
+    wrapped in tags) is predicted from the earlier identical response."""
+    from maxrepeat.guards.claude_code_results import Learned, predicted_result
+
+    learned = Learned()
+    res = {"type": "tool_result", "tool_use_id": "t", "is_error": True,
+           "content": "<tool_use_error>File does not exist.</tool_use_error>"}
+    learned.learn({"type": "user", "toolUseResult": "Error: File does not exist.",
+                   "message": {"content": [res]}})
+    payload = {"hook_event_name": "PostToolUseFailure", "error": "File does not exist."}
+    assert predicted_result(payload, learned) == (res["content"], False)
+    assert predicted_result(payload, Learned()) == ("File does not exist.", False)
+    ok = {"hook_event_name": "PostToolUse", "tool_response": {"filePath": "/x", "n": 1}}
+    assert predicted_result(ok, Learned())[0] != predicted_result(
+        {**ok, "tool_response": {"filePath": "/y"}}, Learned())[0]
+
+
+def test_a_stop_after_a_failure_is_carried_out_at_the_next_call(tmp_path: Path) -> None:
+    """Claude Code ignores continue:false from PostToolUseFailure: the guard blocks with
+    the reason there and stops the agent from the next PreToolUse."""
+    cfg = [MaxRepeatConfig(max=1, match="name")]
+    transcript = tmp_path / "s.jsonl"
+    lines: list[str] = []
+    outs = []
+    for i in range(4):
+        transcript.write_text("".join(_pending_call(lines, i)), encoding="utf-8")
+        payload = {**_payload(transcript), "tool_use_id": f"t{i}",
+                   "hook_event_name": "PostToolUseFailure", "error": "Error 1"}
+        outs.append(guard(payload, cfg, cache_dir=tmp_path / "c").output)
+        lines += _done_call(i)
+    assert outs[0] is None and "hookSpecificOutput" in outs[1]
+    assert outs[2] is not None and outs[2]["decision"] == "block"
+    assert outs[3] is not None and outs[3]["decision"] == "block" and \
+        outs[3]["continue"] is False and "(stopped)" in outs[3]["reason"]
+    transcript.write_text("".join(_pending_call(lines, 4)), encoding="utf-8")
+    pre = guard({**_payload(transcript), "hook_event_name": "PreToolUse",
+                 "tool_use_id": "t4"}, cfg, cache_dir=tmp_path / "c").output
+    assert pre is not None and pre["continue"] is False
+    assert pre["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_pre_tool_use_refuses_only_in_name_modes(tmp_path: Path) -> None:
+    """Before a call, a name-args grader refuses the repeat that reaches block_at; an
+    observation grader cannot know the result and says nothing."""
+    transcript = tmp_path / "s.jsonl"
+    lines: list[str] = []
+    for i in range(3):
+        lines += _done_call(i)
+    transcript.write_text("".join(_pending_call(lines, 3)), encoding="utf-8")
+    payload = {**_payload(transcript), "hook_event_name": "PreToolUse", "tool_use_id": "t3"}
+    out = guard(payload, [MaxRepeatConfig(max=2, match="name-args")],
+                cache_dir=tmp_path / "a").output
+    assert out is not None and "continue" not in out
+    spec = out["hookSpecificOutput"]
+    assert spec["permissionDecision"] == "deny"
+    assert "this call would repeat" in spec["permissionDecisionReason"]
+    assert guard(payload, [MaxRepeatConfig(max=2)], cache_dir=tmp_path / "b").output is None
+    # At the warning rung nothing is refused: the call runs and the model is warned after.
+    assert guard(payload, [MaxRepeatConfig(max=3, match="name-args")],
+                 cache_dir=tmp_path / "d").output is None

@@ -1,4 +1,5 @@
-"""``maxrepeat hook AGENT``: the live guards as agent hook commands (one per agent).
+"""``maxrepeat hook AGENT``: the live guards as agent hook commands (one per agent), and
+``maxrepeat hook install|uninstall AGENT`` that write them into the agent's settings.
 
 The guard logic lives in ``maxrepeat.guards``; this module only speaks the command line:
 flags, standard input, standard output and exit codes.
@@ -8,56 +9,54 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import click
 
+from ..core.config import MaxRepeatConfig
 from ..core.errors import ConfigError, TrajectoryFormatError
 from ..core.preview import inert
-from ..guards.claude_code import WHEN_CHOICES, guard
+from ..guards.policy import Policy
 from .options import grader_options, inline_config
 
-__all__ = ["hook_cmd"]
+__all__ = ["hook_cmd", "policy_options", "policy_from_flags", "read_payload", "load_configs"]
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _fail(message: str) -> NoReturn:
-    # Exit 1: Claude Code reports a non-blocking hook error to the user, not the model.
+    # Exit 1: agents report a non-blocking hook error to the user, not the model.
     click.echo(f"maxrepeat hook: {inert(message)}", err=True)
     sys.exit(1)
 
-@click.group("hook")
-def hook_cmd() -> None:
-    """Guard a live agent run: grade its transcript after each tool call (agent hooks)."""
 
-@hook_cmd.command("claude-code", epilog="Exit codes: 0 graded (blocking or not: the JSON on "
-                  "standard output says); 1 the hook could not run (bad input, config or "
-                  "transcript; reported to the user, not to the model).")
-@grader_options("block")
-@click.option("--cache-dir", metavar="DIR", type=click.Path(file_okay=False),
-              help="Where per-session state is kept (default $XDG_CACHE_HOME/maxrepeat/hook).")
-@click.option("--when", type=click.Choice(WHEN_CHOICES), default="looping", show_default=True,
-              help="looping: block while a run above max is still growing; failed: block on "
-              "every call once a grader fails.")
-def claude_code_cmd(
-    config_file: str | None,
-    max_: str | None,
-    period: str | None,
-    match: str | None,
-    tools: tuple[str, ...],
-    name: str | None,
-    cache_dir: str | None,
-    when: str,
-) -> None:
-    """Claude Code PostToolUse hook: reads the hook JSON on standard input and, when the
-    session repeats an action (or a cycle) more than MAX times, prints the JSON that
-    blocks and tells the model what it repeats.
+def policy_options(func: F) -> F:
+    """``--warn-at`` / ``--block-at`` / ``--stop-at`` (occurrences above max; 0: never)."""
+    defaults = Policy()
+    for flag, dest, default, what in (
+        ("--stop-at", "stop_at", defaults.stop_at, "stop the agent"),
+        ("--block-at", "block_at", defaults.block_at, "block (refuse) the repeated call"),
+        ("--warn-at", "warn_at", defaults.warn_at, "warn the model"),
+    ):
+        func = click.option(flag, dest, type=click.IntRange(min=0), default=default,
+                            show_default=True, metavar="K",
+                            help=f"{what.capitalize()} once a loop is K occurrences above "
+                            "max (0: never).")(func)
+    return func
 
-    \b
-    In .claude/settings.json:
-      {"hooks": {"PostToolUse": [{"matcher": "*", "hooks": [{"type": "command",
-        "command": "maxrepeat hook claude-code --max 3 --max-cycle-period 2 --match name-args"}]}]}}
-    """
+
+def policy_from_flags(warn_at: int, block_at: int, stop_at: int) -> Policy:
+    """The `Policy` the flags give (0 switches a rung off)."""
+    return Policy(warn_at=warn_at or 1, block_at=block_at or 1, stop_at=stop_at or 1,
+                  warn=warn_at > 0, block=block_at > 0, stop=stop_at > 0)
+
+
+def load_configs(config_file: str | None, max_: str | None, period: str | None,
+                 match: str | None, tools: tuple[str, ...], name: str | None
+                 ) -> list[MaxRepeatConfig]:
+    """The graders from ``--config`` or the inline flags (exit 1 on a problem)."""
     from ..specs.configfile import load_config
 
     inline = any(v is not None for v in (max_, period, match, name)) or bool(tools)
@@ -65,14 +64,17 @@ def claude_code_cmd(
         _fail("give either --config FILE or the inline grader flags (--max …), not both")
     try:
         if config_file is not None:
-            configs = load_config(config_file)
-        elif max_ is not None:
-            configs = [inline_config(max_, period, match, tools, name)]
-        else:
-            _fail("no grader: give --config FILE, or --max N (with optional "
-                  "--max-cycle-period, --match, --tools)")
+            return load_config(config_file)
+        if max_ is not None:
+            return [inline_config(max_, period, match, tools, name)]
     except ConfigError as err:
         _fail("; ".join(str(p) for p in err.problems) if err.problems else str(err))
+    _fail("no grader: give --config FILE, or --max N (with optional "
+          "--max-cycle-period, --match, --tools)")
+
+
+def read_payload() -> dict[str, Any]:
+    """The hook input: one JSON object on standard input (exit 1 otherwise)."""
     raw = sys.stdin.buffer.read()
     try:
         from ..core.canonical import json_int
@@ -82,11 +84,167 @@ def claude_code_cmd(
         _fail(f"the hook input on standard input is not JSON: {exc}")
     if not isinstance(payload, dict):
         _fail("the hook input on standard input must be a JSON object")
+    return payload
+
+
+@click.group("hook")
+def hook_cmd() -> None:
+    """Guard a live agent run: grade its transcript around each tool call (agent hooks)."""
+
+
+@hook_cmd.command("claude-code", epilog="Exit codes: 0 graded (the JSON on standard output, "
+                  "if any, says what Claude Code does); 1 the hook could not run (bad input, "
+                  "config or transcript; reported to the user, not to the model).")
+@grader_options("block")
+@policy_options
+@click.option("--cache-dir", metavar="DIR", type=click.Path(file_okay=False),
+              help="Where per-session state is kept (default $XDG_CACHE_HOME/maxrepeat/hook).")
+def claude_code_cmd(
+    config_file: str | None,
+    max_: str | None,
+    period: str | None,
+    match: str | None,
+    tools: tuple[str, ...],
+    name: str | None,
+    warn_at: int,
+    block_at: int,
+    stop_at: int,
+    cache_dir: str | None,
+) -> None:
+    """Claude Code hook (PreToolUse, PostToolUse, PostToolUseFailure): reads the hook JSON
+    on standard input and, when the session repeats an action (or a cycle) more than MAX
+    times, warns the model, then refuses the repeat, then stops the agent.
+
+    \b
+    Install it with:  maxrepeat hook install claude-code --max 3
+    """
+    from ..guards.claude_code import guard
+
+    configs = load_configs(config_file, max_, period, match, tools, name)
+    policy = policy_from_flags(warn_at, block_at, stop_at)
+    payload = read_payload()
     try:
-        verdict = guard(payload, configs, cache_dir=Path(cache_dir) if cache_dir else None,
-                        when=when)
+        verdict = guard(payload, configs, policy=policy,
+                        cache_dir=Path(cache_dir) if cache_dir else None)
     except TrajectoryFormatError as err:
         _fail(str(err))
-    out = verdict.output()
-    if out is not None:
-        click.echo(json.dumps(out, ensure_ascii=False))
+    if verdict.output is not None:
+        click.echo(json.dumps(verdict.output, ensure_ascii=False))
+
+
+def _self_command() -> list[str]:
+    """How a hook runs this maxrepeat: ``maxrepeat`` when that is the one on PATH, else
+    the absolute path of this executable (or this Python with ``-m maxrepeat``)."""
+    import os
+    import shutil
+
+    argv0 = sys.argv[0]
+    if os.path.basename(argv0) == "maxrepeat" and os.path.isfile(argv0):
+        found = shutil.which("maxrepeat")
+        if found and os.path.realpath(found) == os.path.realpath(argv0):
+            return ["maxrepeat"]
+        return [os.path.abspath(argv0)]
+    return [sys.executable, "-m", "maxrepeat"]
+
+
+def guard_command(agent: str, executable: list[str], flags: list[str]) -> str:
+    """The hook command line written into an agent's settings.
+
+    >>> guard_command("claude-code", ["maxrepeat"], ["--max", "3"])
+    'maxrepeat hook claude-code --max 3'
+    """
+    import shlex
+
+    return shlex.join([*executable, "hook", agent, *flags])
+
+
+def _flags(config_file: str | None, max_: str | None, period: str | None, match: str | None,
+           tools: tuple[str, ...], name: str | None, warn_at: int, block_at: int,
+           stop_at: int, cache_dir: str | None) -> list[str]:
+    import os
+
+    out: list[str] = []
+    if config_file is not None:
+        out += ["--config", os.path.abspath(config_file)]
+    for flag, value in (("--max", max_), ("--max-cycle-period", period), ("--match", match),
+                        ("--name", name)):
+        if value is not None:
+            out += [flag, value]
+    for t in tools:
+        out += ["--tools", t]
+    defaults = Policy()
+    for flag, rung, default in (("--warn-at", warn_at, defaults.warn_at),
+                                ("--block-at", block_at, defaults.block_at),
+                                ("--stop-at", stop_at, defaults.stop_at)):
+        if rung != default:
+            out += [flag, str(rung)]
+    if cache_dir is not None:
+        out += ["--cache-dir", os.path.abspath(cache_dir)]
+    return out
+
+
+def _agents() -> list[str]:
+    from ..guards.install import WRITERS
+
+    return sorted(WRITERS)
+
+
+_SCOPE = [
+    click.option("--project", "scope", flag_value="project", default=True,
+                 help="The project's settings (in the current directory; the default)."),
+    click.option("--user", "scope", flag_value="user", help="Your user settings."),
+]
+
+
+def _scoped(func: F) -> F:
+    for option in reversed(_SCOPE):
+        func = option(func)
+    return func
+
+
+@hook_cmd.command("install", epilog="Exit codes: 0 done; 1 the settings file could not be "
+                  "read or written (it is left as it was).")
+@click.argument("agent", type=click.Choice(_agents()))
+@_scoped
+@grader_options("act")
+@policy_options
+@click.option("--cache-dir", metavar="DIR", type=click.Path(file_okay=False),
+              help="Passed to the hook: where per-session state is kept.")
+@click.option("--executable", metavar="CMD", help="How the agent runs maxrepeat "
+              "(default: `maxrepeat` when it is on PATH, else this executable's path).")
+def install_cmd(agent: str, scope: str, config_file: str | None, max_: str | None,
+                period: str | None, match: str | None, tools: tuple[str, ...],
+                name: str | None, warn_at: int, block_at: int, stop_at: int,
+                cache_dir: str | None, executable: str | None) -> None:
+    """Write the loop guard into AGENT's settings (merged, with a backup): the agent then
+    runs `maxrepeat hook AGENT` with these grader flags around every tool call."""
+    import shlex
+
+    from ..guards.install import install
+
+    load_configs(config_file, max_, period, match, tools, name)  # checked now, not later
+    exe = shlex.split(executable) if executable else _self_command()
+    command = guard_command(agent, exe, _flags(config_file, max_, period, match, tools, name,
+                                               warn_at, block_at, stop_at, cache_dir))
+    try:
+        done = install(agent, command, scope)
+    except (ValueError, OSError) as exc:
+        _fail(str(exc))
+    click.echo(f"{'installed in' if done.changed else 'already in'} {done.path}"
+               + (f" (backup: {done.backup})" if done.backup else "") + f"\n  {command}")
+
+
+@hook_cmd.command("uninstall", epilog="Exit codes: 0 done (also when nothing was there); 1 "
+                  "the settings file could not be read or written.")
+@click.argument("agent", type=click.Choice(_agents()))
+@_scoped
+def uninstall_cmd(agent: str, scope: str) -> None:
+    """Remove the loop guard's entries from AGENT's settings (and nothing else)."""
+    from ..guards.install import uninstall
+
+    try:
+        done = uninstall(agent, scope)
+    except (ValueError, OSError) as exc:
+        _fail(str(exc))
+    click.echo(f"{'removed from' if done.changed else 'nothing to remove in'} {done.path}"
+               + (f" (backup: {done.backup})" if done.backup else ""))

@@ -249,13 +249,22 @@ class Escalation:
         action = self.policy.action_for(loops[0].excess)
         return action, loops if action is not Action.NONE else ()
 
-    def decide(self) -> Decision:
+    def decide(self, *, at_least: Action = Action.WARN, refused: bool = False,
+               judged: Sequence[bool] | None = None) -> Decision:
         """The decision for the events fed so far. The guard speaks when the loop grew
         by a copy (or is a new loop) or the action got stronger, at most once per step:
-        parallel calls of one turn, and the partial copies of a cycle, say nothing new."""
+        parallel calls of one turn, and the partial copies of a cycle, say nothing new.
+
+        ``at_least``: weaker actions are not taken (nor remembered): a pre-call guard only
+        refuses. ``refused``: the message says the call was refused before it ran.
+        ``judged``: which monitors count (a pre-call guard cannot judge ``observation``
+        graders, whose verdict needs the result); all by default.
+        """
         results = tuple(m.result() for m in self.monitors)
-        action, loops = self._judge(results)
-        if action is Action.NONE:
+        counted = results if judged is None else tuple(
+            r for r, j in zip(results, judged) if j)
+        action, loops = self._judge(counted)
+        if action < max(at_least, Action.WARN):
             return Decision(Action.NONE, None, results)
         top = loops[0]
         where = self._where(results)
@@ -266,7 +275,7 @@ class Escalation:
         if (where == st.step and not stronger) or not (stronger or grew):
             return Decision(Action.NONE, None, results, loops)
         self.state = EscalationState(where, int(action), key, top.run.occurrences)
-        return Decision(action, loop_message(action, loops), results, loops)
+        return Decision(action, loop_message(action, loops, refused=refused), results, loops)
 
     def would_exceed(self, events: Iterable[EventLike | Mapping[str, Any]]) -> Decision:
         """The decision if ``events`` (a call not made yet, as the log would show it) were

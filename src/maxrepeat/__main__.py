@@ -1,0 +1,5 @@
+"""``python -m maxrepeat``: the command line (as the ``maxrepeat`` script)."""
+
+from .cli import main
+
+main()
