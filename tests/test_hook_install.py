@@ -87,8 +87,8 @@ def test_cli_install_checks_the_graders_and_writes_the_flags(tmp_path: Path) -> 
 
 
 def test_docs_snippet_is_what_install_writes(tmp_path: Path) -> None:
-    """The settings shown in docs/guards/claude-code.md are exactly what install writes."""
-    page = (ROOT / "docs" / "guards" / "claude-code.md").read_text()
+    """The settings shown in docs/integrations/claude-code.md are exactly what install writes."""
+    page = (ROOT / "docs" / "integrations" / "claude-code.md").read_text()
     snippet = re.search(r"```json\n(.*?)```", page, re.S)
     assert snippet is not None
     run = _cli("install", "claude-code", "--max", "3", "--executable", "maxrepeat",

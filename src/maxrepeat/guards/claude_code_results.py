@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Final
 import msgspec
 
 from ..core.canonical import canonical_bytes
-from ..core.steps import digest
+from ..core.fingerprints import digest
 from ..readers._toolevents import content_text
 
 __all__ = ["Learned", "predicted_result"]
