@@ -298,6 +298,13 @@ class MaxRepeatConfig:
     Traceback (most recent call last):
       ...
     maxrepeat.core.errors.ConfigError: max must be an integer >= 1 (got 0)
+
+    Near-duplicate matching is opt-in (keyword arguments; ``docs/near-duplicates.md``):
+
+    >>> near = MaxRepeatConfig(3, match="name-args", normalize=["volatile"],
+    ...                        ignore_arguments={"^Bash$": ["description"]})
+    >>> near.near.normalizers[:3], near.to_dict()["ignore_arguments"]
+    (('ansi', 'trailing-whitespace', 'timestamps'), {'^Bash$': ['description']})
     """
 
     max: int
