@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from maxrepeat import Trajectory
 from maxrepeat.readers import Source, detect, read_trajectories
 
 from .conftest import ROOT
@@ -177,3 +178,18 @@ def test_cut_stream_grades_the_complete_lines(tmp_path: Path) -> None:
     results = [e.data for e in traj.events if e.type == "tool_result"]
     assert [(r.result, r.success) for r in results] == [("server gone", False),
                                                         ("completed", True)]
+
+
+def test_items_of_odd_shapes_are_skipped_not_a_crash(tmp_path: Path) -> None:
+    """A type that is a list or null (found by the fuzz test) is no call, not a TypeError."""
+    lines = [{"type": "thread.started", "thread_id": "t"},
+             {"type": "item.completed", "item": {"id": "i", "type": [None]}},
+             {"type": "item.completed", "item": {"id": "j", "type": None}},
+             {"type": [None]},
+             {"type": "item.completed", "item": {"id": "k", "type": "command_execution",
+                                                 "command": "ls", "exit_code": 0}}]
+    path = tmp_path / "exec.jsonl"
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8")
+    [traj] = list(read_trajectories(path, format="codex-exec"))
+    assert isinstance(traj, Trajectory)
+    assert [e.data.tool_name for e in traj.events if e.type == "tool_call"] == ["command_execution"]

@@ -97,8 +97,9 @@ class _Thread:
 
     def item(self, event: str, item: dict[str, Any]) -> None:
         raw_id = item.get("id")
-        if not isinstance(raw_id, str) or item.get("type") in _NOT_CALLS:
-            return
+        kind = item.get("type")
+        if not isinstance(raw_id, str) or not isinstance(kind, str) or kind in _NOT_CALLS:
+            return  # an item of no known shape (a list or null as its type) is no call
         call = _call(item)
         if call is None:
             return
