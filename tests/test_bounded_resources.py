@@ -84,3 +84,22 @@ def test_streaming_is_not_quadratic_in_the_length_of_one_string(tmp_path: Path) 
         assert proc.returncode == 0, proc.stderr
     in_memory, streamed = timings
     assert streamed < 6 * in_memory + 3, timings
+
+
+def test_a_large_json_array_is_graded_without_holding_every_result(tmp_path: Path) -> None:
+    """One JSON array is one unit; graded in this process its results are written as they
+    come instead of being held until the file ends (a 290 MB array of 5 million runs used
+    3.1 GB). 100,000 runs: about 50 MB peak now, 115 MB before."""
+    run = '{"id":"r%d","events":[{"type":"tool_call","data":{"toolName":"t"}}]}'
+    (tmp_path / "runs.json").write_text("[" + ",".join(run % i for i in range(100_000)) + "]")
+    code = ("import atexit, resource, sys\n"
+            "atexit.register(lambda: sys.stderr.write("
+            "'RSS=%d\\n' % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))\n"
+            "from maxrepeat.cli import main; main()")
+    proc = subprocess.run([sys.executable, "-c", code, "grade", "runs.json", "--max", "3",
+                           "-q", "-o", "jsonl"], capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert len(proc.stdout.splitlines()) == 100_000
+    rss_kb = int(proc.stderr.rsplit("RSS=", 1)[1].split()[0])
+    assert rss_kb < 85_000, rss_kb

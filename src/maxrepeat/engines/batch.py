@@ -77,9 +77,16 @@ def grade_unit(
 ) -> UnitOutcome:
     """Grade one unit (runs in a worker, or in-process with ``jobs=1``): one `Graded`
     value per trajectory or unreadable input, in order."""
+    return UnitOutcome(unit, tuple(iter_unit(unit, graders, fmt, detail)))
+
+
+def iter_unit(
+    unit: Unit, graders: Graders, fmt: str = "auto", detail: Detail | None = None
+) -> Iterator[Graded]:
+    """`grade_unit`'s values one at a time: graded in this process, a unit's results need
+    not all be held (a 290 MB JSON array of 5 million trajectories is one unit)."""
     from ..readers import Source, read_source
 
-    graded: list[Graded] = []
     for path in unit.paths:
         source = Source.from_path(path)
         if unit.is_range:
@@ -99,14 +106,14 @@ def grade_unit(
             # on the trajectory (its stimulus) or a report wants its steps.
             streamed = _large_single(source, fmt) if graders.fixed and detail is None else None
             if streamed is not None:
-                graded.append(_grade_streamed(streamed, graders))
+                yield _grade_streamed(streamed, graders)
                 continue
             stream = read_source(source, fmt)
-        graded.extend(grade_item(item, graders, source.name, detail) for item in stream)
+        for item in stream:
+            yield grade_item(item, graders, source.name, detail)
         spool = getattr(source, "_spool", None)
         if spool is not None:  # standard input's copy: done with it
             spool.close()
-    return UnitOutcome(unit, tuple(graded))
 
 
 def _large_single(source: Any, fmt: str) -> Any:
@@ -286,19 +293,36 @@ class BatchGrader:
         only = self.files[0]
         return only != "-" and file_size(only) > self.chunk and is_splittable(only, self.fmt)
 
-    def outcomes(self) -> Iterator[UnitOutcome]:
-        """Each unit's outcome, in input order."""
-        parallel = self.parallel
+    def _plan(self) -> tuple[list[Unit], bool]:
+        """The units, and whether they are graded in this process."""
         # Split large JSONL files in-process too: a unit's results are held until it ends,
         # so one unsplit 1 GB file would hold every result of the batch (soak: 870 MB).
         units = list(plan_units(self.files, self.fmt, self.chunk, split=True))
         self.total = len(units)
         self._unit_bytes = [unit_bytes(u) for u in units]
         self.total_bytes = sum(self._unit_bytes)
-        if not parallel or len(units) < 2:  # one unit: starting workers would only cost
+        # one unit: starting workers would only cost
+        return units, not self.parallel or len(units) < 2
+
+    def outcomes(self) -> Iterator[UnitOutcome]:
+        """Each unit's outcome, in input order."""
+        units, here = self._plan()
+        if here:
             for unit in units:
                 yield self._emit(grade_unit(unit, self.graders, self.fmt, self.detail))
             return
+        yield from self._pooled(units)
+
+    def _graded_here(self, units: list[Unit]) -> Iterator[Graded]:
+        """In this process, one value at a time: nothing of a unit is held back."""
+        for unit in units:
+            count = 0
+            for graded in iter_unit(unit, self.graders, self.fmt, self.detail):
+                count += 1
+                yield graded
+            self._progress(count)
+
+    def _pooled(self, units: list[Unit]) -> Iterator[UnitOutcome]:
         from concurrent.futures import Future, ProcessPoolExecutor
 
         self.used_pool = True
@@ -336,21 +360,26 @@ class BatchGrader:
         return self._emit(outcome)
 
     def _emit(self, outcome: UnitOutcome) -> UnitOutcome:
+        self._progress(len(outcome.graded))
+        return outcome
+
+    def _progress(self, trajectories: int) -> None:
         self.done_bytes += self._unit_bytes[self.done]
         self.done += 1
-        self.trajectories += len(outcome.graded)
+        self.trajectories += trajectories
         if self.on_unit is not None:
             self.on_unit(self.done_bytes, self.total_bytes, self.trajectories)
-        return outcome
 
     def graded(self) -> Iterator[Graded]:
         """One `Graded` value per trajectory or unreadable input, in input order (each
         error message goes to ``on_error`` first)."""
-        for outcome in self.outcomes():
-            for graded in outcome.graded:
-                if graded.error is not None and self.on_error is not None:
-                    self.on_error(graded.error)
-                yield graded
+        units, here = self._plan()
+        stream = (self._graded_here(units) if here else
+                  (g for outcome in self._pooled(units) for g in outcome.graded))
+        for graded in stream:
+            if graded.error is not None and self.on_error is not None:
+                self.on_error(graded.error)
+            yield graded
 
     def results(self) -> Iterator[GraderResult]:
         """Every result in input order (error messages go to ``on_error``)."""
