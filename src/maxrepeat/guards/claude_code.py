@@ -118,7 +118,7 @@ def _feed(stream: SessionStream, monitors: list[Monitor], record: dict[str, Any]
         for m in monitors:
             m.lenient = stream.lenient(key)
             if events:
-                m.feed_all(events)
+                m.extend(events)
 
 
 def guard(

@@ -116,6 +116,12 @@ class Monitor:
             self._add(event)
         return self.result()
 
+    def extend(self, events: Iterable[EventLike | Mapping[str, Any]]) -> None:
+        """Add several events without building the result (catching up on a log: the
+        result is asked for once, at the end)."""
+        for event in events:
+            self._add(event)
+
     def result(self) -> GraderResult:
         """The result for the events fed so far (what `grade()` says of them)."""
         st = self._tracker.st

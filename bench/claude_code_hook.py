@@ -1,0 +1,167 @@
+"""The Claude Code hook's cost (issue 12 item 4): ``python bench/claude_code_hook.py``.
+
+1. First call on a long transcript: a synthetic Claude Code session of 20,000 Bash calls
+   (about 28 MB: each result carries ~1.3 KB of output), graded by a `maxrepeat hook
+   claude-code` process without saved state, against `maxrepeat grade` of the same file
+   (both whole processes, same flags, best of 3).
+2. Added latency per call: a 10,000-call session grows one call (assistant record) at a
+   time; after each the hook runs as Claude Code runs it (a new process, the payload on
+   standard input, the current result in the payload). Whole-process latency is measured
+   on a sample of calls spread over the session (``--sample``, default 200), the floor
+   being ``python -c pass`` of the same interpreter; in-process latency (`guard()` only)
+   on every call.
+
+Machine load (1-minute load average) is printed with the figures: the machine is shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+
+from maxrepeat import MaxRepeatConfig  # noqa: E402
+from maxrepeat.guards.claude_code import guard  # noqa: E402
+
+FLAGS = ["--max", "3", "--max-cycle-period", "2"]
+OUTPUT = "line of build output that the tool printed, " * 10  # ~450 bytes
+
+
+def _records(i: int) -> tuple[str, str]:
+    cmd = f"make target-{i % 97}"
+    use = {"type": "tool_use", "id": f"toolu_{i:06d}", "name": "Bash",
+           "input": {"command": cmd, "description": "build"}}
+    out = f"{i % 89} {OUTPUT}"
+    a = {"parentUuid": None, "isSidechain": False, "type": "assistant", "uuid": f"a{i}",
+         "sessionId": "bench", "message": {"id": f"msg_{i}", "type": "message",
+                                            "role": "assistant", "content": [use]}}
+    u = {"parentUuid": f"a{i}", "isSidechain": False, "type": "user", "uuid": f"u{i}",
+         "sessionId": "bench",
+         "message": {"role": "user", "content": [{"tool_use_id": use["id"],
+                                                  "type": "tool_result", "content": out,
+                                                  "is_error": False}]},
+         "toolUseResult": {"stdout": out, "stderr": "", "interrupted": False}}
+    return json.dumps(a) + "\n", json.dumps(u) + "\n"
+
+
+def _payload(path: Path, i: int) -> dict[str, Any]:
+    out = f"{i % 89} {OUTPUT}"
+    return {"session_id": "bench", "transcript_path": str(path), "cwd": "/tmp",
+            "hook_event_name": "PostToolUse", "tool_name": "Bash",
+            "tool_input": {"command": f"make target-{i % 97}"}, "tool_use_id": f"toolu_{i:06d}",
+            "tool_response": {"stdout": out, "stderr": "", "interrupted": False}}
+
+
+def _exe() -> list[str]:
+    return [sys.executable, "-m", "maxrepeat"]
+
+
+CPU: list[float] = []  # CPU seconds (user + system) of each timed child process
+
+
+def _time(cmd: list[str], stdin: bytes = b"") -> float:
+    """Wall seconds of one whole process; its CPU seconds are appended to CPU."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    subprocess.run(cmd, input=stdin, stdout=subprocess.DEVNULL, check=False)
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return wall
+
+
+def first_call(tmp: Path, calls: int) -> dict[str, Any]:
+    path = tmp / "long.jsonl"
+    with path.open("w") as fh:
+        for i in range(calls):
+            a, u = _records(i)
+            fh.write(a + u)
+    a, _ = _records(calls)
+    with path.open("a") as fh:
+        fh.write(a)  # the current call, its result not yet written
+    payload = json.dumps(_payload(path, calls)).encode()
+    grade, grade_cpu, hook, hook_cpu = [], [], [], []
+    for k in range(3):
+        grade.append(_time([*_exe(), "grade", str(path), "--format", "claude-code", *FLAGS,
+                            "--output", "json", "--quiet"]))
+        grade_cpu.append(CPU[-1])
+        hook.append(_time([*_exe(), "hook", "claude-code", *FLAGS, "--cache-dir",
+                           str(tmp / f"first-{k}")], payload))
+        hook_cpu.append(CPU[-1])
+    return {"calls": calls, "mb": path.stat().st_size / 1e6, "grade_s": min(grade),
+            "hook_s": min(hook), "ratio_wall": min(hook) / min(grade),
+            "grade_cpu_s": min(grade_cpu), "hook_cpu_s": min(hook_cpu),
+            "ratio_cpu": min(hook_cpu) / min(grade_cpu)}
+
+
+def per_call(tmp: Path, calls: int, sample: int) -> dict[str, Any]:
+    path = tmp / "grow.jsonl"
+    path.write_text("")
+    cache = tmp / "grow-cache"
+    configs = [MaxRepeatConfig(max=3, max_cycle_period=2)]
+    every = max(1, calls // sample)
+    inproc: list[float] = []
+    whole: list[float] = []
+    floor: list[float] = []
+    whole_cpu: list[float] = []
+    floor_cpu: list[float] = []
+    with path.open("a") as fh:
+        for i in range(calls):
+            a, u = _records(i)
+            fh.write(a)
+            fh.flush()
+            if i % every == 0:
+                whole.append(_time([*_exe(), "hook", "claude-code", *FLAGS, "--cache-dir",
+                                    str(cache)], json.dumps(_payload(path, i)).encode()))
+                whole_cpu.append(CPU[-1])
+                floor.append(_time([sys.executable, "-c", "pass"]))
+                floor_cpu.append(CPU[-1])
+            t = time.perf_counter()
+            guard(_payload(path, i), configs, cache_dir=cache)
+            inproc.append(time.perf_counter() - t)
+            fh.write(u)
+            fh.flush()
+
+    def q(xs: list[float], p: float) -> float:
+        return sorted(xs)[min(len(xs) - 1, int(p * len(xs)))]
+
+    return {"calls": calls, "mb": path.stat().st_size / 1e6,
+            "whole_median_ms": statistics.median(whole) * 1e3,
+            "whole_p99_ms": q(whole, 0.99) * 1e3,
+            "floor_median_ms": statistics.median(floor) * 1e3,
+            "whole_cpu_median_ms": statistics.median(whole_cpu) * 1e3,
+            "whole_cpu_p99_ms": q(whole_cpu, 0.99) * 1e3,
+            "floor_cpu_median_ms": statistics.median(floor_cpu) * 1e3,
+            "inproc_median_ms": statistics.median(inproc) * 1e3,
+            "inproc_p99_ms": q(inproc, 0.99) * 1e3,
+            "inproc_first_100_median_ms": statistics.median(inproc[:100]) * 1e3,
+            "inproc_last_100_median_ms": statistics.median(inproc[-100:]) * 1e3,
+            "samples": len(whole)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--calls", type=int, default=20000)
+    ap.add_argument("--session", type=int, default=10000)
+    ap.add_argument("--sample", type=int, default=200)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        print("load before:", os.getloadavg()[0])
+        print(json.dumps(first_call(tmp, args.calls), indent=1))
+        print(json.dumps(per_call(tmp, args.session, args.sample), indent=1))
+        print("load after:", os.getloadavg()[0])
+
+
+if __name__ == "__main__":
+    main()
