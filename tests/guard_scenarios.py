@@ -17,7 +17,7 @@ post-hoc grading of that trajectory, step by step:
 
 from __future__ import annotations
 
-from dataclasses import replace
+from msgspec.structs import replace
 
 from dataclasses import dataclass, field
 from typing import Any

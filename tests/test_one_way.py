@@ -93,3 +93,22 @@ def test_steps_hand_out_plain_values() -> None:
     values = [v for s in found for c in s.calls for v in (c.arguments, c.observation)]
     assert values and not any(isinstance(v, msgspec.Raw) for v in values)
     assert found[0].calls[0].arguments == {"path": "src/parse.py"}
+
+
+def test_results_encode_decode_and_give_their_schema_from_one_definition() -> None:
+    """A result's JSON, its decoding and its JSON Schema all come from the struct itself,
+    and `to_dict()` is exactly the encoded JSON."""
+    import json
+
+    import msgspec
+
+    [trajectory] = maxrepeat.read_trajectories(EXAMPLES / "loop.json")
+    result = maxrepeat.grade(trajectory, maxrepeat.MaxRepeatConfig(2, max_cycle_period=2))
+    assert result.metadata.runs
+    text = msgspec.json.encode(result)
+    assert json.loads(text) == result.to_dict()
+    assert msgspec.json.decode(text, type=maxrepeat.GraderResult) == result
+    schema = msgspec.json.schema(maxrepeat.GraderResult)
+    defs = schema["$defs"]
+    assert list(defs["GraderResult"]["properties"]) == list(result.to_dict())
+    assert list(defs["ResultMetadata"]["properties"]) == list(result.metadata.to_dict())

@@ -6,8 +6,8 @@ derives from `MaxRepeatError`::
     ├── PatternSyntaxError (ValueError)     a tools pattern new RegExp would refuse
     ├── UnsafeMatchError (ValueError)       a tools pattern too costly on one tool name
     ├── TrajectoryFormatError (ValueError)  a trajectory cannot be read
-    ├── MalformedValueError (ValueError)    a value in a trajectory is not JSON (bytes, …)
     │   └── CutLastLineError                the last JSONL line is cut off (a crash)
+    ├── MalformedValueError (ValueError)    a value in a trajectory is not JSON (bytes, …)
     ├── MissingExtraError (ImportError)     an optional part without its extra
     └── LoopStopped                         a live guard stopped the run (each framework's
                                             stop error derives from it and its own error)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .canonical import MalformedValueError
+from .errors import MalformedValueError
 from .config import MaxRepeatConfig
 from .errors import TrajectoryFormatError
 from .events import Trajectory, trajectory_from_dict

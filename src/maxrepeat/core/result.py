@@ -1,19 +1,26 @@
 """Results are data (spec §5): immutable values that explain themselves.
 
-`GraderResult.to_dict()` gives exactly the JSON keys of spec §5, in camelCase as the
-seed framework writes them; graders never print.
+Each result type is one frozen ``msgspec.Struct`` whose field names, camelCased, are the
+JSON keys of spec §5 as the seed framework writes them: the one definition encodes
+(``msgspec.json.encode(result)``, `GraderResult.to_dict`), decodes
+(``msgspec.json.decode(text, type=GraderResult)``) and gives the JSON Schema
+(``msgspec.json.schema(GraderResult)``). Graders never print.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
+
+import msgspec
 
 __all__ = ["Run", "ResultMetadata", "GraderResult"]
 
+# to_dict is the encoded JSON read back: lists for tuples, exactly what a report writes
+_ENCODE = msgspec.json.Encoder().encode
+_DECODE = msgspec.json.Decoder().decode
 
-@dataclass(frozen=True, slots=True)
-class Run:
+
+class Run(msgspec.Struct, frozen=True, rename="camel"):
     """A repeated run: ``occurrences`` complete copies of a primitive ``period``-step block.
 
     Steps are 0-based over the watched steps, inclusive; events index the trajectory's
@@ -33,19 +40,10 @@ class Run:
 
     def to_dict(self) -> dict[str, Any]:
         """The run as JSON-ready data (camelCase keys)."""
-        return {
-            "period": self.period,
-            "occurrences": self.occurrences,
-            "startStep": self.start_step,
-            "endStep": self.end_step,
-            "startEvent": self.start_event,
-            "endEvent": self.end_event,
-            "pattern": list(self.pattern),
-        }
+        return cast("dict[str, Any]", _DECODE(_ENCODE(self)))
 
 
-@dataclass(frozen=True, slots=True)
-class ResultMetadata:
+class ResultMetadata(msgspec.Struct, frozen=True, rename="camel"):
     """The ``metadata`` of a result: config in force, the figure and where it was found.
 
     >>> ResultMetadata(max=3, max_cycle_period=1, match="name", tools=None).occurrences
@@ -83,56 +81,37 @@ class ResultMetadata:
 
     def to_dict(self) -> dict[str, Any]:
         """The metadata as JSON-ready data (camelCase keys, spec §5 first)."""
-        return {
-            "max": self.max,
-            "maxCyclePeriod": self.max_cycle_period,
-            "match": self.match,
-            "tools": list(self.tools) if self.tools is not None else None,
-            "occurrences": self.occurrences,
-            "period": self.period,
-            "startStep": self.start_step,
-            "endStep": self.end_step,
-            "startEvent": self.start_event,
-            "endEvent": self.end_event,
-            "watchedSteps": self.watched_steps,
-            "watchedCalls": self.watched_calls,
-            "emptySteps": self.empty_steps,
-            "pattern": list(self.pattern),
-            "patternTools": list(self.pattern_tools),
-            "runs": [r.to_dict() for r in self.runs],
-            "runsTotal": self.runs_total,
-            "loopSteps": self.loop_steps,
-            "format": self.format,
-            "lenient": self.lenient,
-            "source": self.source,
-        }
+        return cast("dict[str, Any]", _DECODE(_ENCODE(self)))
 
 
 Status = Literal["ok", "error"]
 
 
-@dataclass(frozen=True, slots=True)
-class GraderResult:
+class GraderResult(msgspec.Struct, frozen=True, rename="camel", kw_only=True):
     """One grader's verdict on one trajectory (spec §5).
 
     An ``error`` result carries no verdict: ``passed`` is False, ``score`` 0.0, and the
     evidence says why the grader could not run.
 
-    >>> r = GraderResult("run-1", "loops", "ok", True, 1.0, "no watched tool call found (max 3)",
-    ...                  ResultMetadata(max=3, max_cycle_period=1, match="observation", tools=None))
-    >>> sorted(r.to_dict())
-    ['evidence', 'graderType', 'kind', 'metadata', 'name', 'passed', 'score', 'status', 'trajectory']
+    >>> r = GraderResult(trajectory="run-1", name="loops", status="ok", passed=True, score=1.0,
+    ...                  evidence="no watched tool call found (max 3)",
+    ...                  metadata=ResultMetadata(max=3, max_cycle_period=1, match="observation",
+    ...                                          tools=None))
+    >>> list(r.to_dict())
+    ['trajectory', 'name', 'graderType', 'kind', 'status', 'passed', 'score', 'evidence', 'metadata']
+    >>> msgspec.json.decode(msgspec.json.encode(r), type=GraderResult) == r
+    True
     """
 
     trajectory: str
     name: str
+    grader_type: str = "max-repeat"
+    kind: str = "code"
     status: Status
     passed: bool
     score: float
     evidence: str
     metadata: ResultMetadata
-    grader_type: str = field(default="max-repeat")
-    kind: str = field(default="code")
 
     @property
     def failed(self) -> bool:
@@ -146,14 +125,4 @@ class GraderResult:
 
     def to_dict(self) -> dict[str, Any]:
         """The result with exactly the JSON keys of spec §5."""
-        return {
-            "trajectory": self.trajectory,
-            "name": self.name,
-            "graderType": self.grader_type,
-            "kind": self.kind,
-            "status": self.status,
-            "passed": self.passed,
-            "score": self.score,
-            "evidence": self.evidence,
-            "metadata": self.metadata.to_dict(),
-        }
+        return cast("dict[str, Any]", _DECODE(_ENCODE(self)))

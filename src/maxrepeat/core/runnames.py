@@ -11,8 +11,9 @@ keep one name.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
+
+import msgspec
 
 from .result import GraderResult
 
@@ -70,7 +71,7 @@ class RunNames:
         ['r', 'r (b.json)']
         """
         name = self.name(result.trajectory, result.metadata.source, result.name)
-        return result if name == result.trajectory else dataclasses.replace(
+        return result if name == result.trajectory else msgspec.structs.replace(
             result, trajectory=name)
 
 

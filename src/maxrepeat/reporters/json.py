@@ -16,7 +16,7 @@ __all__ = ["REPORTER", "JsonReporter", "render"]
 
 def render(results: Sequence[GraderResult], summary: Summary) -> str:
     """The whole batch as one indented JSON document."""
-    doc = {"results": [r.to_dict() for r in results], "summary": summary.to_dict()}
+    doc = {"results": list(results), "summary": summary.to_dict()}
     return msgspec.json.format(msgspec.json.encode(doc).decode("utf-8"), indent=2) + "\n"
 
 

@@ -17,7 +17,7 @@ _encode = msgspec.json.Encoder().encode
 
 def line(result: GraderResult) -> str:
     """One result as one JSON line (with its newline)."""
-    return _encode(result.to_dict()).decode("utf-8") + "\n"
+    return _encode(result).decode("utf-8") + "\n"
 
 
 def footer(summary: Summary) -> str:
