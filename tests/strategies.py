@@ -166,3 +166,23 @@ def configs(draw: st.DrawFn) -> dict[str, Any]:
         cfg["tools"] = draw(st.lists(st.sampled_from(["^bash$", "bash", "^re", "edit$"]),
                                      min_size=1, max_size=2))
     return cfg
+
+
+def json_values(*, floats: bool = False, max_leaves: int = 10) -> st.SearchStrategy[Any]:
+    """Any JSON value: null, booleans, integers and short strings, in lists and objects.
+    ``floats`` adds finite floats, strings of whitespace and backslashes and any text but
+    lone surrogates: the values whose canonical bytes are easiest to get wrong.
+
+    The one strategy of plain JSON values for every test that needs one.
+    """
+    leaves = st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.text(max_size=8)
+    if floats:
+        leaves = (leaves | st.floats(allow_nan=False, allow_infinity=False)
+                  | st.sampled_from(["", " ", "a\\b", "\n"])
+                  | st.text(st.characters(blacklist_categories=["Cs"])))
+    return st.recursive(
+        leaves,
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner,
+                                                                     max_size=3),
+        max_leaves=max_leaves,
+    )

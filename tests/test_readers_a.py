@@ -19,6 +19,7 @@ from maxrepeat.core.errors import TrajectoryFormatError
 from maxrepeat.core.events import Trajectory
 from maxrepeat.readers import Source, detect, read_source
 from maxrepeat.readers._toolevents import EventBuilder, content_text, decode_arguments
+from .strategies import json_values
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -301,12 +302,7 @@ def test_atif_parallel_calls_of_one_step_are_never_a_loop() -> None:
 
 # --- helpers ----------------------------------------------------------------------------
 
-JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner,
-                                                                 max_size=3),
-    max_leaves=10,
-)
+JSON_VALUES = json_values(max_leaves=10)
 
 
 @settings(max_examples=60, deadline=None)

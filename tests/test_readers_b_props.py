@@ -14,6 +14,7 @@ from maxrepeat.core.errors import TrajectoryFormatError
 from maxrepeat.readers import Source, get_reader, read_source
 
 from .test_readers_b import FIXTURES, MY_FORMATS
+from .strategies import json_values
 
 SETTINGS = settings(max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
@@ -94,11 +95,7 @@ def test_anthropic_one_turn_per_response_with_error_flags(conv: list[Response]) 
                          for calls in conv if calls]
 
 
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-3, 3) | st.text(max_size=4),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner,
-                                                                max_size=3),
-    max_leaves=6)
+JSON_VALUES = json_values(max_leaves=6)
 
 
 def _paths(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -135,7 +132,7 @@ def test_any_value_replaced_reads_or_errors(data: st.DataObject) -> None:
     grade, or errors that name the input; never an exception."""
     fmt, doc = data.draw(st.sampled_from(DOCUMENTS))
     path = data.draw(st.sampled_from(_paths(doc)))
-    mutated = _replace(doc, path, data.draw(json_values))
+    mutated = _replace(doc, path, data.draw(JSON_VALUES))
     raw = json.dumps(mutated).encode()
     source = Source.from_bytes(raw, "m.json")
     for name in MY_FORMATS:

@@ -13,6 +13,7 @@ from maxrepeat.core.canonical import canonical_bytes, is_empty
 from maxrepeat.core.events import Event, EventData
 from maxrepeat.core.fingerprints import digest, fingerprint_keys, name_bytes, step_key
 from maxrepeat.core.steps import MISSING, group_steps, group_steps_loop, watcher
+from .strategies import json_values
 
 VALUES: list[Any] = [None, "ok", " ", "", 1, 1.0, [], {}, {"a": 1}, {"a": 1.0}, [True],
                      msgspec.Raw(b'{"a":1.0}'), msgspec.Raw(b'{"a":1}'), msgspec.Raw(b'"ok"'),
@@ -92,12 +93,7 @@ def test_call_without_name_is_reported() -> None:
         raise AssertionError("no error")
 
 
-JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers(-10**6, 10**6)
-    | st.floats(allow_nan=False, allow_infinity=False) | st.sampled_from(["", " ", "a\\b", "\n"])
-    | st.text(st.characters(blacklist_categories=["Cs"])),
-    lambda inner: st.lists(inner, max_size=3)
-    | st.dictionaries(st.text(max_size=3), inner, max_size=3), max_leaves=8)
+JSON_VALUES = json_values(floats=True, max_leaves=8)
 
 
 @settings(max_examples=300, deadline=None)
