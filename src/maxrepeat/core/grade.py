@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .errors import MalformedValueError
 from .config import MaxRepeatConfig
-from .errors import TrajectoryFormatError
+from .errors import MalformedValueError, TrajectoryFormatError
 from .events import Trajectory, trajectory_from_dict
 from .preview import inert, shorten, step_preview
 from .result import GraderResult, ResultMetadata, Run
