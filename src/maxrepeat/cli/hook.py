@@ -248,3 +248,13 @@ def uninstall_cmd(agent: str, scope: str) -> None:
         _fail(str(exc))
     click.echo(f"{'removed from' if done.changed else 'nothing to remove in'} {done.path}"
                + (f" (backup: {done.backup})" if done.backup else ""))
+
+
+def _register_agent_hooks() -> None:
+    # codex, gemini-cli, copilot-cli: cli/agent_hooks.py
+    from .agent_hooks import register
+
+    register(hook_cmd)
+
+
+_register_agent_hooks()

@@ -132,6 +132,16 @@ class ClaudeCodeWriter:
 WRITERS: dict[str, SettingsWriter] = {"claude-code": ClaudeCodeWriter()}
 
 
+def _agent_writers() -> None:
+    # Codex CLI, Gemini CLI, Copilot CLI (guards/agent_writers.py imports this module)
+    from .agent_writers import AGENT_WRITERS
+
+    WRITERS.update(AGENT_WRITERS)
+
+
+_agent_writers()
+
+
 @dataclass(frozen=True)
 class InstallResult:
     """What install/uninstall did: the settings ``path``, the ``backup`` written (None

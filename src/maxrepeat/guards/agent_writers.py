@@ -1,0 +1,198 @@
+"""Settings writers for ``maxrepeat hook install|uninstall codex|gemini-cli|copilot-cli``.
+
+Each follows `maxrepeat.guards.install.SettingsWriter` (merge, backup and exact removal
+are the shared machinery's); this module only knows where each agent reads its hooks
+and the shape of one entry:
+
+=========== ======================================= ==================================
+agent       user scope                              project scope
+=========== ======================================= ==================================
+codex       ``$CODEX_HOME/hooks.json``              ``.codex/hooks.json``
+            (``~/.codex/hooks.json``)
+gemini-cli  ``~/.gemini/settings.json``             ``.gemini/settings.json``
+copilot-cli ``$COPILOT_HOME/settings.json``         ``.github/hooks/maxrepeat.json``
+            (``~/.copilot/settings.json``)
+=========== ======================================= ==================================
+
+>>> w = GeminiCliWriter()
+>>> s = w.add({"theme": "x"}, "maxrepeat hook gemini-cli --max 3")
+>>> sorted(s["hooks"]), s["theme"]
+(['AfterTool', 'BeforeTool'], 'x')
+>>> w.remove(s)
+{'theme': 'x'}
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from .install import SettingsWriter
+
+__all__ = ["CodexWriter", "GeminiCliWriter", "CopilotCliWriter", "AGENT_WRITERS"]
+
+
+def _is_guard(command: Any, agent: str) -> bool:
+    from .install import is_guard_command
+
+    return is_guard_command(command, agent)
+
+
+def _copy(settings: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = json.loads(json.dumps(settings))
+    return out
+
+
+def _hooks(out: dict[str, Any]) -> dict[str, Any]:
+    hooks = out.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise ValueError("hooks must be an object")
+    return hooks
+
+
+def _drop_empty(out: dict[str, Any], original: dict[str, Any]) -> dict[str, Any]:
+    hooks = out.get("hooks")
+    if isinstance(hooks, dict) and not hooks and original.get("hooks") != {}:
+        del out["hooks"]
+    return out
+
+
+class _GroupWriter:
+    """Agents whose hooks are ``{"hooks": {EVENT: [{matcher?, hooks: [handler]}]}}``."""
+
+    agent = ""
+    events: tuple[str, ...] = ()
+
+    def group(self, command: str) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def add(self, settings: dict[str, Any], command: str) -> dict[str, Any]:
+        out = self.remove(settings)
+        hooks = _hooks(out)
+        for event in self.events:
+            groups = hooks.setdefault(event, [])
+            if not isinstance(groups, list):
+                raise ValueError(f"hooks.{event} must be a list")
+            groups.append(self.group(command))
+        return out
+
+    def remove(self, settings: dict[str, Any]) -> dict[str, Any]:
+        out = _copy(settings)
+        hooks = out.get("hooks")
+        if not isinstance(hooks, dict):
+            return out
+        for event in list(hooks):
+            groups = hooks[event]
+            if not isinstance(groups, list):
+                continue
+            kept_groups = []
+            for group in groups:
+                inner = group.get("hooks") if isinstance(group, dict) else None
+                if not isinstance(inner, list):
+                    kept_groups.append(group)
+                    continue
+                kept = [h for h in inner if not (
+                    isinstance(h, dict) and _is_guard(h.get("command"), self.agent))]
+                if kept or len(kept) == len(inner):
+                    kept_groups.append({**group, "hooks": kept})
+            if kept_groups or not groups:
+                hooks[event] = kept_groups
+            else:
+                del hooks[event]
+        return _drop_empty(out, settings)
+
+
+class CodexWriter(_GroupWriter):
+    """Codex CLI: ``hooks.json`` beside the user or project config (Codex also reads
+    ``[hooks]`` tables in ``config.toml``; the JSON file keeps the user's TOML untouched).
+    Codex runs hooks it has not reviewed only after the user trusts them (``/hooks`` in
+    the TUI), or with ``--dangerously-bypass-hook-trust``."""
+
+    agent = "codex"
+    events: tuple[str, ...] = ("PreToolUse", "PostToolUse")
+
+    def path(self, scope: str, project: Path, home: Path) -> Path:
+        if scope == "user":
+            base = os.environ.get("CODEX_HOME")
+            return (Path(base) if base else home / ".codex") / "hooks.json"
+        return project / ".codex" / "hooks.json"
+
+    def group(self, command: str) -> dict[str, Any]:
+        return {"hooks": [{"type": "command", "command": command, "timeout": 30}]}
+
+
+class GeminiCliWriter(_GroupWriter):
+    """Gemini CLI: the ``hooks`` of ``settings.json`` (user or project), matcher ``*``."""
+
+    agent = "gemini-cli"
+    events: tuple[str, ...] = ("BeforeTool", "AfterTool")
+
+    def path(self, scope: str, project: Path, home: Path) -> Path:
+        if scope == "user":
+            return home / ".gemini" / "settings.json"
+        return project / ".gemini" / "settings.json"
+
+    def group(self, command: str) -> dict[str, Any]:
+        return {"matcher": "*", "hooks": [{"type": "command", "command": command,
+                                           "name": "maxrepeat-loop-guard", "timeout": 30000}]}
+
+
+class CopilotCliWriter:
+    """Copilot CLI: the ``hooks`` of ``settings.json`` (user), or a hooks file of its own
+    in ``.github/hooks/`` (project); one ``{"type": "command", "bash": ...}`` handler per
+    event (``preToolUse``, ``postToolUse``, ``postToolUseFailure``, ``permissionRequest``)."""
+
+    agent = "copilot-cli"
+    events: Final = ("preToolUse", "postToolUse", "postToolUseFailure", "permissionRequest")
+
+    def __init__(self) -> None:
+        # the shared machinery asks for the path before it edits the file: a hooks file
+        # of our own (project scope) carries Copilot's "version": 1, settings.json not
+        self._own_file = False
+
+    def path(self, scope: str, project: Path, home: Path) -> Path:
+        self._own_file = scope != "user"
+        if scope == "user":
+            base = os.environ.get("COPILOT_HOME")
+            return (Path(base) if base else home / ".copilot") / "settings.json"
+        return project / ".github" / "hooks" / "maxrepeat.json"
+
+    def add(self, settings: dict[str, Any], command: str) -> dict[str, Any]:
+        out = self.remove(settings)
+        hooks = _hooks(out)
+        if self._own_file and "version" not in out:
+            out = {"version": 1, **out}
+        for event in self.events:
+            handlers = hooks.setdefault(event, [])
+            if not isinstance(handlers, list):
+                raise ValueError(f"hooks.{event} must be a list")
+            handlers.append({"type": "command", "bash": command, "timeoutSec": 30})
+        return out
+
+    def remove(self, settings: dict[str, Any]) -> dict[str, Any]:
+        out = _copy(settings)
+        hooks = out.get("hooks")
+        if not isinstance(hooks, dict):
+            return out
+        for event in list(hooks):
+            handlers = hooks[event]
+            if not isinstance(handlers, list):
+                continue
+            kept = [h for h in handlers if not (
+                isinstance(h, dict) and _is_guard(h.get("bash"), self.agent))]
+            if kept or not handlers:
+                hooks[event] = kept
+            else:
+                del hooks[event]
+        out = _drop_empty(out, settings)
+        if set(out) == {"version"} and "hooks" in settings:
+            return {}  # only our own hooks file's header is left
+        return out
+
+
+#: The writers to register in `maxrepeat.guards.install.WRITERS`.
+AGENT_WRITERS: Final[dict[str, SettingsWriter]] = {"codex": CodexWriter(), "gemini-cli": GeminiCliWriter(),
+                        "copilot-cli": CopilotCliWriter()}

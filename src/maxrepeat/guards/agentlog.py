@@ -1,0 +1,246 @@
+"""The live guard for agents whose hook input names the call but not the history.
+
+Codex CLI, Gemini CLI and Copilot CLI run a hook command before and after each tool call
+with the call on standard input (tool name, arguments, for the post-call hook its result),
+but without the calls before it. The history is in the agent's own session log, which
+each agent writes as it goes: the guard reads that log with the agent's reader (the same
+conversion ``maxrepeat grade`` applies to the finished log), adds the current call where
+the log does not have it yet, and asks the shared escalation policy
+(`maxrepeat.guards.policy`) what to do.
+
+Where the current call stands in the log when the hook runs differs per agent (measured
+with each agent's release, see ``docs/design/agent-guards.md``):
+
+* ``"id"``: the call is already written, with the id the payload names (Codex CLI);
+* ``"unanswered"``: the call is already written, but the payload names no id: it is the
+  latest call of that name (and arguments) without a result (Copilot CLI);
+* ``"absent"``: the call is not written yet (Gemini CLI writes a model message's calls
+  once they have all finished).
+
+After the call (``phase="post"``) its result comes from the payload, so the step is
+complete at the call it belongs to, as it will be in the finished log. Before the call
+(``phase="pre"``), the policy is asked what the call *would* do (`Escalation.would_exceed`):
+in ``name`` and ``name-args`` modes a repeat is refused before it runs.
+
+The log is read from its start at every call (these readers keep no resumable state); the
+escalation memory (which step the guard last spoke at) is kept per session by
+`maxrepeat.guards.session`, under the same per-session lock, so parallel calls of one turn
+get one message.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from ..core.config import MaxRepeatConfig, unique_names
+from ..core.errors import TrajectoryFormatError
+from ..core.events import (
+    TOOL_CALL,
+    TOOL_RESULT,
+    TURN_END,
+    Event,
+    Trajectory,
+    tool_call,
+    tool_result,
+    turn_end,
+    turn_start,
+)
+from ..core.monitor import Monitor
+from ..readers import Source, get_reader
+from .policy import Action, Decision, Escalation, Policy
+from .session import GuardSession, Snapshot, signature_of
+
+__all__ = ["HookCall", "HookOutput", "UNKNOWN", "place_call", "judge", "PLACEMENTS",
+           "payload_str", "require"]
+
+#: Longest wait (seconds) for a log that lags behind the hooks (see `_caught_up`).
+LAG_WAIT: Final = 2.0
+#: How the current call stands in the log when the hook runs (see the module docstring).
+PLACEMENTS: Final = ("id", "unanswered", "absent")
+
+
+class _Unknown:
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+
+#: Arguments the payload does not give (the call is then matched by name only).
+UNKNOWN: Final[Any] = _Unknown()
+
+
+@dataclass(frozen=True)
+class HookCall:
+    """One hook invocation, in the log's terms.
+
+    ``name`` and ``arguments`` are spelled as the agent's log spells them (the guard of
+    each agent translates); ``result`` / ``ok`` only for ``phase="post"``.
+    """
+
+    phase: str
+    session: str | None
+    log: str | None
+    reader: str
+    placement: str
+    name: str
+    arguments: Any = UNKNOWN
+    call_id: str | None = None
+    result: Any = None
+    ok: bool = True
+
+
+def _turn_bounds(events: Sequence[Event], i: int) -> tuple[int, int]:
+    """[start, end) of the turn holding event ``i`` (turn_start .. turn_end included)."""
+    start = i
+    while start > 0 and events[start - 1].type not in (TURN_END,) and \
+            events[start].type != "turn_start":
+        start -= 1
+    end = i + 1
+    while end < len(events) and events[end - 1].type != TURN_END:
+        end += 1
+    return start, end
+
+
+def _find(events: Sequence[Event], call: HookCall) -> int | None:
+    """Index of the current call's ``tool_call`` event in the log, or None."""
+    if call.placement == "absent":
+        return None
+    if call.placement == "id":
+        for i in range(len(events) - 1, -1, -1):
+            e = events[i]
+            if e.type == TOOL_CALL and e.data.tool_call_id == call.call_id:
+                return i
+        return None
+    answered = {e.data.tool_call_id for e in events if e.type == TOOL_RESULT}
+    for i in range(len(events) - 1, -1, -1):
+        e = events[i]
+        if (e.type == TOOL_CALL and e.data.tool_name == call.name
+                and (e.data.tool_call_id is None or e.data.tool_call_id not in answered)
+                and (call.arguments is UNKNOWN or e.data.arguments == call.arguments)):
+            return i
+    return None
+
+
+def place_call(events: Sequence[Event], call: HookCall) -> tuple[list[Event], list[Event]]:
+    """Split the log's events into (history, the current call's turn).
+
+    The current turn holds the call (taken from the log when it is there, else made from
+    the payload) and, after the call, its result from the payload when the log lacks it.
+    Before the call, results are left out (the call has not run).
+    """
+    events = list(events)
+    i = _find(events, call)
+    if i is None:
+        cid = call.call_id or f"maxrepeat-hook-{len(events)}"
+        current = [turn_start("maxrepeat-hook"), tool_call(call.name, cid, call.arguments)]
+        if call.phase == "post":
+            current.append(tool_result(cid, call.result, call.ok))
+        current.append(turn_end("maxrepeat-hook"))
+        return events, current
+    start, end = _turn_bounds(events, i)
+    history, turn = events[:start], events[start:end]
+    found = events[i].data.tool_call_id
+    if call.phase == "pre":
+        # the refused call and anything after it have not happened
+        turn = [e for e in turn if e.type != TOOL_RESULT or e.data.tool_call_id != found]
+    elif found is not None and not any(e.type == TOOL_RESULT and e.data.tool_call_id == found
+                                       for e in turn):
+        at = len(turn) - 1 if turn and turn[-1].type == TURN_END else len(turn)
+        turn.insert(at, tool_result(found, call.result, call.ok))
+    # events after the current turn (none in practice) stay where they were
+    return history, turn + events[end:]
+
+
+def _read_log(gs: GuardSession, reader: str, log: str) -> tuple[list[Event], bool]:
+    """The log's events (complete lines only: a line still being written waits)."""
+    data = b"".join(raw for _, raw in gs.lines(0, 0))
+    if not data.strip():
+        return [], False
+    error: object = "no trajectory"
+    for item in get_reader(reader).read(Source.from_bytes(data, log)):
+        if isinstance(item, Trajectory):
+            return list(item.events), item.lenient
+        error = item
+    raise TrajectoryFormatError(log, f"not readable as {reader}: {error}")
+
+
+def judge(
+    call: HookCall,
+    configs: Sequence[MaxRepeatConfig],
+    *,
+    policy: Policy | None = None,
+    cache_dir: Path | None = None,
+) -> Decision:
+    """What the guard does for this hook call (see the module docstring).
+
+    Raises `TrajectoryFormatError` when the log exists but cannot be read.
+    """
+    names = unique_names(configs)
+    policy = policy or Policy()
+    log = call.log if call.log and Path(call.log).is_file() else None
+    signature = signature_of(configs, names, policy, call.reader)
+    with GuardSession(cache_dir, agent=call.reader, session=call.session, log=log,
+                      signature=signature) as gs:
+        snap = gs.restore()
+        seen = int.from_bytes(snap.extra, "big") if snap and snap.extra else 0
+        events, lenient = _caught_up(gs, call.reader, log, seen)
+        history, current = place_call(events, call)
+        monitors = [Monitor(c, name=n, id=call.session, source=log, format=call.reader,
+                            lenient=lenient) for c, n in zip(configs, names)]
+        for m in monitors:
+            m.feed_all(history)
+        esc = Escalation(monitors, policy, snap.escalation if snap else None)
+        if call.phase == "pre":
+            decision = esc.would_exceed(current)
+            if decision.action < Action.BLOCK:
+                # a pre-call guard only refuses; warnings come with the result
+                return Decision(Action.NONE, None, decision.results)
+            return decision
+        for m in monitors:
+            m.feed_all(current)
+        decision = esc.decide()
+        gs.store(Snapshot(gs.offset, gs.line_count, b"", [], esc.state,
+                          (seen + 1).to_bytes(8, "big")))
+        return decision
+
+
+def _caught_up(gs: GuardSession, reader: str, log: str | None, seen: int
+               ) -> tuple[list[Event], bool]:
+    """The log's events, once the log shows at least the ``seen`` results the guard was
+    given by earlier post-call hooks. Copilot CLI writes its log asynchronously: a hook
+    can run before the previous call's result is on disk, and the previous call would
+    then pass for the current one. Waits at most `LAG_WAIT` seconds, then goes on."""
+    if log is None:
+        return [], False
+    deadline = time.monotonic() + LAG_WAIT
+    while True:
+        events, lenient = _read_log(gs, reader, log)
+        answered = sum(1 for e in events if e.type == TOOL_RESULT)
+        if answered >= seen or time.monotonic() >= deadline:
+            return events, lenient
+        time.sleep(0.02)
+
+
+@dataclass(frozen=True)
+class HookOutput:
+    """What the hook command prints and how it exits: ``stdout`` the JSON object for the
+    agent (None: print nothing), ``exit_code`` 0 (the agent reads the JSON)."""
+
+    stdout: dict[str, Any] | None
+    exit_code: int = 0
+
+
+def payload_str(payload: Any, key: str) -> str | None:
+    """``payload[key]`` when it is a non-empty string."""
+    value = payload.get(key) if isinstance(payload, dict) else None
+    return value if isinstance(value, str) and value else None
+
+
+def require(value: str | None, what: str) -> str:
+    """``value``, or `TrajectoryFormatError` naming the missing hook-input field."""
+    if value is None:
+        raise TrajectoryFormatError("<hook input>", f"{what} must be a non-empty string")
+    return value

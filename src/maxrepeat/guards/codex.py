@@ -1,0 +1,103 @@
+"""``maxrepeat hook codex``: the loop guard as an OpenAI Codex CLI hook.
+
+Codex runs a command hook before (``PreToolUse``) and after (``PostToolUse``) each tool
+call, with one JSON object on standard input::
+
+    {"session_id", "turn_id", "transcript_path", "cwd", "hook_event_name", "model",
+     "permission_mode", "tool_name", "tool_input", "tool_use_id",
+     "tool_response"}                       # PostToolUse only
+
+``transcript_path`` is the session's rollout file (``~/.codex/sessions/.../rollout-*.jsonl``,
+read with the ``codex`` reader). When the hook runs, Codex has already written the call
+(``function_call`` with ``call_id`` = ``tool_use_id``) but not its output: the guard takes
+the call from the log (its name and arguments as the log spells them: ``exec_command``
+with ``{"cmd": ...}``, where the payload says ``Bash`` with ``{"command": ...}``) and the
+result from ``tool_response``.
+
+What the guard prints (exit code 0, one JSON object on standard output, nothing when
+there is nothing to say):
+
+* ``PostToolUse`` warning: ``{"hookSpecificOutput": {"hookEventName": "PostToolUse",
+  "additionalContext": MESSAGE}}`` (Codex adds a developer message the model reads);
+* ``PostToolUse`` block: ``{"decision": "block", "reason": MESSAGE}`` (Codex gives the
+  model the reason in place of the call's output);
+* ``PostToolUse`` stop: ``{"continue": false, "stopReason": MESSAGE, "reason": MESSAGE}``;
+* ``PreToolUse`` (``name`` / ``name-args`` modes) when the call would extend a loop to a
+  block or a stop: ``{"hookSpecificOutput": {"hookEventName": "PreToolUse",
+  "permissionDecision": "deny", "permissionDecisionReason": MESSAGE}}``: the call does
+  not run and the model reads the reason as its output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..core.config import MaxRepeatConfig
+from ..core.errors import TrajectoryFormatError
+from .agentlog import HookCall, HookOutput, judge, payload_str, require
+from .policy import Action, Decision, Policy, loop_message
+
+__all__ = ["hook_call", "render", "guard", "EVENTS"]
+
+#: The hook events the guard handles (and `maxrepeat hook install codex` registers).
+EVENTS = ("PreToolUse", "PostToolUse")
+
+
+def hook_call(payload: Mapping[str, Any]) -> HookCall:
+    """The hook input as the guard's `HookCall` (`TrajectoryFormatError` when a field
+    the guard needs is missing)."""
+    event = payload.get("hook_event_name")
+    if event not in EVENTS:
+        raise TrajectoryFormatError(
+            "<hook input>", f"hook_event_name must be one of {', '.join(EVENTS)} "
+            f"(got {event!r}); register the guard for those events only")
+    data = dict(payload)
+    name = require(payload_str(data, "tool_name"), "tool_name")
+    phase = "pre" if event == "PreToolUse" else "post"
+    response = payload.get("tool_response")
+    return HookCall(
+        phase=phase,
+        session=payload_str(data, "session_id"),
+        log=payload_str(data, "transcript_path"),
+        reader="codex",
+        # without a rollout (transcript_path null: an ephemeral session) the call is
+        # graded on its own, as the payload names it
+        placement="id",
+        name=name,
+        arguments=payload.get("tool_input"),
+        call_id=payload_str(data, "tool_use_id"),
+        result=response,
+        ok=True,
+    )
+
+
+def render(call: HookCall, decision: Decision) -> HookOutput:
+    """Codex's hook output for a decision (see the module docstring)."""
+    msg = decision.message
+    if msg is None or decision.action is Action.NONE:
+        return HookOutput(None)
+    if call.phase == "pre":
+        if decision.action is Action.STOP:
+            # Codex cannot stop from PreToolUse (continue: false fails the hook there):
+            # the call is refused, and the text says so rather than "stopping"
+            msg = loop_message(Action.BLOCK, decision.loops, refused=True)
+        return HookOutput({"hookSpecificOutput": {
+            "hookEventName": "PreToolUse", "permissionDecision": "deny",
+            "permissionDecisionReason": msg}})
+    if decision.action is Action.WARN:
+        return HookOutput({"hookSpecificOutput": {"hookEventName": "PostToolUse",
+                                                  "additionalContext": msg}})
+    if decision.action is Action.BLOCK:
+        return HookOutput({"decision": "block", "reason": msg})
+    return HookOutput({"continue": False, "stopReason": msg, "reason": msg})
+
+
+def guard(payload: Mapping[str, Any], configs: Sequence[MaxRepeatConfig], *,
+          policy: Policy | None = None, cache_dir: Path | None = None
+          ) -> tuple[HookOutput, Decision]:
+    """Judge one Codex hook call: what to print, and the decision behind it."""
+    call = hook_call(payload)
+    decision = judge(call, configs, policy=policy, cache_dir=cache_dir)
+    return render(call, decision), decision

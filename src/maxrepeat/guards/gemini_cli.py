@@ -1,0 +1,96 @@
+"""``maxrepeat hook gemini-cli``: the loop guard as a Gemini CLI hook.
+
+Gemini CLI runs command hooks before (``BeforeTool``) and after (``AfterTool``) each tool
+call, with one JSON object on standard input::
+
+    {"session_id", "transcript_path", "cwd", "hook_event_name", "timestamp",
+     "tool_name", "tool_input",
+     "tool_response": {"llmContent", "returnDisplay", "error"?}}   # AfterTool only
+
+``transcript_path`` is the chat log (``~/.gemini/tmp/<project>/chats/session-*.jsonl``,
+read with the ``gemini-cli`` reader). Gemini CLI writes a model message's tool calls to
+that log only once they have all finished, so when the hook runs the current call is not
+in it yet: the guard adds it from the payload (name and arguments are spelled as the log
+will spell them; the result is ``llmContent``, or ``error`` when the call failed).
+
+What the guard prints (exit code 0, one JSON object, nothing when there is nothing to say):
+
+* ``AfterTool`` warning: ``{"hookSpecificOutput": {"hookEventName": "AfterTool",
+  "additionalContext": MESSAGE}}`` (appended to the tool result the model reads);
+* ``AfterTool`` block: ``{"decision": "deny", "reason": MESSAGE}`` (the reason replaces
+  the result the model reads);
+* stop (either event): ``{"continue": false, "stopReason": MESSAGE}`` (the agent loop ends);
+* ``BeforeTool`` (``name`` / ``name-args`` modes) when the call would extend a loop to a
+  block: ``{"decision": "deny", "reason": MESSAGE}`` (the call does not run; the model
+  reads the reason as the tool error).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..core.config import MaxRepeatConfig
+from ..core.errors import TrajectoryFormatError
+from .agentlog import HookCall, HookOutput, judge, payload_str, require
+from .policy import Action, Decision, Policy
+
+__all__ = ["hook_call", "render", "guard", "EVENTS"]
+
+#: The hook events the guard handles (and `maxrepeat hook install gemini-cli` registers).
+EVENTS = ("BeforeTool", "AfterTool")
+
+
+def _result(response: Any) -> tuple[Any, bool]:
+    if not isinstance(response, dict):
+        return response, True
+    error = response.get("error")
+    if error:
+        message = error.get("message") if isinstance(error, dict) else error
+        return message if message is not None else error, False
+    return response.get("llmContent"), True
+
+
+def hook_call(payload: Mapping[str, Any]) -> HookCall:
+    """The hook input as the guard's `HookCall`."""
+    event = payload.get("hook_event_name")
+    if event not in EVENTS:
+        raise TrajectoryFormatError(
+            "<hook input>", f"hook_event_name must be one of {', '.join(EVENTS)} "
+            f"(got {event!r}); register the guard for those events only")
+    data = dict(payload)
+    result, ok = _result(payload.get("tool_response"))
+    return HookCall(
+        phase="pre" if event == "BeforeTool" else "post",
+        session=payload_str(data, "session_id"),
+        log=payload_str(data, "transcript_path"),
+        reader="gemini-cli",
+        placement="absent",
+        name=require(payload_str(data, "tool_name"), "tool_name"),
+        arguments=payload.get("tool_input"),
+        result=result,
+        ok=ok,
+    )
+
+
+def render(call: HookCall, decision: Decision) -> HookOutput:
+    """Gemini CLI's hook output for a decision (see the module docstring)."""
+    msg = decision.message
+    if msg is None or decision.action is Action.NONE:
+        return HookOutput(None)
+    if decision.action is Action.STOP:
+        return HookOutput({"continue": False, "stopReason": msg})
+    if call.phase == "pre" or decision.action is Action.BLOCK:
+        return HookOutput({"decision": "deny", "reason": msg})
+    return HookOutput({"hookSpecificOutput": {"hookEventName": "AfterTool",
+                                              "additionalContext": msg}})
+
+
+def guard(payload: Mapping[str, Any], configs: Sequence[MaxRepeatConfig], *,
+          policy: Policy | None = None, cache_dir: Path | None = None
+          ) -> tuple[HookOutput, Decision]:
+    """Judge one Gemini CLI hook call: what to print, and the decision behind it."""
+    call = hook_call(payload)
+    decision = judge(call, configs, policy=policy, cache_dir=cache_dir)
+    return render(call, decision), decision

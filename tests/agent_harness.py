@@ -1,0 +1,294 @@
+"""Drive the real Codex CLI, Gemini CLI and Copilot CLI against a scripted model.
+
+`ScriptedModel` is an HTTP server on 127.0.0.1 (a free port) that plays a fixed list of
+model turns, whatever the agent sends: each turn is a tool call or a final text. It
+speaks the two wire APIs these agents use:
+
+* the OpenAI Responses API, streamed (``POST .../responses``, server-sent events): Codex
+  CLI (a custom model provider with ``base_url``) and Copilot CLI (its BYOK provider,
+  ``COPILOT_PROVIDER_BASE_URL`` with ``COPILOT_PROVIDER_WIRE_API=responses``);
+* the Gemini API (``POST /v1beta/models/<m>:streamGenerateContent?alt=sse``; other
+  ``generateContent`` calls, for routing or summaries, get a short text): Gemini CLI
+  (``GOOGLE_GEMINI_BASE_URL``).
+
+Every request body is kept (``requests``) so that a test can check what the agent sent
+the model after a hook spoke. `run_agent` runs one agent binary (from ``.npm-agents``,
+installed by ``scripts/test.sh``) as a subprocess in a temporary HOME with telemetry and
+updates off, the given hook commands registered, and returns where its session log is.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+NPM_BIN = Path(os.environ.get("MAXREPEAT_NPM_AGENTS", ROOT / ".npm-agents")) / "node_modules" / ".bin"
+BINARIES = {"codex": "codex", "gemini-cli": "gemini", "copilot-cli": "copilot"}
+#: the shell tool each agent offers its model, and how it spells one command
+SHELL_CALL = {
+    "codex": lambda cmd: ("exec_command", {"cmd": cmd}),
+    "gemini-cli": lambda cmd: ("run_shell_command", {"command": cmd}),
+    "copilot-cli": lambda cmd: ("bash", {"command": cmd, "description": "run it"}),
+}
+
+
+def binary(agent: str) -> Path:
+    """The agent's installed command (``.npm-agents/node_modules/.bin/...``)."""
+    return NPM_BIN / BINARIES[agent]
+
+
+@dataclass
+class Turn:
+    """One scripted model turn: a tool call (``name`` + ``arguments``) or a ``text``."""
+
+    name: str | None = None
+    arguments: dict[str, Any] | None = None
+    text: str | None = None
+
+
+def shell_turns(agent: str, commands: Sequence[str], final: str = "done") -> list[Turn]:
+    """A script that runs each command with the agent's shell tool, then says ``final``."""
+    turns = []
+    for cmd in commands:
+        name, args = SHELL_CALL[agent](cmd)
+        turns.append(Turn(name=name, arguments=args))
+    return [*turns, Turn(text=final)]
+
+
+@dataclass
+class ScriptedModel:
+    """The scripted model server (see the module docstring)."""
+
+    turns: list[Turn]
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    served: int = 0
+    port: int = 0
+
+    def _next(self) -> Turn:
+        turn = self.turns[self.served] if self.served < len(self.turns) else Turn(text="done")
+        self.served += 1
+        return turn
+
+    def responses_events(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        """One Responses API stream (created, the item, completed)."""
+        i = self.served
+        turn = self._next()
+        rid = f"resp_{i}"
+        base = {"id": rid, "object": "response", "created_at": 1, "status": "in_progress",
+                "model": body.get("model", "scripted"), "output": [], "usage": None}
+        events: list[dict[str, Any]] = [{"type": "response.created", "response": dict(base)}]
+        if turn.name is not None:
+            args = json.dumps(turn.arguments or {})
+            item: dict[str, Any] = {"type": "function_call", "id": f"fc_{i}",
+                                    "call_id": f"call_{i}", "name": turn.name,
+                                    "arguments": "", "status": "in_progress"}
+            events += [
+                {"type": "response.output_item.added", "output_index": 0, "item": dict(item)},
+                {"type": "response.function_call_arguments.delta", "output_index": 0,
+                 "item_id": item["id"], "delta": args},
+                {"type": "response.function_call_arguments.done", "output_index": 0,
+                 "item_id": item["id"], "arguments": args},
+            ]
+            item = dict(item, arguments=args, status="completed")
+        else:
+            text = turn.text or ""
+            item = {"type": "message", "id": f"msg_{i}", "role": "assistant",
+                    "status": "in_progress", "content": []}
+            part: dict[str, Any] = {"type": "output_text", "text": "", "annotations": []}
+            ref = {"output_index": 0, "item_id": item["id"], "content_index": 0}
+            events += [
+                {"type": "response.output_item.added", "output_index": 0, "item": dict(item)},
+                {"type": "response.content_part.added", **ref, "part": dict(part)},
+                {"type": "response.output_text.delta", **ref, "delta": text},
+                {"type": "response.output_text.done", **ref, "text": text},
+            ]
+            part = dict(part, text=text)
+            events.append({"type": "response.content_part.done", **ref, "part": part})
+            item = dict(item, content=[part], status="completed")
+        usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0},
+                 "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0},
+                 "total_tokens": 15}
+        events += [
+            {"type": "response.output_item.done", "output_index": 0, "item": item},
+            {"type": "response.completed",
+             "response": dict(base, status="completed", output=[item], usage=usage)},
+        ]
+        for n, event in enumerate(events):
+            event["sequence_number"] = n
+        return events
+
+    def gemini_chunk(self) -> dict[str, Any]:
+        """One streamGenerateContent answer (a single chunk)."""
+        turn = self._next()
+        part = ({"functionCall": {"name": turn.name, "args": turn.arguments or {}}}
+                if turn.name is not None else {"text": turn.text or ""})
+        return {"candidates": [{"content": {"role": "model", "parts": [part]},
+                                "finishReason": "STOP", "index": 0}],
+                "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5,
+                                  "totalTokenCount": 15}}
+
+    @contextmanager
+    def serving(self) -> Iterator[ScriptedModel]:
+        """Serve on 127.0.0.1 (a free port, in ``port``) for the ``with`` block."""
+        model = self
+        lock = threading.Lock()
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _send(self, data: bytes, ctype: str) -> None:
+                self.send_response(200)
+                self.send_header("content-type", ctype)
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:  # model lists and the like: nothing to offer
+                self._send(b'{"object": "list", "data": [], "models": []}',
+                           "application/json")
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                raw = self.rfile.read(length)
+                try:
+                    body = json.loads(raw)
+                except ValueError:
+                    body = {"raw": raw.decode("utf-8", "replace")}
+                path = self.path
+                with lock:
+                    if path.rstrip("/").endswith("/responses"):
+                        model.requests.append({"path": path, "body": body})
+                        events = model.responses_events(body)
+                        data = b"".join(
+                            f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode()
+                            for e in events)
+                        return self._send(data, "text/event-stream")
+                    if ":streamGenerateContent" in path:
+                        model.requests.append({"path": path, "body": body})
+                        chunk = json.dumps(model.gemini_chunk())
+                        return self._send(f"data: {chunk}\n\n".encode(), "text/event-stream")
+                if ":countTokens" in path:
+                    return self._send(b'{"totalTokens": 10}', "application/json")
+                if ":generateContent" in path:  # routing / next-speaker side questions
+                    text = json.dumps({"reasoning": "scripted", "model_choice": "flash",
+                                       "next_speaker": "user"})
+                    answer = {"candidates": [{"content": {"role": "model",
+                                                          "parts": [{"text": text}]},
+                                              "finishReason": "STOP"}]}
+                    return self._send(json.dumps(answer).encode(), "application/json")
+                self.send_error(404)
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = server.server_address[1]
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield self
+        finally:
+            server.shutdown()
+            server.server_close()
+            thread.join(5)
+
+
+@dataclass
+class AgentRun:
+    """What one agent run left: exit code, output, its HOME and its session log."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    home: Path
+    log: Path | None
+
+
+def _env(home: Path) -> dict[str, str]:
+    keep = {k: v for k, v in os.environ.items()
+            if k in ("PATH", "LANG", "LC_ALL", "TMPDIR", "SYSTEMROOT")}
+    return {**keep, "HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache"),
+            "XDG_CONFIG_HOME": str(home / ".config"), "NO_COLOR": "1", "CI": "true",
+            "TERM": "dumb"}
+
+
+def _newest(root: Path, pattern: str) -> Path | None:
+    found = sorted(root.glob(pattern), key=lambda p: p.stat().st_mtime)
+    return found[-1] if found else None
+
+
+def run_agent(agent: str, model: ScriptedModel, home: Path, hook_flags: list[str] | None,
+              prompt: str = "fix the build", timeout: float = 120) -> AgentRun:
+    """Run ``agent`` once (non-interactive) against ``model``, after
+    ``maxrepeat hook install AGENT --user HOOK_FLAGS`` (None: no guard)."""
+    work = home / "work"
+    work.mkdir(parents=True, exist_ok=True)
+    env = _env(home)
+    url = f"http://127.0.0.1:{model.port}"
+    if agent == "codex":
+        codex_home = home / ".codex"
+        codex_home.mkdir(parents=True, exist_ok=True)
+        (codex_home / "config.toml").write_text(
+            'model = "scripted"\nmodel_provider = "scripted"\n'
+            "check_for_update_on_startup = false\n"
+            "[analytics]\nenabled = false\n"
+            "[model_providers.scripted]\nname = \"scripted\"\n"
+            f'base_url = "{url}/v1"\nwire_api = "responses"\n'
+            "request_max_retries = 0\nstream_max_retries = 0\n", encoding="utf-8")
+        env["CODEX_HOME"] = str(codex_home)
+        cmd = [str(binary(agent)), "exec", "--skip-git-repo-check",
+               "--dangerously-bypass-approvals-and-sandbox",
+               # hooks written by a test are not reviewed in Codex's TUI
+               "--dangerously-bypass-hook-trust", prompt]
+    elif agent == "gemini-cli":
+        gem = home / ".gemini"
+        gem.mkdir(parents=True, exist_ok=True)
+        settings = {"security": {"auth": {"selectedType": "gemini-api-key"},
+                                 "folderTrust": {"enabled": False}},
+                    "privacy": {"usageStatisticsEnabled": False},
+                    "telemetry": {"enabled": False},
+                    "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+                    # Gemini CLI's own fixed loop detector would end the run at 5 copies,
+                    # before the guard under test gets there
+                    "model": {"disableLoopDetection": True}}
+        (gem / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+        env.update({"GOOGLE_GEMINI_BASE_URL": url, "GEMINI_API_KEY": "scripted",
+                    "GEMINI_CLI_TRUST_WORKSPACE": "true", "GEMINI_TELEMETRY_ENABLED": "false"})
+        cmd = [str(binary(agent)), "-p", prompt, "--yolo", "-m", "gemini-2.5-flash"]
+    elif agent == "copilot-cli":
+        env.update({"COPILOT_HOME": str(home / ".copilot"), "COPILOT_OFFLINE": "true",
+                    "COPILOT_PROVIDER_BASE_URL": f"{url}/v1",
+                    "COPILOT_PROVIDER_WIRE_API": "responses", "COPILOT_MODEL": "gpt-5.4",
+                    "COPILOT_AUTO_UPDATE": "false"})
+        # the binary unpacks its package (~200 MB) into a cache: share one across runs
+        cache = os.environ.get("MAXREPEAT_COPILOT_CACHE", str(ROOT / ".npm-agents" / "cache"))
+        env["COPILOT_CACHE_HOME"] = cache
+        cmd = [str(binary(agent)), "-p", prompt, "--allow-all", "--no-auto-update"]
+    else:
+        raise ValueError(agent)
+    if hook_flags is not None:
+        # exactly what a user runs: maxrepeat hook install AGENT --user FLAGS
+        exe = Path(sys.executable).parent / "maxrepeat"
+        done = subprocess.run([str(exe), "hook", "install", agent, "--user", *hook_flags,
+                               "--executable", str(exe)], cwd=work, env=env,
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+    proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True,
+                          timeout=timeout, stdin=subprocess.DEVNULL)
+    if agent == "codex":
+        log = _newest(home / ".codex" / "sessions", "**/rollout-*.jsonl")
+    elif agent == "gemini-cli":
+        log = _newest(home / ".gemini" / "tmp", "*/chats/session-*.json*")
+    else:
+        log = _newest(home / ".copilot" / "session-state", "*/events.jsonl")
+    return AgentRun(proc.returncode, proc.stdout, proc.stderr, home, log)
