@@ -159,6 +159,16 @@ def test_gemini_warns_blocks_and_stops(tmp_path: Path) -> None:
     assert "(stopped)" in out.stdout["stopReason"]
 
 
+def test_gemini_warns_after_a_failed_call_in_the_reason() -> None:
+    from maxrepeat.guards.policy import Decision
+
+    call = gemini_cli.hook_call({"hook_event_name": "AfterTool", "tool_name": "read_file",
+                                 "tool_response": {"llmContent": "x",
+                                                   "error": {"message": "File not found"}}})
+    out = gemini_cli.render(call, Decision(Action.WARN, "M", ()))
+    assert out.stdout == {"decision": "deny", "reason": "File not found\n\nM"}
+
+
 def test_gemini_error_result_is_a_failed_call() -> None:
     call = gemini_cli.hook_call({"hook_event_name": "AfterTool", "tool_name": "read_file",
                                  "tool_response": {"llmContent": "x",

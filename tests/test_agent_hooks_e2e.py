@@ -74,25 +74,43 @@ def _codex_texts(log: Path) -> list[str]:
     return texts
 
 
+def _copilot_texts(log: Path, traj: Trajectory) -> dict[str, str]:
+    """Copilot's log keeps a hook's additional context only in its ``hook.end`` record
+    (the model reads it appended to the result, or as a message after a failed call):
+    per call id, those outputs, for the call being run then."""
+    extra: dict[str, str] = {}
+    running = None
+    for line in log.read_text(encoding="utf-8").splitlines():
+        rec = json.loads(line)
+        data = rec.get("data") or {}
+        if rec.get("type") == "tool.execution_start":
+            running = data.get("toolCallId")
+        elif rec.get("type") == "hook.end" and data.get("output") and running:
+            extra[running] = extra.get(running, "") + json.dumps(data["output"])
+    return extra
+
+
 def _texts(agent: str, log: Path, traj: Trajectory) -> list[str]:
     """Per call, in order, the text the model read after it."""
     if agent == "codex":
         return _codex_texts(log)
+    extra = _copilot_texts(log, traj) if agent == "copilot-cli" else {}
     results = {e.data.tool_call_id: json.dumps(e.data.result) for e in traj.events
                if e.type == TOOL_RESULT}
-    return [results.get(e.data.tool_call_id, "") for e in traj.events if e.type == TOOL_CALL]
+    return [results.get(e.data.tool_call_id, "") + extra.get(e.data.tool_call_id or "", "")
+            for e in traj.events if e.type == TOOL_CALL]
 
 
 def _first_failing_call(traj: Trajectory, config: MaxRepeatConfig) -> int | None:
-    """The call (0-based) at which grading the log so far first fails."""
+    """The call (0-based) at which grading the log so far first fails: the last call
+    seen when the result turns (in ``observation`` mode that is at the call's result)."""
     monitor = Monitor(config)
     calls = 0
     for event in traj.events:
-        result = monitor.feed(event)
         if event.type == TOOL_CALL:
-            if result.failed:
-                return calls
             calls += 1
+        if monitor.feed(event).failed:
+            return calls - 1
     return None
 
 
@@ -184,3 +202,32 @@ def test_cycle_of_period_two_is_told_at_the_first_failing_call(agent: str,
     result = Monitor(_config(flags)).feed_all(traj.events)
     assert result.metadata.runs and result.metadata.runs[0].period == 2
     assert k >= 5  # three copies of the two-step cycle, less its last step
+
+
+# A file that is not there, read again and again (a failed call each time). Gemini CLI in
+# name-args mode: it writes a hook's words into the call's recorded result
+# (docs/guards/gemini-cli.md), so in observation mode the warned call would no longer
+# equal the copies before it when the finished log is graded; and it drops additional
+# context from a failed call, which the guard must get round.
+READ_CALL = {"copilot-cli": ("view", "path", "observation"),
+             "gemini-cli": ("read_file", "file_path", "name-args")}
+
+
+@pytest.mark.parametrize("agent", sorted(READ_CALL))
+def test_loop_of_failing_reads(agent: str, tmp_path: Path) -> None:
+    """The same failing read with the same error, again and again; for Copilot CLI with
+    ``--match observation``: only the result makes the steps equal, and the current
+    call's result is in the hook input, not yet in the log. The guard still speaks at the
+    first failing call, and the model reads it.
+    (Codex has no read tool; its shell output names a chunk id that differs each time.)"""
+    from .agent_harness import Turn
+
+    _require(agent)
+    name, key, mode = READ_CALL[agent]
+    args = {key: str(tmp_path / "home" / "work" / "missing-notes.txt")}
+    model = ScriptedModel([Turn(name=name, arguments=args)] * 5 + [Turn(text="done")])
+    flags = ["--max", "2", "--match", mode]
+    with model.serving():
+        run = run_agent(agent, model, tmp_path / "home",
+                        [*flags, "--cache-dir", str(tmp_path / "cache")])
+    _check_guarded(agent, run, model, flags)

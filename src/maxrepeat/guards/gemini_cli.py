@@ -16,7 +16,9 @@ will spell them; the result is ``llmContent``, or ``error`` when the call failed
 What the guard prints (exit code 0, one JSON object, nothing when there is nothing to say):
 
 * ``AfterTool`` warning: ``{"hookSpecificOutput": {"hookEventName": "AfterTool",
-  "additionalContext": MESSAGE}}`` (appended to the tool result the model reads);
+  "additionalContext": MESSAGE}}`` (appended to the tool result the model reads); after a
+  failed call, whose error Gemini CLI sends without additional context,
+  ``{"decision": "deny", "reason": ERROR + MESSAGE}`` (the error's text, then the warning);
 * ``AfterTool`` block: ``{"decision": "deny", "reason": MESSAGE}`` (the reason replaces
   the result the model reads);
 * stop (either event): ``{"continue": false, "stopReason": MESSAGE}`` (the agent loop ends);
@@ -27,6 +29,7 @@ What the guard prints (exit code 0, one JSON object, nothing when there is nothi
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -83,6 +86,11 @@ def render(call: HookCall, decision: Decision) -> HookOutput:
         return HookOutput({"continue": False, "stopReason": msg})
     if call.phase == "pre" or decision.action is Action.BLOCK:
         return HookOutput({"decision": "deny", "reason": msg})
+    if not call.ok:
+        # Gemini CLI drops additionalContext from a failed call's response (it sends the
+        # error alone): the warning goes in a reason that keeps the error's text
+        error = call.result if isinstance(call.result, str) else json.dumps(call.result)
+        return HookOutput({"decision": "deny", "reason": f"{error}\n\n{msg}"})
     return HookOutput({"hookSpecificOutput": {"hookEventName": "AfterTool",
                                               "additionalContext": msg}})
 
