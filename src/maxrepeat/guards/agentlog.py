@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+import msgspec
+
 from ..core.config import MaxRepeatConfig, unique_names
 from ..core.errors import TrajectoryFormatError
 from ..core.events import (
@@ -90,6 +92,18 @@ class HookCall:
     call_id: str | None = None
     result: Any = None
     ok: bool = True
+    #: "hold": a stop decided before the call is kept for the next hook of the same call
+    #: (Copilot stops from ``permissionRequest``, which runs after ``preToolUse``);
+    #: "take": that hook answers with the held stop instead of judging again
+    stop: str = ""
+
+
+class _Extra(msgspec.Struct):
+    """What the guard keeps per session besides the escalation: results seen after
+    calls, and a stop decided before a call for the next hook of that call."""
+
+    seen: int = 0
+    stop: str | None = None
 
 
 def _turn_bounds(events: Sequence[Event], i: int) -> tuple[int, int]:
@@ -185,7 +199,18 @@ def judge(
     with GuardSession(cache_dir, agent=call.reader, session=call.session, log=log,
                       signature=signature) as gs:
         snap = gs.restore()
-        seen = int.from_bytes(snap.extra, "big") if snap and snap.extra else 0
+        try:
+            extra = msgspec.json.decode(snap.extra, type=_Extra) if snap and snap.extra \
+                else _Extra()
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            extra = _Extra()
+        seen = extra.seen
+        if call.stop == "take" and extra.stop is not None:
+            held = extra.stop
+            extra.stop = None
+            if snap is not None:
+                gs.store(msgspec.structs.replace(snap, extra=msgspec.json.encode(extra)))
+            return Decision(Action.STOP, held, ())
         events, lenient = _caught_up(gs, call.reader, log, seen)
         history, current = place_call(events, call)
         monitors = [Monitor(c, name=n, id=call.session, source=log, format=call.reader,
@@ -198,12 +223,16 @@ def judge(
             if decision.action < Action.BLOCK:
                 # a pre-call guard only refuses; warnings come with the result
                 return Decision(Action.NONE, None, decision.results)
+            if call.stop == "hold" and decision.action is Action.STOP:
+                extra.stop = decision.message
+                gs.store(Snapshot(gs.offset, gs.line_count, b"", [], esc.state,
+                                  msgspec.json.encode(extra)))
             return decision
         for m in monitors:
             m.feed_all(current)
         decision = esc.decide()
         gs.store(Snapshot(gs.offset, gs.line_count, b"", [], esc.state,
-                          (seen + 1).to_bytes(8, "big")))
+                          msgspec.json.encode(_Extra(seen + 1))))
         return decision
 
 

@@ -27,7 +27,9 @@ What the guard prints (exit code 0):
 * ``permissionRequest`` when the call would extend a loop to a stop:
   ``{"behavior": "deny", "message": MESSAGE, "interrupt": true}``: the agent stops. At
   the stop level ``preToolUse`` lets the call through to this event, which Copilot fires
-  next (for every tool that needs a permission: shell, writes, MCP; not for reads).
+  next (for every tool that needs a permission: shell, writes, MCP; not for reads), and
+  keeps its decision for it: ``permissionRequest`` names the call with fewer arguments,
+  and the log may not show it yet.
 """
 
 from __future__ import annotations
@@ -98,6 +100,7 @@ def hook_call(payload: Mapping[str, Any],
         arguments=UNKNOWN if event == "permissionRequest" else payload.get("toolArgs"),
         result=result,
         ok=ok,
+        stop={"preToolUse": "hold", "permissionRequest": "take"}.get(event, ""),
     )
 
 
