@@ -206,7 +206,7 @@ def test_cycle_of_period_two_is_told_at_the_first_failing_call(agent: str,
 
 # A file that is not there, read again and again (a failed call each time). Gemini CLI in
 # name-args mode: it writes a hook's words into the call's recorded result
-# (docs/guards/gemini-cli.md), so in observation mode the warned call would no longer
+# (docs/integrations/gemini-cli.md), so in observation mode the warned call would no longer
 # equal the copies before it when the finished log is graded; and it drops additional
 # context from a failed call, which the guard must get round.
 READ_CALL = {"copilot-cli": ("view", "path", "observation"),
