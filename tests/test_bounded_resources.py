@@ -92,9 +92,13 @@ def test_a_large_json_array_is_graded_without_holding_every_result(tmp_path: Pat
     3.1 GB). 100,000 runs: about 50 MB peak now, 115 MB before."""
     run = '{"id":"r%d","events":[{"type":"tool_call","data":{"toolName":"t"}}]}'
     (tmp_path / "runs.json").write_text("[" + ",".join(run % i for i in range(100_000)) + "]")
-    code = ("import atexit, resource, sys\n"
-            "atexit.register(lambda: sys.stderr.write("
-            "'RSS=%d\\n' % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))\n"
+    # VmHWM (peak RSS of this image), not ru_maxrss, which counts the forking parent's
+    code = ("import atexit, sys\n"
+            "def peak():\n"
+            "    for line in open('/proc/self/status'):\n"
+            "        if line.startswith('VmHWM:'):\n"
+            "            sys.stderr.write('RSS=%s\\n' % line.split()[1])\n"
+            "atexit.register(peak)\n"
             "from maxrepeat.cli import main; main()")
     proc = subprocess.run([sys.executable, "-c", code, "grade", "runs.json", "--max", "3",
                            "-q", "-o", "jsonl"], capture_output=True, text=True, timeout=300,
