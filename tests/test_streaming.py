@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import maxrepeat
 from maxrepeat.engines.batch import BatchGrader
 from maxrepeat.readers import Source
-from maxrepeat.readers.vally import stream_trajectories
+from maxrepeat.readers._vally_stream import stream_trajectories
 
 from .conftest import call, result, turn
 

@@ -122,7 +122,7 @@ def _large_single(source: Any, fmt: str) -> Any:
     if source.path is None or fmt not in ("auto", "vally"):
         return None
     from ..readers import detect
-    from ..readers.vally import stream_one_trajectory, stream_threshold
+    from ..readers._vally_stream import stream_one_trajectory, stream_threshold
 
     if file_size(source.path) <= stream_threshold():
         return None

@@ -10,29 +10,20 @@ The fast path decodes straight into structs that keep only what the grader reads
 mode needs them). Anything unusual falls back to the checked dict path, which gives exact
 error positions.
 
-A single JSON document larger than `stream_threshold()` bytes (default 512 MiB, or the
-``MAXREPEAT_STREAM_THRESHOLD`` environment variable) is read by streaming with ``ijson``
-(its C backend when built) instead of being loaded whole: an array of trajectories is read
-one trajectory at a time, and one trajectory's events are decoded one event at a time
-without ever holding the file's bytes. Results are exactly those of the in-memory path:
-whatever the streaming parser would read differently (invalid JSON, ``NaN``, numbers out
-of its range, surrogate escapes, which yajl would replace) makes the file take the
-in-memory path, which reports it as it always does.
+A single JSON document larger than `stream_threshold()` bytes is streamed instead of
+loaded whole (`readers._vally_stream`), with exactly the results of the in-memory path.
 """
 
 from __future__ import annotations
 
 import os
-import re
-import sys
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from typing import IO, Any, Final
+from collections.abc import Iterator
+from typing import IO, Any
 
 import msgspec
 
 from ..core.errors import TrajectoryFormatError
-from ..core.events import Trajectory, event_from_dict, trajectory_from_dict
+from ..core.events import Trajectory, trajectory_from_dict
 from . import Item, Reader, Source
 from ._json import (
     BOM,
@@ -47,31 +38,7 @@ __all__ = [
     "read_bytes_as_trajectories",
     "read_one",
     "read_jsonl_range",
-    "stream_threshold",
-    "STREAM_THRESHOLD",
-    "stream_trajectories",
-    "stream_one_trajectory",
-    "StreamedTrajectory",
 ]
-
-#: Default size (bytes) above which one JSON document is streamed rather than loaded.
-STREAM_THRESHOLD: Final = 512 * 1024 * 1024
-
-
-def stream_threshold() -> int:
-    """The size in bytes above which a JSON document is streamed (env override first).
-
-    >>> stream_threshold() > 0
-    True
-    """
-    env = os.environ.get("MAXREPEAT_STREAM_THRESHOLD")
-    if env:
-        try:
-            return int(env)
-        except ValueError:
-            pass
-    return STREAM_THRESHOLD
-
 
 # gc=False: these hold only strings, numbers and Raw slices (no cycles possible), and a
 # large trajectory has millions of them; left to the cyclic GC, every full collection
@@ -223,6 +190,8 @@ def _read(source: Source) -> Iterator[Item]:
                 except TrajectoryFormatError as err:
                     yield err
         return
+    from ._vally_stream import stream_threshold, stream_trajectories
+
     if source.path is not None and _size(source.path) > stream_threshold():
         streamed = stream_trajectories(source)
         if streamed is not None:
@@ -236,304 +205,6 @@ def _size(path: str) -> int:
         return os.path.getsize(path)
     except OSError:
         return -1
-
-
-# --- streaming one large document -------------------------------------------------------
-
-#: A ``\\uD800``-``\\uDFFF`` escape: yajl replaces lone surrogates, the in-memory path keeps them.
-_SURROGATE: Final = re.compile(rb"\\[uU][dD][89a-fA-F]")
-_CHUNK: Final = 8 * 1024 * 1024
-
-
-def _ijson() -> Any:
-    try:
-        import ijson  # type: ignore[import-untyped]
-    except ImportError:
-        return None
-    return ijson
-
-
-def _open_body(source: Source) -> IO[bytes]:
-    fh = source.open()
-    if fh.read(3) != BOM:
-        fh.seek(0)
-    return fh
-
-
-def _has_surrogate_escape(source: Source) -> bool:
-    with source.open() as fh:
-        tail = b""
-        while chunk := fh.read(_CHUNK):
-            if _SURROGATE.search(tail + chunk):
-                return True
-            tail = chunk[-8:]
-    return False
-
-
-def _streams_cleanly(ijson: Any, source: Source) -> bool:
-    """Whether the streaming parser reads the whole document (a C-speed pass, no values)."""
-    try:
-        with _open_body(source) as fh:
-            for _ in ijson.items(fh, "\x00", use_float=True, buf_size=_CHUNK):
-                pass
-    except Exception:
-        # Invalid JSON, NaN, numbers out of yajl's range: the in-memory path decides.
-        return False
-    return True
-
-
-def _items(ijson: Any, source: Source, prefix: str) -> Iterator[Any]:
-    repeated = _repeated_keys(ijson, source)
-    with _open_body(source) as fh:
-        if repeated:
-            events = _last_only(ijson.parse(fh, use_float=True, buf_size=_CHUNK), repeated)
-            yield from ijson.items(events, prefix)
-        else:
-            yield from ijson.items(fh, prefix, use_float=True, buf_size=_CHUNK)
-
-
-# --- one rule for repeated keys: the last one wins, as in memory (and in JSON.parse) ------
-# A prefix such as "events.item" matches the items of *every* "events" key of the object,
-# so a document with two would be joined by streaming and read as the last one in memory.
-# The objects that hold the keys the grader reads (the document and its direct children)
-# are numbered in document order; a first pass counts their repeated keys, and the passes
-# that read values drop every occurrence but the last. Only documents whose bytes could
-# hold a repeated key take the (slower, Python-level) first pass.
-
-#: key spellings that could repeat a key the grader reads; \u006x / \u007x escapes
-#: could spell one of their letters
-_KEY_BYTES: Final = (b'"events"', b'"trajectory"', b'"stimulus"')
-_ESCAPED_LETTER: Final = re.compile(rb"\\u00[67]")
-_REPEATED: dict[tuple[str, int, float], dict[tuple[int, str], int]] = {}
-
-
-def _repeated_keys(ijson: Any, source: Source) -> dict[tuple[int, str], int]:
-    """{(object number, key): occurrences} of the repeated keys of the document and of
-    its direct child objects (empty when none)."""
-    assert source.path is not None
-    st = os.stat(source.path)
-    cache_key = (source.path, st.st_size, st.st_mtime)
-    if cache_key in _REPEATED:
-        return _REPEATED[cache_key]
-    found: dict[tuple[int, str], int] = {}
-    if _may_repeat(source):
-        counts: dict[tuple[int, str], int] = {}
-        stack: list[int | None] = []
-        serial = [0]
-        with _open_body(source) as fh:
-            for _prefix, event, value in ijson.parse(fh, use_float=True, buf_size=_CHUNK):
-                _track(stack, serial, event)
-                if event == "map_key" and stack[-1] is not None:
-                    key = (stack[-1], value)
-                    counts[key] = counts.get(key, 0) + 1
-        found = {k: n for k, n in counts.items() if n > 1}
-    if len(_REPEATED) > 64:
-        _REPEATED.clear()
-    _REPEATED[cache_key] = found
-    return found
-
-
-def _may_repeat(source: Source) -> bool:
-    counts = dict.fromkeys(_KEY_BYTES, 0)
-    with source.open() as fh:
-        tail = b""
-        while chunk := fh.read(_CHUNK):
-            window = tail + chunk
-            if _ESCAPED_LETTER.search(window):
-                return True
-            for key in _KEY_BYTES:
-                # those wholly inside the tail were counted with the previous chunk
-                counts[key] += window.count(key) - tail.count(key)
-                if counts[key] > 1:
-                    return True
-            tail = chunk[-16:]
-    return False
-
-
-def _track(stack: list[int | None], serial: list[int], event: str) -> None:
-    """Keep the stack of open containers: the document's objects up to depth 2 get a
-    number, in document order (the same in every pass)."""
-    if event == "start_map":
-        if len(stack) < 2 and all(n is not None for n in stack):
-            stack.append(serial[0])
-            serial[0] += 1
-        else:
-            stack.append(None)
-    elif event == "start_array":
-        stack.append(None)
-    elif event in ("end_map", "end_array"):
-        stack.pop()
-
-
-def _last_only(events: Iterator[tuple[str, str, Any]],
-               repeated: dict[tuple[int, str], int]) -> Iterator[tuple[str, str, Any]]:
-    """The parse events without the earlier occurrences of each repeated key."""
-    stack: list[int | None] = []
-    serial = [0]
-    seen: dict[tuple[int, str], int] = {}
-    skip_at: int | None = None
-    for prefix, event, value in events:
-        if skip_at is not None:
-            if len(stack) == skip_at and event in ("map_key", "end_map"):
-                skip_at = None
-            else:
-                _track(stack, serial, event)
-                continue
-        _track(stack, serial, event)
-        if event == "map_key" and stack[-1] is not None:
-            key = (stack[-1], value)
-            if key in repeated:
-                seen[key] = n = seen.get(key, 0) + 1
-                if n < repeated[key]:
-                    skip_at = len(stack)
-                    continue
-        yield prefix, event, value
-
-
-def _first(ijson: Any, source: Source, prefix: str) -> list[Any]:
-    return list(_items(ijson, source, prefix))
-
-
-def stream_trajectories(source: Source) -> Iterator[Item] | None:
-    """The trajectories of one large JSON document, read by streaming; None when this
-    document must take the in-memory path (no ijson, or content yajl reads differently)."""
-    ijson = _ijson()
-    if ijson is None or source.path is None:
-        return None
-    if _has_surrogate_escape(source) or not _streams_cleanly(ijson, source):
-        return None
-    first = first_json_char(source.head)
-    if first == b"[":
-        return _stream_array(ijson, source)
-    base = _object_base(ijson, source)
-    return None if base is None else _stream_one(ijson, source, base)
-
-
-def _object_base(ijson: Any, source: Source) -> str | None:
-    """Where one trajectory object keeps its events ("" or "trajectory."), or None."""
-    if first_json_char(source.head) != b"{":
-        return None
-    # The layout decides where the events are: top level, or under ``trajectory`` when
-    # the top level has no ``events`` (null counts as none, as in the in-memory path).
-    top = _first(ijson, source, "events") if not _any(ijson, source, "events.item") else None
-    if top is None:
-        return ""
-    if top and top[0] is not None:
-        return None  # an empty or malformed events value: small, load it whole
-    inner = _first(ijson, source, "trajectory.events") if not _any(
-        ijson, source, "trajectory.events.item") else None
-    return None if inner is not None else "trajectory."
-
-
-@dataclass(frozen=True)
-class StreamedTrajectory:
-    """One large trajectory document, as passes over its events (never all in memory).
-
-    ``events()`` starts a new pass; each event is checked as the in-memory path checks
-    it, so a malformed one raises the same `TrajectoryFormatError` (without the file:
-    ``error.with_source(source)`` gives the reader's error).
-    """
-
-    source: str
-    id: str | None
-    events: Callable[[], Iterator[Any]]
-
-
-def stream_one_trajectory(source: Source) -> StreamedTrajectory | None:
-    """The large single-trajectory document of ``source`` as event passes, or None when
-    it is not one (an array, or content that must take the in-memory path).
-
-    Graders that keep a small state per event (the `Monitor`) grade it in bounded
-    memory: this is what ``maxrepeat grade`` does above `stream_threshold()`.
-    """
-    ijson = _ijson()
-    if ijson is None or source.path is None or first_json_char(source.head) != b"{":
-        return None
-    if _has_surrogate_escape(source) or not _streams_cleanly(ijson, source):
-        return None
-    base = _object_base(ijson, source)
-    if base is None:
-        return None
-
-    def events() -> Iterator[Any]:
-        for i, raw in enumerate(_items(ijson, source, base + "events.item")):
-            yield _compact(event_from_dict(raw, i))
-
-    return StreamedTrajectory(source.name, _scalar_id(_first(ijson, source, base + "id")),
-                              events)
-
-
-def _any(ijson: Any, source: Source, prefix: str) -> bool:
-    for _ in _items(ijson, source, prefix):
-        return True
-    return False
-
-
-def _scalar_id(values: list[Any]) -> str | None:
-    return _id_of(values[-1]) if values else None
-
-
-def _stream_one(ijson: Any, source: Source, base: str) -> Iterator[Item]:
-    name = source.name
-    events = []
-    try:
-        for i, raw in enumerate(_items(ijson, source, base + "events.item")):
-            events.append(_compact(event_from_dict(raw, i)))
-    except TrajectoryFormatError as err:
-        yield err.with_source(name)
-        return
-    names = _first(ijson, source, base + "stimulus.name")
-    stimulus = names[-1] if names else None
-    yield Trajectory(
-        events=events,
-        id=_scalar_id(_first(ijson, source, base + "id")),
-        source=name,
-        stimulus=stimulus if isinstance(stimulus, str) else None,
-    )
-
-
-_ENCODE_RAW: Final = msgspec.json.Encoder().encode
-
-
-def _as_raw(value: Any) -> Any:
-    """A decoded value stored as JSON bytes again: far smaller than dicts and lists, and
-    out of the cyclic GC's way, for a trajectory too large to hold as Python values. The
-    bytes spell the same value (the document has no NaN, infinities or surrogates here:
-    those take the in-memory path), so every comparison is unchanged."""
-    if value is None:
-        return None
-    try:
-        return msgspec.Raw(_ENCODE_RAW(value))
-    except (TypeError, ValueError, OverflowError):
-        return value
-
-
-_NO_DATA: Final = _Data()
-
-
-def _compact(event: Any) -> Any:
-    """The reader's own compact event (what the in-memory path makes) for a checked one;
-    turn boundaries and other events share one empty data, tool names are interned."""
-    data = event.data
-    if event.type not in ("tool_call", "tool_result"):
-        return _Event(sys.intern(event.type), _NO_DATA)
-    name = data.tool_name
-    return _Event(event.type, _Data(
-        tool_name=sys.intern(name) if name is not None else None,
-        tool_call_id=data.tool_call_id,
-        # None where absent, as when msgspec decodes the field (see _Data)
-        arguments=_as_raw(data.arguments) if event.type == "tool_call" else None,  # type: ignore[arg-type]
-        result=_as_raw(data.result) if event.type == "tool_result" else None,  # type: ignore[arg-type]
-        success=data.success,
-    ))
-
-
-def _stream_array(ijson: Any, source: Source) -> Iterator[Item]:
-    for i, obj in enumerate(_items(ijson, source, "item")):
-        try:
-            yield trajectory_from_dict(obj, source=f"{source.name}[{i}]")
-        except TrajectoryFormatError as err:
-            yield err
 
 
 _EVENT_TYPES = (b'"tool_call"', b'"tool_result"', b'"turn_start"', b'"turn_end"')
