@@ -16,8 +16,11 @@ keeps every later step open (see docs/design/monitor.md).
 from __future__ import annotations
 
 import argparse
+import gc
+import json
 import random
 import time
+import tracemalloc
 from typing import Any
 
 from maxrepeat import MaxRepeatConfig, Monitor, grade
@@ -62,12 +65,49 @@ def measure(
     return len(events) / elapsed, len(monitor.to_bytes())
 
 
+def answer_bytes(events: list[dict[str, Any]], period: int) -> tuple[float, int]:
+    """(bytes per answered call id, ids) that ``observation`` mode keeps: the traced
+    memory (tracemalloc, after a full collection) still held by a monitor fed ``events``,
+    minus that of a ``forget_answers=True`` monitor fed the same events (which differs
+    only by the table of first results), divided by the answered ids. Events are decoded
+    from JSON lines while traced, as a reader gives them, so the call id strings the
+    monitor keeps are counted."""
+    config = MaxRepeatConfig(max=3, max_cycle_period=period)
+    lines = [json.dumps(e) for e in events]
+    held = []
+    for forget in (False, True):
+        gc.collect()
+        tracemalloc.start()
+        monitor = Monitor(config, forget_answers=forget)
+        for line in lines:
+            monitor.feed(json.loads(line))
+        monitor.result()
+        gc.collect()
+        held.append(tracemalloc.get_traced_memory()[0])
+        tracemalloc.stop()
+        del monitor
+    ids = len({e["data"]["toolCallId"] for e in events if e["type"] == "tool_result"})
+    return (held[0] - held[1]) / ids, ids
+
+
 def main() -> None:
     """Print the figures."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=200_000)
+    parser.add_argument("--memory-only", action="store_true",
+                        help="only the bytes kept per answered call id")
     args = parser.parse_args()
     events = trajectory(args.turns)
+    # Results repeat in this data (a loop's outputs); a second copy makes every one unique.
+    unique = [{**e, "data": {**e["data"], "result": "output " + e["data"]["toolCallId"]}}
+              if e["type"] == "tool_result" else e for e in events]
+    for label, data in (("repeated", events), ("unique", unique)):
+        for period in (1, 10):
+            per_id, ids = answer_bytes(data, period)
+            print(f"observation, period {period}, {label} results: {per_id:,.0f} bytes kept "
+                  f"per answered call id ({ids:,} ids; tracemalloc, minus forget_answers)")
+    if args.memory_only:
+        return
     print(f"{len(events):,} events, {args.turns:,} turns, normal order, result after each event")
     print(f"{'match':<12}{'period':>7}{'events/s':>14}{'state bytes':>13}{'grade() s':>11}")
     for match in ("name", "name-args", "observation"):

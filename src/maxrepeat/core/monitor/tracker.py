@@ -9,7 +9,7 @@ answers; `Monitor` is the public face (and the saved state's keeper).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from ..canonical import MalformedValueError
 from ..config import MaxRepeatConfig
@@ -25,15 +25,17 @@ from ..events import (
     event_from_dict,
 )
 from ..result import GraderResult
-from ..rules import ALONE, JOIN, place_call
+from ..rules import ALONE, DEFAULT_MAX_RUNS, JOIN, place_call
 from ..steps import watcher
 from ..toolmatch import UnsafeMatchError
-from ..rules import DEFAULT_MAX_RUNS
 from .build import ResultBuilder
 from .reduce import TOO_DEEP, reduce_answer, reduce_call
 from .search import advance
-from .state import STATE_VERSION, DoneStep, Front, OpenStep, State, Stretch
+from .state import STATE_VERSION, Answer, DoneStep, Front, OpenStep, State, Stretch
 from .stepview import StepViews
+
+#: How many distinct first results are shared at most before the table starts afresh.
+SHARED_ANSWERS: Final = 4096
 
 __all__ = ["Tracker"]
 
@@ -53,6 +55,10 @@ class Tracker:
             front=Front(stretches=[Stretch() for _ in range(self._period)]),
         )
         self._pending: dict[str, list[OpenStep]] = {}
+        # Equal first results share one Answer (a loop's results repeat): an answered id
+        # then costs its dict slot and id string only. Bounded, so unique values cost no
+        # more than before; sharing equal immutable values cannot change a verdict.
+        self._shared: dict[tuple[bytes | None, str, str | None], Answer] = {}
         self._views = StepViews(self._observation, self._period)
         self._builder = ResultBuilder(config, max_runs)
         self._forget = forget_answers and self._observation
@@ -167,6 +173,10 @@ class Tracker:
     def _answer(self, cid: str, value: Any) -> bool:
         """Record the first result of ``cid``; whether a pushed step was waiting for it."""
         answer = reduce_answer(value, self._transform)
+        shared = self._shared
+        if len(shared) >= SHARED_ANSWERS:
+            shared.clear()
+        answer = shared.setdefault((answer.key, answer.preview, answer.error), answer)
         self.st.answers[cid] = answer
         self._views.live_answered(cid, answer)
         waiting = self._pending.pop(cid, None)
