@@ -96,12 +96,16 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=200_000)
     parser.add_argument("--memory-only", action="store_true",
                         help="only the bytes kept per answered call id")
+    parser.add_argument("--memory-turns", type=int, default=10_000,
+                        help="turns of the per-id memory measurement (default 10,000)")
     args = parser.parse_args()
     events = trajectory(args.turns)
+    # Memory per id on its own (smaller) trajectory: four traced passes are slow.
+    small = trajectory(args.memory_turns)
     # Results repeat in this data (a loop's outputs); a second copy makes every one unique.
     unique = [{**e, "data": {**e["data"], "result": "output " + e["data"]["toolCallId"]}}
-              if e["type"] == "tool_result" else e for e in events]
-    for label, data in (("repeated", events), ("unique", unique)):
+              if e["type"] == "tool_result" else e for e in small]
+    for label, data in (("repeated", small), ("unique", unique)):
         for period in (1, 10):
             per_id, ids = answer_bytes(data, period)
             print(f"observation, period {period}, {label} results: {per_id:,.0f} bytes kept "
