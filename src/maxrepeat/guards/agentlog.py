@@ -225,8 +225,12 @@ def judge(
                 return Decision(Action.NONE, None, decision.results)
             if call.stop == "hold" and decision.action is Action.STOP:
                 extra.stop = decision.message
-                gs.store(Snapshot(gs.offset, gs.line_count, b"", [], esc.state,
-                                  msgspec.json.encode(extra)))
+            else:
+                # a refused call gets no post-call hook, but the log records its refusal
+                # as its result: count it, so the next hook waits for it too
+                extra.seen = seen + 1
+            gs.store(Snapshot(gs.offset, gs.line_count, b"", [], esc.state,
+                              msgspec.json.encode(extra)))
             return decision
         for m in monitors:
             m.feed_all(current)
