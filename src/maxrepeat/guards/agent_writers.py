@@ -1,4 +1,4 @@
-"""Settings writers for ``maxrepeat hook install|uninstall codex|gemini-cli|copilot-cli``.
+"""Settings writers for ``maxrepeat hook install|uninstall AGENT``, one per agent.
 
 Each follows `maxrepeat.guards.install.SettingsWriter` (merge, backup and exact removal
 are the shared machinery's); this module only knows where each agent reads its hooks
@@ -7,6 +7,8 @@ and the shape of one entry:
 =========== ======================================= ==================================
 agent       user scope                              project scope
 =========== ======================================= ==================================
+claude-code ``$CLAUDE_CONFIG_DIR/settings.json``    ``.claude/settings.json``
+            (``~/.claude/settings.json``)
 codex       ``$CODEX_HOME/hooks.json``              ``.codex/hooks.json``
             (``~/.codex/hooks.json``)
 gemini-cli  ``~/.gemini/settings.json``             ``.gemini/settings.json``
@@ -26,13 +28,15 @@ from __future__ import annotations
 
 import json
 import os
+from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from .install import SettingsWriter
 
-__all__ = ["CodexWriter", "GeminiCliWriter", "CopilotCliWriter", "AGENT_WRITERS"]
+__all__ = ["ClaudeCodeWriter", "CodexWriter", "GeminiCliWriter", "CopilotCliWriter",
+           "AGENT_WRITERS"]
 
 
 def _is_guard(command: Any, agent: str) -> bool:
@@ -60,14 +64,19 @@ def _drop_empty(out: dict[str, Any], original: dict[str, Any]) -> dict[str, Any]
     return out
 
 
-class _GroupWriter:
+class _GroupWriter(ABC):
     """Agents whose hooks are ``{"hooks": {EVENT: [{matcher?, hooks: [handler]}]}}``."""
 
     agent = ""
     events: tuple[str, ...] = ()
 
+    @abstractmethod
+    def path(self, scope: str, project: Path, home: Path) -> Path:
+        """The settings file of ``scope`` (``project`` or ``user``)."""
+
+    @abstractmethod
     def group(self, command: str) -> dict[str, Any]:
-        raise NotImplementedError
+        """The matcher group that runs ``command`` (one per event)."""
 
     def add(self, settings: dict[str, Any], command: str) -> dict[str, Any]:
         out = self.remove(settings)
@@ -103,6 +112,24 @@ class _GroupWriter:
             else:
                 del hooks[event]
         return _drop_empty(out, settings)
+
+
+class ClaudeCodeWriter(_GroupWriter):
+    """``.claude/settings.json`` (project) or ``~/.claude/settings.json`` (user): one
+    matcher group ``"*"`` running the guard for each of ``PreToolUse``, ``PostToolUse``
+    and ``PostToolUseFailure``."""
+
+    agent = "claude-code"
+    events: tuple[str, ...] = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
+
+    def path(self, scope: str, project: Path, home: Path) -> Path:
+        config = os.environ.get("CLAUDE_CONFIG_DIR")
+        if scope == "user":
+            return (Path(config) if config else home / ".claude") / "settings.json"
+        return project / ".claude" / "settings.json"
+
+    def group(self, command: str) -> dict[str, Any]:
+        return {"matcher": "*", "hooks": [{"type": "command", "command": command}]}
 
 
 class CodexWriter(_GroupWriter):
@@ -194,5 +221,6 @@ class CopilotCliWriter:
 
 
 #: The writers to register in `maxrepeat.guards.install.WRITERS`.
-AGENT_WRITERS: Final[dict[str, SettingsWriter]] = {"codex": CodexWriter(), "gemini-cli": GeminiCliWriter(),
-                        "copilot-cli": CopilotCliWriter()}
+AGENT_WRITERS: Final[dict[str, SettingsWriter]] = {
+    "claude-code": ClaudeCodeWriter(), "codex": CodexWriter(), "gemini-cli": GeminiCliWriter(),
+    "copilot-cli": CopilotCliWriter()}

@@ -12,7 +12,7 @@ machinery around it is shared:
   ``maxrepeat hook AGENT``, and the containers that only they filled; nothing else;
 * atomic writes (temporary file and rename).
 
-To add an agent (Codex CLI, Gemini CLI, Copilot CLI, ...), write a `SettingsWriter` and
+To add an agent, write a `SettingsWriter` (guards/agent_writers.py has one per agent) and
 register it in `WRITERS`; ``maxrepeat hook install NAME`` then works for it.
 
 >>> w = ClaudeCodeWriter()
@@ -32,6 +32,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Protocol
+
+from .agent_writers import AGENT_WRITERS, ClaudeCodeWriter
 
 __all__ = ["SettingsWriter", "ClaudeCodeWriter", "WRITERS", "InstallResult", "install",
            "uninstall", "is_guard_command", "SCOPES"]
@@ -75,71 +77,10 @@ class SettingsWriter(Protocol):
         """``settings`` without the guard's entries (and containers only they filled)."""
 
 
-class ClaudeCodeWriter:
-    """``.claude/settings.json`` (project) or ``~/.claude/settings.json`` (user): one
-    matcher group ``"*"`` running the guard for each of ``PreToolUse``, ``PostToolUse``
-    and ``PostToolUseFailure``."""
-
-    agent = "claude-code"
-    events: Final = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
-
-    def path(self, scope: str, project: Path, home: Path) -> Path:
-        config = os.environ.get("CLAUDE_CONFIG_DIR")
-        if scope == "user":
-            return (Path(config) if config else home / ".claude") / "settings.json"
-        return project / ".claude" / "settings.json"
-
-    def add(self, settings: dict[str, Any], command: str) -> dict[str, Any]:
-        out = self.remove(settings)
-        hooks: Any = out.setdefault("hooks", {})
-        if not isinstance(hooks, dict):
-            raise ValueError("hooks must be an object")
-        for event in self.events:
-            groups = hooks.setdefault(event, [])
-            if not isinstance(groups, list):
-                raise ValueError(f"hooks.{event} must be a list")
-            groups.append({"matcher": "*", "hooks": [{"type": "command", "command": command}]})
-        return out
-
-    def remove(self, settings: dict[str, Any]) -> dict[str, Any]:
-        out: dict[str, Any] = json.loads(json.dumps(settings))  # a deep copy
-        hooks = out.get("hooks")
-        if not isinstance(hooks, dict):
-            return out
-        for event in list(hooks):
-            groups = hooks[event]
-            if not isinstance(groups, list):
-                continue
-            kept_groups = []
-            for group in groups:
-                inner = group.get("hooks") if isinstance(group, dict) else None
-                if not isinstance(inner, list):
-                    kept_groups.append(group)
-                    continue
-                kept = [h for h in inner if not (
-                    isinstance(h, dict) and is_guard_command(h.get("command"), self.agent))]
-                if kept or len(kept) == len(inner):
-                    kept_groups.append({**group, "hooks": kept})
-            if kept_groups or not groups:
-                hooks[event] = kept_groups
-            else:
-                del hooks[event]
-        if not hooks and "hooks" in settings and settings["hooks"] != {}:
-            del out["hooks"]
-        return out
 
 
-WRITERS: dict[str, SettingsWriter] = {"claude-code": ClaudeCodeWriter()}
-
-
-def _agent_writers() -> None:
-    # Codex CLI, Gemini CLI, Copilot CLI (guards/agent_writers.py imports this module)
-    from .agent_writers import AGENT_WRITERS
-
-    WRITERS.update(AGENT_WRITERS)
-
-
-_agent_writers()
+#: agent name -> its writer (guards/agent_writers.py holds one per agent)
+WRITERS: dict[str, SettingsWriter] = dict(AGENT_WRITERS)
 
 
 @dataclass(frozen=True)
