@@ -162,3 +162,25 @@ def test_large_batch_is_paged(browser: Browser, tmp_path: Path) -> None:
                  " s.value = 'passing'; s.dispatchEvent(new Event('change')); })()")
     assert browser.eval("document.querySelector('details.traj .badge').textContent") == "pass"
     assert browser.problems() == []
+
+
+def test_capped_runs_show_their_total(browser: Browser, tmp_path: Path) -> None:
+    """With ``metadata.runs`` capped (``--max-runs``), the page says how many runs there
+    were (``runsTotal``) beside the ones listed; uncapped, it adds nothing."""
+    events: list[dict[str, Any]] = []
+    for k in range(5):  # five separate loops of 3 copies each, broken by other steps
+        for i in range(3):
+            events += turn(call("bash", f"c{k}-{i}", {"k": k}), result(f"c{k}-{i}", "same"))
+        events += turn(call("edit", f"e{k}", {"k": k}), result(f"e{k}", f"edit {k}"))
+    traj = {"id": "capped", "events": events}
+    config = maxrepeat.MaxRepeatConfig(2, match="name-args")
+    for cap, shown in ((2, "runs above max: 5 (the largest 2 listed)"), (100, None)):
+        res = maxrepeat.grade(traj, config, max_runs=cap)
+        assert res.metadata.runs_total == 5 and len(res.metadata.runs) == min(cap, 5)
+        page = html.render([res], maxrepeat.summarize([res]), [html.timeline_of(traj, config)])
+        _open(browser, page, tmp_path / f"capped-{cap}.html")
+        browser.eval("document.querySelector('details.traj').open = true")
+        text = browser.eval("[...document.querySelectorAll('.runs-total')]"
+                            ".map(e => e.textContent)")
+        assert text == ([shown] if shown else [])
+        assert browser.problems() == []

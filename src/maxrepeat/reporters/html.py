@@ -164,6 +164,8 @@ def _data(
             "match": meta.match,
             "watched": meta.watched_steps,
             "loopSteps": meta.loop_steps,
+            # metadata.runs may be capped (--max-runs); the page says how many there were
+            "runsTotal": meta.runs_total,
             "runs": [[x.start_step, x.end_step, x.period, x.occurrences, x.start_event,
                       x.end_event, " | ".join(x.pattern)] for x in meta.runs],
             "steps": steps,

@@ -237,6 +237,8 @@ _JS: Final = r"""
       res.match + ") · loop steps " + res.loopSteps + " of " + res.watched));
     box.appendChild(head);
     box.appendChild(el("div", "evidence", res.evidence));
+    if (res.runsTotal > res.runs.length) box.appendChild(el("div", "muted runs-total",
+      "runs above max: " + res.runsTotal + " (the largest " + res.runs.length + " listed)"));
     if (res.src) box.appendChild(el("div", "muted", "read from " + res.src +
       (res.fmt ? " as " + res.fmt : "")));
     if (!res.steps) {
