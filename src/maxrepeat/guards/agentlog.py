@@ -194,10 +194,13 @@ def judge(
     """
     names = unique_names(configs)
     policy = policy or Policy()
-    log = call.log if call.log and Path(call.log).is_file() else None
+    log = call.log or None
     signature = signature_of(configs, names, policy, call.reader)
+    # keyed by the log's path even before the file exists: Copilot CLI may run a call's
+    # hooks before it creates its log, and a state saved under "no log" would be lost
+    # (with it the count of results seen, which `_caught_up` waits for)
     with GuardSession(cache_dir, agent=call.reader, session=call.session, log=log,
-                      signature=signature) as gs:
+                      signature=signature, missing_ok=True) as gs:
         snap = gs.restore()
         try:
             extra = msgspec.json.decode(snap.extra, type=_Extra) if snap and snap.extra \

@@ -160,8 +160,13 @@ class GuardSession:
     """
 
     def __init__(self, cache_dir: Path | None, *, agent: str, session: str | None,
-                 log: str | None, signature: str) -> None:
+                 log: str | None, signature: str, missing_ok: bool = False) -> None:
         self.agent = agent
+        #: a log that does not exist yet is an empty log (an agent that writes its log
+        #: asynchronously may run the first hooks before the file is created): the state
+        #: stays keyed by the log's path, so it is the same state once the file appears
+        self.missing_ok = missing_ok
+        self.missing = False
         self.session = session or ""
         self.log = log
         self.signature = signature
@@ -187,6 +192,12 @@ class GuardSession:
         if self.log is not None:
             try:
                 self._fh = open(self.log, "rb")
+            except FileNotFoundError:
+                if not self.missing_ok:
+                    self._unlock()
+                    raise TrajectoryFormatError(self.log, "cannot read: no such file") from None
+                self.missing = True
+                return self
             except OSError as exc:
                 self._unlock()
                 raise TrajectoryFormatError(
@@ -230,6 +241,11 @@ class GuardSession:
         """The complete lines of the log from byte ``offset`` on, numbered after ``lines``;
         afterwards ``offset`` / ``line_count`` are where reading stopped and ``partial``
         holds an unterminated last line (still being written)."""
+        if self._fh is None and self.missing and self.log is not None:
+            try:  # created since the session was entered
+                self._fh = open(self.log, "rb")
+            except OSError:
+                pass
         fh = self._fh
         self.offset, self.line_count, self.partial = offset, lines, b""
         if fh is None:
@@ -260,8 +276,12 @@ class GuardSession:
                                  self.signature, check):
             return None
         snap = saved.snapshot
+        if self.missing:
+            return snap if snap.offset == 0 else None
         if self._fh is not None:
-            if not 0 < snap.offset <= self.size:
+            # offset 0: saved before anything was read (or before the log existed);
+            # such a state claims nothing about the log's bytes
+            if not 0 <= snap.offset <= self.size:
                 return None
             if self._hashes(snap.offset) != (saved.head, saved.before):
                 return None
