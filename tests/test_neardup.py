@@ -235,3 +235,39 @@ def test_lint_against_a_real_trajectory_flags_settings_that_equal_every_step(
     assert subprocess.run(cmd, capture_output=True, text=True).returncode == 0
     runs = list(maxrepeat.read_trajectories(run))
     assert [p.path for p in maxrepeat.lint(config, runs)] == ["graders[0].config"]
+
+
+# --- the pre-checks skip only substitutions that would not change the text -----------------
+
+_FRAGMENTS = [
+    "1 failed in 0.53s", "took 1m2.5s", "12 ms", "3 secs", "2024-05-01T10:00:01.123Z",
+    "Mon, 01 Jan 2024 10:00:00 GMT", "Jan  5, 2024 10:00", "Dec 31", "12:01:02", "1:02:03.5",
+    "1712345678", "1712345678.123", "123e4567-e89b-12d3-a456-426614174000",
+    "deadbeef-dead-beef-dead-beefdeadbeef", "3f2a9c1d4e5b6a7f", "3F2A9C1D4E5B6A7F",
+    "0x7ffd5e8c", "pid 4121", "PID=77", "Process #12", "port:8080", "localhost:51234",
+    "127.0.0.1:80", "0.0.0.0:443", "[::1]:9000", ":::8080", "::1:22", "worker[12345]",
+    "[100%]", "/tmp/tmpa1b2c3/out.txt", "/var/folders/x1/T/f", "/dev/shm/q9", "/private/tmp/x",
+    "C:\\Users\\me\\AppData\\Local\\Temp\\tmp1", "\x1b[31mred\x1b[0m", "\x1b(B", "a  \n",
+    "\t\n", "\r\n", " ", "\n", "x", "AssertionError", "expected", "Tue", "March", "_17",
+    "v1.2.3", "case_17", "test_mod_2.py::case_2", "e5", "42", ".", "-", ":", "/", "\\", "é", "µs",
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(_FRAGMENTS), st.text(max_size=6)), max_size=8),
+       st.sampled_from([["volatile"], ["volatile", "numbers"], ["timestamps"], ["durations"],
+                        ["ids", "pids"], ["addresses"], ["temp-paths", "ansi"],
+                        ["trailing-whitespace"], ["numbers"]]))
+def test_fast_rewrite_equals_every_substitution_in_order(parts: list[str],
+                                                         names: list[str]) -> None:
+    """`rewriter` (pre-checks, the combined scan) gives what applying every substitution
+    of `NORMALIZERS` in order gives, on texts mixing volatile fragments and noise."""
+    from maxrepeat.core.normalizers import NORMALIZERS, rewriter
+
+    text = "".join(parts)
+    expanded = expand_normalizers(names)
+    want = text
+    for name in expanded:
+        for step in NORMALIZERS[name]:
+            want = step(want) if callable(step) else step[0].sub(step[1], want)
+    assert rewriter(expanded)(text) == want

@@ -20,10 +20,11 @@ results arrive; arguments: the watched calls, in order), so `grade()` of a prefi
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import partial
 from typing import Any, Final
+
+from .normalizers import NORMALIZERS, VOLATILE, expand_normalizers, rewriter
 
 __all__ = [
     "NORMALIZERS",
@@ -34,122 +35,6 @@ __all__ = [
     "similarity",
     "expand_normalizers",
 ]
-
-_Sub = tuple["re.Pattern[str]", "str | Callable[[re.Match[str]], str]"]
-
-_TMP_PART: Final = re.compile(r"^(?:tmp|pytest-|pymp-)[\w.-]*$|^[\w.-]*\d[\w.-]*$")
-
-
-def _tmp_path(m: re.Match[str]) -> str:
-    # Keep the temp root and the stable parts (a file's name); hide parts made of random
-    # letters and digits (tmpa1b2c3, pytest-17, 1f2e3d...).
-    root, rest = m.group(1), m.group(2)
-    parts = rest.split("/")
-    return root + "/".join("<tmp>" if _TMP_PART.match(p) and p else p for p in parts)
-
-
-_MONTH = r"(?:an|eb|ar|pr|ay|un|ul|ug|ep|ct|ov|ec)[a-z]*"
-_TRAIL: Final = re.compile(r"[ \t\r]+\n")
-_HEX_LETTER: Final = re.compile(r"[a-fA-F]")
-_DIGIT: Final = re.compile(r"[0-9]")
-
-
-def _hex(m: re.Match[str]) -> str:
-    run = m.group(0)
-    return "<hex>" if _HEX_LETTER.search(run) and _DIGIT.search(run) else run
-
-
-def _trailing(text: str) -> str:
-    return _TRAIL.sub("\n", text).rstrip() if text[-1:].isspace() or " \n" in text or \
-        "\t\n" in text or "\r\n" in text else text
-
-
-def _guarded(needles: tuple[str, ...], pattern: re.Pattern[str],
-             repl: str | Callable[[re.Match[str]], str]) -> Callable[[str], str]:
-    """A substitution run only when one of ``needles`` is in the text: an ``in`` test in
-    C is far cheaper than a regex scan that finds nothing (same result either way, since
-    every match contains one of the needles)."""
-    sub = pattern.sub
-
-    def apply(text: str) -> str:
-        for needle in needles:
-            if needle in text:
-                return sub(repl, text)
-        return text
-
-    apply.pattern = pattern  # type: ignore[attr-defined]  # for tests and docs
-    return apply
-
-
-# Every pattern starts with a character class (a word boundary, when needed, is checked
-# by a look-behind after the first character): the regex engine then skips ahead in C to
-# candidate positions, which makes a scan several times cheaper than a leading \b.
-#: The built-in normalizers, applied in this order (regex substitutions or functions).
-NORMALIZERS: Final[dict[str, list[_Sub | Callable[[str], str]]]] = {
-    "ansi": [(re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][A-Z0-9]"), "")],
-    "trailing-whitespace": [_trailing],
-    "timestamps": [
-        (re.compile(r"[0-9](?<![\w][0-9])[0-9]{3}-[0-9]{2}-[0-9]{2}(?:[T ][0-9]{2}:[0-9]{2}"
-                    r"(?::[0-9]{2}(?:[.,][0-9]+)?)?(?:Z|[+-][0-9]{2}:?[0-9]{2}| ?UTC)?)?\b"),
-         "<time>"),
-        (re.compile(r"[MTWFS](?<![\w][MTWFS])(?:on|ue|ed|hu|ri|at|un)[a-z]*,? [0-9]{1,2} "
-                    rf"[JFMASOND]{_MONTH} [0-9]{{4}}(?: [0-9]{{2}}:[0-9]{{2}}:[0-9]{{2}})?"
-                    r"(?: [A-Z]{2,4}| [+-][0-9]{4})?"), "<time>"),
-        (re.compile(rf"[JFMASOND](?<![\w][JFMASOND]){_MONTH} +[0-9]{{1,2}}(?:,? [0-9]{{4}})?"
-                    r"(?: [0-9]{2}:[0-9]{2}(?::[0-9]{2})?)?\b"), "<time>"),
-        (re.compile(r"[0-9](?<![\w][0-9])[0-9]?:[0-9]{2}:[0-9]{2}(?:[.,][0-9]+)?\b"), "<time>"),
-        (re.compile(r"1(?<![\w]1)[5-9][0-9]{8}(?:\.[0-9]+|[0-9]{3})?\b"), "<time>"),  # epoch
-    ],
-    "durations": [
-        (re.compile(r"[0-9](?<![\w.][0-9])[0-9]*m[0-9]+(?:\.[0-9]+)?s\b"), "<duration>"),
-        (re.compile(r"[0-9](?<![\w.][0-9])[0-9]*(?:\.[0-9]+)? ?(?:ns|us|µs|ms|s|sec|secs|"
-                    r"seconds?|min|mins|minutes?|h|hrs?|hours?|milliseconds?)\b"), "<duration>"),
-    ],
-    "ids": [
-        (re.compile(r"[0-9a-fA-F](?<![\w][0-9a-fA-F])[0-9a-fA-F]{7}-[0-9a-fA-F]{4}-"
-                    r"[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"), "<uuid>"),
-        # A run of 12+ hex digits of one case, with a letter and a digit in it (so not a
-        # plain number or word); the mix is checked only on such runs, which are rare.
-        (re.compile(r"[0-9a-f](?<![\w][0-9a-f])[0-9a-f]{11,}\b"
-                    r"|[0-9A-F](?<![\w][0-9A-F])[0-9A-F]{11,}\b"), _hex),
-    ],
-    "addresses": [_guarded(("0x",), re.compile(r"0(?<![\w]0)x[0-9a-fA-F]{4,}\b"), "<addr>")],
-    "pids": [
-        _guarded(("id", "ID", "rocess", "ort", "ORT"),
-                 re.compile(r"([pP](?<![\w][pP])(?:id|ID|rocess|ort|ORT))( ?[=:#]? ?)[0-9]+\b"),
-                 r"\1\2<n>"),
-        _guarded(("localhost", "127.0.0.1", "0.0.0.0", "::"),
-                 re.compile(r"(localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1?\]|::1?):[0-9]{2,5}\b"),
-                 r"\1:<port>"),
-        (re.compile(r"\[([0-9]{2,7})\]"), "[<pid>]"),  # syslog-style worker[12345]
-    ],
-    "temp-paths": [
-        _guarded(("/tmp/", "/var/", "/dev/shm/"),
-                 re.compile(r"((?:/private)?/(?:tmp|var/tmp|var/folders|dev/shm)/)([^\s'\"`:;,)]*)"),
-                 _tmp_path),
-        _guarded(("\\",),
-                 re.compile(r"(?i)([a-z]:\\Users\\[^\\\s]+\\AppData\\Local\\Temp\\)([^\s'\"]*)"),
-                 lambda m: m.group(1) + "<tmp>"),
-    ],
-    "numbers": [(re.compile(r"[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"), "<n>")],
-}
-
-#: ``volatile``: every built-in normalizer but ``numbers`` (counters are often progress).
-VOLATILE: Final = tuple(n for n in NORMALIZERS if n != "numbers")
-
-
-def expand_normalizers(names: Sequence[str]) -> tuple[str, ...]:
-    """The built-in normalizers named (``volatile`` expands), in their fixed order.
-
-    >>> expand_normalizers(["numbers", "ansi"])
-    ('ansi', 'numbers')
-    >>> "numbers" in expand_normalizers(["volatile"])
-    False
-    """
-    wanted = set(names)
-    if "volatile" in wanted:
-        wanted.update(VOLATILE)
-    return tuple(n for n in NORMALIZERS if n in wanted)
 
 
 def _shingles(text: str) -> frozenset[Any]:
@@ -179,6 +64,11 @@ def _jaccard(x: frozenset[Any], y: frozenset[Any]) -> float:
     inter = len(x & y)
     return inter / (len(x) + len(y) - inter)
 
+
+#: At most this many distinct strings, of this many characters in all, whose rewrite a
+#: `Transform` keeps.
+_CACHE_SIZE: Final = 4096
+_CACHE_CHARS: Final = 4_000_000
 
 #: How many recent cluster representatives a long string is compared with.
 WINDOW: Final = 8
@@ -267,27 +157,35 @@ class Transform:
     """Applies one grader's `NearDup` settings to values, in event order (it keeps the
     similarity clusters, so the order of calls matters and must be the event order)."""
 
-    __slots__ = ("near", "clusters", "_steps", "_ignored")
+    __slots__ = ("near", "clusters", "_rewrite", "_ignored", "_cache", "_cached_chars")
 
     def __init__(self, near: NearDup, clusters: list[str] | None = None) -> None:
         self.near = near
         self.clusters = (Clusters(near.similarity, clusters)
                          if near.similarity is not None else None)
-        steps: list[Callable[[str], str]] = []
-        for name in near.normalizers:
-            for step in NORMALIZERS[name]:
-                steps.append(step if callable(step) else partial(step[0].sub, step[1]))
-        steps.extend(partial(pattern.sub, repl) for pattern, repl in near.replace)
-        self._steps = steps
+        self._rewrite = rewriter(near.normalizers, near.replace)
         self._ignored: dict[str, frozenset[str]] = {}
+        # The rewrite of each distinct string met recently (a loop repeats its values):
+        # pure, so caching it never changes a result; cleared when full to bound memory.
+        self._cache: dict[str, str] = {}
+        self._cached_chars = 0
 
     def text(self, text: str) -> str:
         """One string, normalized, replaced, then clustered if long enough."""
-        for step in self._steps:
-            text = step(text)
-        if self.clusters is not None and len(text) >= self.near.min_length:
-            text = self.clusters.assign(text)
-        return text
+        cache = self._cache
+        out = cache.get(text)
+        if out is None:
+            out = self._rewrite(text)
+            size = len(text) + len(out)
+            if len(cache) >= _CACHE_SIZE or self._cached_chars + size > _CACHE_CHARS:
+                cache.clear()
+                self._cached_chars = 0
+            if size <= _CACHE_CHARS:
+                cache[text] = out
+                self._cached_chars += size
+        if self.clusters is not None and len(out) >= self.near.min_length:
+            out = self.clusters.assign(out)
+        return out
 
     def value(self, value: Any) -> Any:
         """Every string in a JSON value rewritten by `text` (depth first, keys in sorted

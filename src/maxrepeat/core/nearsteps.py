@@ -18,6 +18,7 @@ from .config import MaxRepeatConfig
 from .events import TOOL_RESULT
 from .neardup import Transform
 from .rules import step_is_empty
+from .steps import SingleCallSteps
 from .fingerprints import digest, name_bytes, step_key
 
 __all__ = ["near_keys", "observed_key", "NO_OBSERVATION"]
@@ -45,6 +46,7 @@ class _Unusable:
 def observation_keys(events: Sequence[Any], transform: Transform) -> dict[str, Any]:
     """Per call id, the digest of its first result after the transform (None: empty)."""
     out: dict[str, Any] = {}
+    text = transform.text if transform.near.rewrites_strings else None
     for event in events:
         if event.type != TOOL_RESULT or event.data is None:
             continue
@@ -52,7 +54,10 @@ def observation_keys(events: Sequence[Any], transform: Transform) -> dict[str, A
         if cid is None or cid in out:
             continue
         try:
-            value = transform.value(decode_value(event.data.result))
+            value = decode_value(event.data.result)
+            # a string (the commonest observation) skips the walk over JSON values
+            value = text(value) if text is not None and type(value) is str \
+                else transform.value(value)
             out[cid] = None if is_empty(value) else digest(canonical_bytes(value))
         except (RecursionError, ValueError, TypeError) as exc:
             out[cid] = _Unusable(exc)
@@ -77,7 +82,9 @@ def near_keys(
             keys.append(step_key(digests))
         return keys
     answers = observation_keys(events, transform)
-    for step in steps:
+    names: dict[str, bytes] = {}
+    period = config.max_cycle_period
+    for step in (([i] for i in steps.calls) if isinstance(steps, SingleCallSteps) else steps):
         digests = []
         empties = 0
         for i in step:
@@ -88,8 +95,11 @@ def near_keys(
                 raise key.error
             if key is None:
                 empties += 1
-            digests.append(observed_key(name_bytes(data.tool_name), key))
-        keys.append(None if step_is_empty(empties, len(step), config.max_cycle_period)
+            nb = names.get(data.tool_name)
+            if nb is None:
+                nb = names[data.tool_name] = name_bytes(data.tool_name)
+            digests.append(observed_key(nb, key))
+        keys.append(None if step_is_empty(empties, len(step), period)
                     else step_key(digests))
     return keys
 

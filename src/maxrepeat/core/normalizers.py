@@ -1,0 +1,233 @@
+"""The built-in normalizers of near-duplicate matching (``normalize: [...]``): regex
+rewrites of volatile text, in a fixed order, and the cheap checks that let a text skip
+the ones that cannot match it.
+
+`NORMALIZERS` is the definition: a text goes through every substitution of every named
+normalizer, in order. `rewriter` builds the function that does exactly that, faster:
+each normalizer (or a single substitution) has a *pre-check* that is true for every text
+in which one of its patterns could match, so a text failing it comes out unchanged and
+the scan is skipped. A pre-check is a C-level ``in`` test for a substring that every match
+contains, or one regex scan that accepts a superset of what the normalizer's patterns
+accept; it is run on the text as the earlier normalizers left it, so the result is the
+same as applying every substitution (`tests/test_neardup.py` checks it on generated texts).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Final
+
+__all__ = ["NORMALIZERS", "VOLATILE", "expand_normalizers", "rewriter"]
+
+_Sub = tuple["re.Pattern[str]", "str | Callable[[re.Match[str]], str]"]
+
+_TMP_PART: Final = re.compile(r"^(?:tmp|pytest-|pymp-)[\w.-]*$|^[\w.-]*\d[\w.-]*$")
+
+
+def _tmp_path(m: re.Match[str]) -> str:
+    # Keep the temp root and the stable parts (a file's name); hide parts made of random
+    # letters and digits (tmpa1b2c3, pytest-17, 1f2e3d...).
+    root, rest = m.group(1), m.group(2)
+    parts = rest.split("/")
+    return root + "/".join("<tmp>" if _TMP_PART.match(p) and p else p for p in parts)
+
+
+_MONTH = r"(?:an|eb|ar|pr|ay|un|ul|ug|ep|ct|ov|ec)[a-z]*"
+_TRAIL: Final = re.compile(r"[ \t\r]+\n")
+_HEX_LETTER: Final = re.compile(r"[a-fA-F]")
+_DIGIT: Final = re.compile(r"[0-9]")
+
+
+def _hex(m: re.Match[str]) -> str:
+    run = m.group(0)
+    return "<hex>" if _HEX_LETTER.search(run) and _DIGIT.search(run) else run
+
+
+def _trailing(text: str) -> str:
+    return _TRAIL.sub("\n", text).rstrip() if text[-1:].isspace() or " \n" in text or \
+        "\t\n" in text or "\r\n" in text else text
+
+
+def _needles(*needles: str) -> Callable[[str], bool]:
+    """A pre-check: whether one of ``needles`` is in the text (an ``in`` test in C)."""
+    def check(text: str) -> bool:
+        for needle in needles:
+            if needle in text:
+                return True
+        return False
+    return check
+
+
+def _scan(pattern: str) -> Callable[[str], bool]:
+    """A pre-check: one regex scan (a superset of the guarded patterns' matches)."""
+    search = re.compile(pattern).search
+    return lambda text: search(text) is not None
+
+
+# Every pattern starts with a character class (a word boundary, when needed, is checked
+# by a look-behind after the first character): the regex engine then skips ahead in C to
+# candidate positions, which makes a scan several times cheaper than a leading \b.
+#: The built-in normalizers, applied in this order (regex substitutions or functions).
+NORMALIZERS: Final[dict[str, list[_Sub | Callable[[str], str]]]] = {
+    "ansi": [(re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][A-Z0-9]"), "")],
+    "trailing-whitespace": [_trailing],
+    "timestamps": [
+        (re.compile(r"[0-9](?<![\w][0-9])[0-9]{3}-[0-9]{2}-[0-9]{2}(?:[T ][0-9]{2}:[0-9]{2}"
+                    r"(?::[0-9]{2}(?:[.,][0-9]+)?)?(?:Z|[+-][0-9]{2}:?[0-9]{2}| ?UTC)?)?\b"),
+         "<time>"),
+        (re.compile(r"[MTWFS](?<![\w][MTWFS])(?:on|ue|ed|hu|ri|at|un)[a-z]*,? [0-9]{1,2} "
+                    rf"[JFMASOND]{_MONTH} [0-9]{{4}}(?: [0-9]{{2}}:[0-9]{{2}}:[0-9]{{2}})?"
+                    r"(?: [A-Z]{2,4}| [+-][0-9]{4})?"), "<time>"),
+        (re.compile(rf"[JFMASOND](?<![\w][JFMASOND]){_MONTH} +[0-9]{{1,2}}(?:,? [0-9]{{4}})?"
+                    r"(?: [0-9]{2}:[0-9]{2}(?::[0-9]{2})?)?\b"), "<time>"),
+        (re.compile(r"[0-9](?<![\w][0-9])[0-9]?:[0-9]{2}:[0-9]{2}(?:[.,][0-9]+)?\b"), "<time>"),
+        (re.compile(r"1(?<![\w]1)[5-9][0-9]{8}(?:\.[0-9]+|[0-9]{3})?\b"), "<time>"),  # epoch
+    ],
+    "durations": [
+        (re.compile(r"[0-9](?<![\w.][0-9])[0-9]*m[0-9]+(?:\.[0-9]+)?s\b"), "<duration>"),
+        (re.compile(r"[0-9](?<![\w.][0-9])[0-9]*(?:\.[0-9]+)? ?(?:ns|us|µs|ms|s|sec|secs|"
+                    r"seconds?|min|mins|minutes?|h|hrs?|hours?|milliseconds?)\b"), "<duration>"),
+    ],
+    "ids": [
+        (re.compile(r"[0-9a-fA-F](?<![\w][0-9a-fA-F])[0-9a-fA-F]{7}-[0-9a-fA-F]{4}-"
+                    r"[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"), "<uuid>"),
+        # A run of 12+ hex digits of one case, with a letter and a digit in it (so not a
+        # plain number or word); the mix is checked only on such runs, which are rare.
+        (re.compile(r"[0-9a-f](?<![\w][0-9a-f])[0-9a-f]{11,}\b"
+                    r"|[0-9A-F](?<![\w][0-9A-F])[0-9A-F]{11,}\b"), _hex),
+    ],
+    "addresses": [(re.compile(r"0(?<![\w]0)x[0-9a-fA-F]{4,}\b"), "<addr>")],
+    "pids": [
+        (re.compile(r"([pP](?<![\w][pP])(?:id|ID|rocess|ort|ORT))( ?[=:#]? ?)[0-9]+\b"),
+         r"\1\2<n>"),
+        (re.compile(r"(localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1?\]|::1?):[0-9]{2,5}\b"),
+         r"\1:<port>"),
+        (re.compile(r"\[([0-9]{2,7})\]"), "[<pid>]"),  # syslog-style worker[12345]
+    ],
+    "temp-paths": [
+        (re.compile(r"((?:/private)?/(?:tmp|var/tmp|var/folders|dev/shm)/)([^\s'\"`:;,)]*)"),
+         _tmp_path),
+        (re.compile(r"(?i)([a-z]:\\Users\\[^\\\s]+\\AppData\\Local\\Temp\\)([^\s'\"]*)"),
+         lambda m: m.group(1) + "<tmp>"),
+    ],
+    "numbers": [(re.compile(r"[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"), "<n>")],
+}
+
+# The pre-checks: (normalizer, index of its substitution or None for all of them) -> a
+# check true for every text one of the guarded patterns matches. Each is a superset:
+# every match of a guarded pattern contains the needle, or starts where the scan matches.
+_PRECHECKS: Final[dict[tuple[str, int | None], Callable[[str], bool]]] = {
+    ("ansi", None): _needles("\x1b"),
+    # a date (4 digits and '-'), a clock (d:dd: or dd:dd:), an epoch (1[5-9] + 8 digits),
+    # or a capitalised day or month name, at the start of a word
+    ("timestamps", None): _scan(
+        r"[0-9A-Z](?<![\w][0-9A-Z])(?:(?<=[0-9])(?:[0-9]{3}-|[0-9]?:[0-9]{2}:|[5-9][0-9]{8})"
+        r"|(?<=[A-Z])(?:on|ue|ed|hu|ri|at|un|an|eb|ar|pr|ay|ul|ug|ep|ct|ov|ec))"),
+    # a number at the start of a word followed by m<digit> or a unit's first letter
+    ("durations", None): _scan(
+        r"[0-9](?<![\w.][0-9])[0-9]*(?:\.[0-9]+)?(?:m[0-9]| ?[numsµh])"),
+    # both need eight hex digits at the start of a word
+    ("ids", None): _scan(r"[0-9a-fA-F](?<![\w][0-9a-fA-F])[0-9a-fA-F]{7}"),
+    ("addresses", None): _needles("0x"),
+    ("pids", 0): _scan(r"[pP](?:id|ID|rocess|ort|ORT)"),
+    ("pids", 1): _needles("localhost:", "127.0.0.1:", "0.0.0.0:", "]:", ":::", "::1:"),
+    ("temp-paths", 0): _needles("/tmp/", "/var/", "/dev/shm/"),
+    ("temp-paths", 1): _needles("\\"),
+}
+
+#: Normalizers whose pre-checks one scan can do at once (they stand together in the
+#: order): when all of them are on and `_BLOCK_CHECK` is false, none of their patterns
+#: matches the text, so it skips them all. Its branches are their pre-checks', plus
+#: ``[nn]`` and ``0xhhhh`` (at the start of a word); ports are the needles.
+_BLOCK: Final = ("timestamps", "durations", "ids", "addresses", "pids")
+_BLOCK_SCAN: Final = _scan(
+    r"[0-9A-Za-fpP](?<![\w][0-9A-Za-fpP])(?:"
+    r"(?<=[0-9])(?:[0-9]{3}-|[0-9]?:[0-9]{2}:|[5-9][0-9]{8}"
+    r"|[0-9]*(?:\.[0-9]+)?(?:m[0-9]| ?[numsµh]))"
+    r"|(?<=\[[0-9])[0-9]{1,6}\]"
+    r"|(?<=0)x[0-9a-fA-F]{4}"
+    r"|(?<=[A-Z])(?:on|ue|ed|hu|ri|at|un|an|eb|ar|pr|ay|ul|ug|ep|ct|ov|ec)"
+    r"|(?<=[0-9a-fA-F])[0-9a-fA-F]{7}"
+    r"|(?<=[pP])(?:id|ID|rocess|ort|ORT))")
+_PORTS: Final = _PRECHECKS[("pids", 1)]
+
+
+def _block_check(text: str) -> bool:
+    return _PORTS(text) or _BLOCK_SCAN(text)
+
+
+#: ``volatile``: every built-in normalizer but ``numbers`` (counters are often progress).
+VOLATILE: Final = tuple(n for n in NORMALIZERS if n != "numbers")
+
+
+def expand_normalizers(names: Sequence[str]) -> tuple[str, ...]:
+    """The built-in normalizers named (``volatile`` expands), in their fixed order.
+
+    >>> expand_normalizers(["numbers", "ansi"])
+    ('ansi', 'numbers')
+    >>> "numbers" in expand_normalizers(["volatile"])
+    False
+    """
+    wanted = set(names)
+    if "volatile" in wanted:
+        wanted.update(VOLATILE)
+    return tuple(n for n in NORMALIZERS if n in wanted)
+
+
+def _apply(step: _Sub | Callable[[str], str]) -> Callable[[str], str]:
+    return step if callable(step) else partial(step[0].sub, step[1])
+
+
+Stage = tuple["Callable[[str], bool] | None", tuple["Callable[[str], str]", ...]]
+
+
+def stages(names: Sequence[str], extra: Sequence[_Sub] = ()) -> list[Stage]:
+    """The normalizers ``names`` (already expanded and ordered) and the ``extra``
+    substitutions after them, as (pre-check or None, substitutions) stages."""
+    out: list[Stage] = []
+    for name in names:
+        steps = NORMALIZERS[name]
+        whole = _PRECHECKS.get((name, None))
+        if whole is not None:
+            out.append((whole, tuple(_apply(s) for s in steps)))
+            continue
+        for i, step in enumerate(steps):
+            out.append((_PRECHECKS.get((name, i)), (_apply(step),)))
+    out.extend((None, (_apply(s),)) for s in extra)
+    return out
+
+
+def rewriter(names: Sequence[str], extra: Sequence[_Sub] = ()) -> Callable[[str], str]:
+    """A function applying every substitution of ``names`` then ``extra``, in order.
+
+    >>> rewriter(expand_normalizers(["volatile"]))("1 failed in 0.53s at 10:02:11")
+    '1 failed in <duration> at <time>'
+    """
+    if not set(_BLOCK) <= set(names):
+        return _run(stages(names, extra))
+    # before the block, the block (its own stages, each with its pre-check), after it
+    first = names.index(_BLOCK[0])
+    last = names.index(_BLOCK[-1])
+    assert names[first:last + 1] == _BLOCK  # the fixed order keeps them together
+    before = _run(stages(names[:first]))
+    block = _run(stages(_BLOCK))
+    after = _run(stages(names[last + 1:], extra))
+
+    def rewrite(text: str) -> str:
+        text = before(text)
+        if _block_check(text):
+            text = block(text)
+        return after(text)
+    return rewrite
+
+
+def _run(plan: list[Stage]) -> Callable[[str], str]:
+    def rewrite(text: str) -> str:
+        for check, subs in plan:
+            if check is None or check(text):
+                for sub in subs:
+                    text = sub(text)
+        return text
+    return rewrite
