@@ -91,9 +91,11 @@ def test_a_middle_rewrite_of_the_same_length_is_not_trusted(tmp_path: Path) -> N
     assert cached == fresh
 
 
-def test_the_shared_guard_session_layer_verifies_the_whole_prefix_and_the_file(
+def test_the_shared_guard_session_layer_verifies_the_log_and_the_file(
         tmp_path: Path) -> None:
-    """The same two checks in guards/session.py, which every other agent hook uses."""
+    """The same two checks in guards/session.py, which every other agent hook uses (a
+    log under one block is checked whole at every call; larger logs block by block:
+    tests/test_hook_incremental.py)."""
     from maxrepeat.guards.session import GuardSession, Snapshot
 
     log = tmp_path / "log.jsonl"

@@ -41,6 +41,7 @@ from ..core.config import MaxRepeatConfig, unique_names
 from ..core.errors import TrajectoryFormatError
 from ..core.events import Event, EventData
 from ..core.monitor import Monitor
+from ..readers._marks import Marks, mark
 from ..readers.claude_code import SessionStream, record_of_line
 from .claude_code_results import Learned, predicted_result
 from .policy import Action, Decision, Escalation, Policy
@@ -58,6 +59,16 @@ class _Extra(msgspec.Struct):
 
     learned: Learned = msgspec.field(default_factory=Learned)
     pending_stop: str | None = None  # a stop Claude Code did not honour yet
+    # The monitors forget a call's result once its step is final (their saved state then
+    # stays the same size however long the session), which is exact while no call id
+    # comes back; `calls` holds the ids fed so far, and when one does come back the
+    # transcript is read again with every result kept (`exact`) from then on.
+    calls: Marks = msgspec.field(default_factory=Marks)
+    exact: bool = False
+
+
+class _Reused(Exception):
+    """A call id came back while the monitors forget answered ids."""
 
 
 @dataclass(frozen=True)
@@ -112,9 +123,17 @@ def hook_output(event: str, decision: Decision, *, stop: str | None = None) -> d
 
 
 def _feed(stream: SessionStream, monitors: list[Monitor], record: dict[str, Any],
-          lenient: bool) -> None:
+          lenient: bool, extra: _Extra) -> None:
     key, events = stream.record(record, lenient)
     if key == stream.primary:
+        if not extra.exact:
+            for e in events:
+                cid = e.data.tool_call_id if e.type == "tool_call" and e.data else None
+                if cid is not None:
+                    seen = mark(cid)
+                    if seen in extra.calls:
+                        raise _Reused
+                    extra.calls.add(seen)
         for m in monitors:
             m.lenient = stream.lenient(key)
             if events:
@@ -144,10 +163,11 @@ def guard(
     policy = policy or Policy()
     names = unique_names(configs)
 
-    def monitor(c: MaxRepeatConfig, n: str, data: bytes | None = None,
+    def monitor(c: MaxRepeatConfig, n: str, exact: bool, data: bytes | None = None,
                 lenient: bool = False) -> Monitor:
         kw: dict[str, Any] = {"name": n, "id": session_id, "source": path,
-                              "format": "claude-code", "lenient": lenient}
+                              "format": "claude-code", "lenient": lenient,
+                              "forget_answers": not exact}
         return Monitor.from_bytes(data, c, **kw) if data is not None else Monitor(c, **kw)
 
     with GuardSession(cache_dir, agent="claude-code", session=session_id, log=path,
@@ -163,29 +183,27 @@ def guard(
                 extra = msgspec.msgpack.decode(snap.extra, type=_Extra)
                 primary = stream.primary
                 lenient = primary is not None and stream.lenient(primary)
-                monitors = [monitor(c, n, d, lenient)
+                monitors = [monitor(c, n, extra.exact, d, lenient)
                             for d, c, n in zip(snap.monitors, configs, names)]
                 esc_state = snap.escalation
             except (ValueError, msgspec.DecodeError, msgspec.ValidationError):
                 snap = None
         if snap is None or len(monitors) != len(configs):
             snap, stream, extra, esc_state = None, SessionStream(), _Extra(), None
-            monitors = [monitor(c, n) for c, n in zip(configs, names)]
+            monitors = [monitor(c, n, False) for c, n in zip(configs, names)]
         read_from = snap.offset if snap is not None else 0
-        for number, raw in gs.lines(read_from, snap.lines if snap is not None else 0):
-            if raw.strip():
-                record, lenient = record_of_line(raw, path, number)
-                extra.learned.learn(record)
-                _feed(stream, monitors, record, lenient)
-        # What the next call starts from: the complete lines only (the partial last line
-        # and the current result are read from the transcript once it holds them).
-        saved_reader = msgspec.msgpack.encode(stream)
-        saved_monitors = [m.to_bytes() for m in monitors]
-        if gs.partial.strip():
-            try:
-                _feed(stream, monitors, *record_of_line(gs.partial, path, gs.line_count + 1))
-            except TrajectoryFormatError:
-                pass  # still being written: the next call reads it whole
+        try:
+            saved = _advance(gs, path, stream, monitors, extra, read_from,
+                             snap.lines if snap is not None else 0)
+        except _Reused:
+            # a call id came back: read everything again, keeping every answer (what
+            # the guard said so far, and a stop it still owes, stay as they were)
+            snap, stream = None, SessionStream()
+            extra = _Extra(pending_stop=extra.pending_stop, exact=True)
+            monitors = [monitor(c, n, True) for c, n in zip(configs, names)]
+            read_from = 0
+            saved = _advance(gs, path, stream, monitors, extra, 0, 0)
+        saved_reader, saved_monitors, saved_calls = saved
         cid = payload.get("tool_use_id")
         subagent = isinstance(payload.get("agent_id"), str)
         if event in _AFTER and isinstance(cid, str) and not subagent:
@@ -210,7 +228,32 @@ def guard(
         if decision.action is Action.STOP and event == "PostToolUseFailure":
             extra.pending_stop = decision.message
         out = hook_output(event, decision, stop=stop)
+        extra.calls = saved_calls
         gs.store(Snapshot(gs.offset, gs.line_count, saved_reader, saved_monitors, esc.state,
                           msgspec.msgpack.encode(extra)))
     return HookVerdict(event, decision, out, read_from, read_from > 0)
 
+
+def _advance(gs: GuardSession, path: str, stream: SessionStream, monitors: list[Monitor],
+             extra: _Extra, offset: int, lines: int) -> tuple[bytes, list[bytes], Marks]:
+    """Feed the transcript's complete lines from ``offset`` on, then its unterminated last
+    line when it reads as a record; what the next call starts from (reader, monitors and
+    call ids after the complete lines). `_Reused` when a call id comes back while the
+    monitors forget answers."""
+    for number, raw in gs.lines(offset, lines):
+        if raw.strip():
+            record, lenient = record_of_line(raw, path, number)
+            extra.learned.learn(record)
+            _feed(stream, monitors, record, lenient, extra)
+    # What the next call starts from: the complete lines only (the partial last line
+    # and the current result are read from the transcript once it holds them).
+    saved = (msgspec.msgpack.encode(stream), [m.to_bytes() for m in monitors],
+             Marks(bytearray(extra.calls.data)))
+    if gs.partial.strip():
+        try:
+            record, lenient = record_of_line(gs.partial, path, gs.line_count + 1)
+        except TrajectoryFormatError:
+            pass  # still being written: the next call reads it whole
+        else:
+            _feed(stream, monitors, record, lenient, extra)
+    return saved

@@ -5,11 +5,19 @@ what the agent's session log gained since the previous call, the guard saves, pe
 session, how far it read, the reader's conversion state, the monitors and the escalation
 state. A saved state is a hint, never trusted: it is used only when it was written by
 this version for the same agent, session, log path and grader signature, its offset is
-within the log, the whole log up to the offset still hashes to what was saved (a rewrite
-anywhere before the offset is seen, not only in the first and last 4 KiB: issue 18), and
-the state file itself still matches the checksum written with it (a flipped byte in the
-cache is never decoded). Anything else (missing, corrupt, another version or config, a
-log that shrank or was rewritten) is ignored and the log read from its start.
+within the log, the log still matches it where it was checked (below), and the state file
+itself still matches the checksum written with it (a flipped byte in the cache is never
+decoded). Anything else (missing, corrupt, another version or config, a log that shrank
+or was rewritten) is ignored and the log read from its start.
+
+The log is checked in blocks of `BLOCK` bytes, so that a call costs what was appended,
+not the length of the log (issue 12): the saved state holds a digest of every complete
+block before the offset and of the partial block ending at it. Each call hashes again the
+first block, the partial block (so a log replaced by another, cut, or rewritten near
+where the last call stopped is seen at once) and, in turn, ``1 + appended // BLOCK``
+further blocks from a cursor that goes round the log (a rewrite anywhere else is seen
+within as many calls as the log has blocks; issue 18). ``docs/design/guards.md`` says
+why that is enough for an append-only log.
 
 API (shared by every agent hook; ``maxrepeat.guards.claude_code`` is the first user)::
 
@@ -61,11 +69,13 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
 __all__ = ["GuardSession", "Snapshot", "default_cache_dir", "signature_of", "CACHE_FORMAT",
-           "prefix_digest", "seal", "unseal"]
+           "BLOCK", "block_digests", "seal", "unseal"]
 
 #: Changes whenever the saved layout changes; part of every saved state.
-CACHE_FORMAT: Final = 3
-_CHECK_BYTES: Final = 4096
+CACHE_FORMAT: Final = 4
+#: The log is verified in blocks of this many bytes (hashing one takes ~0.3 ms).
+BLOCK: Final = 256 * 1024
+_D: Final = 16  # bytes per block digest
 
 
 class Snapshot(msgspec.Struct):
@@ -89,8 +99,9 @@ class _Saved(msgspec.Struct):
     log: str
     signature: str
     check: bytes
-    head: bytes
-    before: bytes
+    blocks: bytes  # the digests of the complete blocks before the offset, 16 bytes each
+    tail: bytes  # the digest of the partial block that ends at the offset
+    audit: int  # the next block to check again (the cursor that goes round the log)
     snapshot: Snapshot
 
 
@@ -114,22 +125,26 @@ def _digest(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
-def prefix_digest(fh: IO[bytes], offset: int) -> bytes:
-    """The digest of the first ``offset`` bytes of ``fh`` (all of them: hashing runs at
-    about 1 GB/s, far faster than reading the log again, and a cache must never be
-    trusted over a log rewritten in its middle)."""
-    if offset <= 0:
-        return b""
-    fh.seek(0)
-    h = hashlib.blake2b(digest_size=16)
-    left = offset
-    while left > 0:
-        chunk = fh.read(min(left, 1 << 20))
-        if not chunk:
-            return b""  # shorter than offset: matches no saved digest
-        h.update(chunk)
-        left -= len(chunk)
-    return h.digest()
+def _read_at(fh: IO[bytes], start: int, size: int) -> bytes:
+    fh.seek(start)
+    return fh.read(size)
+
+
+def block_digests(fh: IO[bytes], start: int, end: int) -> bytes:
+    """The digests of the complete `BLOCK`-byte blocks of ``fh`` from block ``start`` to
+    block ``end`` (exclusive), 16 bytes each; shorter when the file ends first.
+
+    >>> import io
+    >>> len(block_digests(io.BytesIO(bytes(3 * BLOCK)), 1, 3))
+    32
+    """
+    out = []
+    for i in range(start, end):
+        chunk = _read_at(fh, i * BLOCK, BLOCK)
+        if len(chunk) < BLOCK:
+            break
+        out.append(_digest(chunk))
+    return b"".join(out)
 
 
 _SEAL: Final = b"maxrepeat-state\0"
@@ -184,6 +199,9 @@ class GuardSession:
         self.offset = 0
         self.line_count = 0
         self.partial = b""
+        # what `restore` verified, carried over by `store`: block digests and the cursor
+        self._blocks = b""
+        self._audit = 0
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -231,11 +249,36 @@ class GuardSession:
 
     # -- the log -----------------------------------------------------------------------
 
-    def _hashes(self, offset: int) -> tuple[bytes, bytes]:
+    def _tail(self, offset: int) -> bytes:
+        """The digest of the partial block that ends at ``offset``."""
+        assert self._fh is not None
+        start = offset - offset % BLOCK
+        return _digest(_read_at(self._fh, start, offset - start))
+
+    def _verify(self, saved: _Saved) -> bool:
+        """Whether the log still matches ``saved`` where this call checks it (the first
+        block, the block at the offset, and the next blocks of the round)."""
         fh = self._fh
-        if fh is None or offset == 0:
-            return b"", b""
-        return prefix_digest(fh, offset), b""
+        assert fh is not None
+        offset = saved.snapshot.offset
+        if offset == 0:
+            return True
+        count = offset // BLOCK
+        blocks = saved.blocks
+        if len(blocks) != count * _D or self._tail(offset) != saved.tail:
+            return False
+        if count == 0:
+            return True
+        if block_digests(fh, 0, 1) != blocks[:_D]:
+            return False
+        cursor = saved.audit % count
+        for _ in range(min(count - 1, 1 + (self.size - offset) // BLOCK)):
+            cursor = cursor % (count - 1) + 1  # block 0 is checked every time
+            if block_digests(fh, cursor, cursor + 1) != blocks[cursor * _D:(cursor + 1) * _D]:
+                return False
+        self._audit = cursor
+        self._blocks = blocks
+        return True
 
     def lines(self, offset: int = 0, lines: int = 0) -> Iterator[tuple[int, bytes]]:
         """The complete lines of the log from byte ``offset`` on, numbered after ``lines``;
@@ -281,18 +324,22 @@ class GuardSession:
         if self._fh is not None:
             # offset 0: saved before anything was read (or before the log existed);
             # such a state claims nothing about the log's bytes
-            if not 0 <= snap.offset <= self.size:
-                return None
-            if self._hashes(snap.offset) != (saved.head, saved.before):
+            if not 0 <= snap.offset <= self.size or not self._verify(saved):
                 return None
         return snap
 
     def store(self, snap: Snapshot, check: bytes = b"") -> None:
         """Save ``snap`` atomically (silently skipped when the cache cannot be written)."""
-        head, before = self._hashes(snap.offset)
+        blocks, tail = b"", b""
+        if self._fh is not None and snap.offset > 0:
+            # the blocks checked when restoring are kept; only the new ones are hashed
+            count = snap.offset // BLOCK
+            blocks = self._blocks[:count * _D]
+            blocks += block_digests(self._fh, len(blocks) // _D, count)
+            tail = self._tail(snap.offset)
         data = seal(msgspec.msgpack.encode(_Saved(self.version, self.agent, self.session,
                                                   self.log or "", self.signature, check,
-                                                  head, before, snap)))
+                                                  blocks, tail, self._audit, snap)))
         try:
             self.file.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.file.parent, prefix=".tmp-", suffix=".state")

@@ -27,7 +27,6 @@ same events as a full read.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
 from typing import Any, Final
 
@@ -37,6 +36,7 @@ from ..core.errors import TrajectoryFormatError
 from ..core.events import Event, EventData, Trajectory
 from . import Item, Reader, Source
 from ._json import CutLastLineError, decode_line, first_json_char, iter_lines, strip_bom
+from ._marks import Marks, mark
 from ._toolevents import content_text, type_name
 
 __all__ = ["READER", "SessionStream", "record_of_line"]
@@ -48,15 +48,11 @@ MAIN: Final = ""
 _TOOL_EVENTS: Final = frozenset({"tool_call", "tool_result"})
 
 
-def _mark(uuid: str) -> bytes:
-    return hashlib.blake2b(uuid.encode("utf-8", "surrogatepass"), digest_size=8).digest()
-
-
 class _Group(msgspec.Struct):
     """Conversion state of one trajectory: the open turn and the records already seen."""
 
     turn: str | None = None
-    seen: set[bytes] = msgspec.field(default_factory=set)  # 8-byte digests of uuids
+    seen: Marks = msgspec.field(default_factory=Marks)  # 8-byte digests of uuids
     session: str | None = None
     lenient: bool = False  # a record needed lenient JSON reading
 
@@ -97,14 +93,14 @@ class SessionStream(msgspec.Struct):
             if isinstance(session, str):
                 group.session = session
         uuid = rec.get("uuid")
-        mark = _mark(uuid) if isinstance(uuid, str) else None
-        if mark is not None and mark in group.seen:
+        seen = mark(uuid) if isinstance(uuid, str) else None
+        if seen is not None and seen in group.seen:
             return key, []
         events = (_assistant if kind == "assistant" else _user)(rec["message"], rec, group)
-        if mark is not None and any(e.type in _TOOL_EVENTS for e in events):
-            # Only records with tool events are remembered, as short digests: the state
-            # that the hook saves after every call stays small.
-            group.seen.add(mark)
+        if seen is not None and any(e.type in _TOOL_EVENTS for e in events):
+            # Only records with tool events are remembered, as short digests in one byte
+            # string: the state that the hook saves after every call is copied, not built.
+            group.seen.add(seen)
         return key, events
 
     def finish(self, key: str) -> list[Event]:
