@@ -7,6 +7,18 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-python3}
+
+# A C compiler and the Python headers: pip builds the optional native fast path
+# (src/maxrepeat/core/_native.c) with them; the package installs without them too.
+need_build=()
+command -v cc >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1 || need_build+=(gcc)
+"$PYTHON" -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(
+    sysconfig.get_paths()["include"], "Python.h")))' || need_build+=(python3-dev)
+if [ ${#need_build[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "installing ${need_build[*]} with apt-get" >&2
+  apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_build[@]}" >/dev/null
+fi
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi

@@ -1,6 +1,7 @@
 """The spec's golden cases (this project's own tests/data/spec_cases.yaml) through grade(),
 the live monitor, the reference implementation and the command line; and, when the shared
-spec sits beside the repository, its cases.json through grade() as a cross-check."""
+spec sits beside the repository, its cases.json through grade() as a cross-check. Every
+test runs on both grading paths: the native fast path and the pure-Python reference."""
 
 from __future__ import annotations
 
@@ -8,12 +9,14 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import yaml
 
 import maxrepeat
+from maxrepeat.core import accel
 
 from .conftest import SPEC_CASES, load_cases
 from .reference import reference
@@ -23,6 +26,18 @@ CASES = load_cases()
 GRADING = CASES["grading"]
 LINT = CASES["lint"]
 IDS = [c["name"] for c in GRADING]
+
+
+@pytest.fixture(autouse=True, params=["native", "pure"])
+def grading_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """Each test on the native fast path (when built) and on the pure-Python reference;
+    the command line follows through MAXREPEAT_PURE."""
+    if request.param == "native" and not accel.available():
+        pytest.skip("the native extension is not built (no C compiler)")
+    monkeypatch.setenv("MAXREPEAT_PURE", "1" if request.param == "pure" else "")
+    was = accel.use_native(request.param == "native")
+    yield request.param
+    accel.use_native(was)
 
 
 def _maxrepeat(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -53,7 +53,7 @@ def test_wheel_builds_without_warnings(tmp_path: Path) -> None:
                         reason="the test extra installs setuptools>=77")
     tree = tmp_path / "tree"
     tree.mkdir()
-    for name in ("pyproject.toml", "README.md", "LICENSE"):
+    for name in ("pyproject.toml", "setup.py", "README.md", "LICENSE"):
         shutil.copy(ROOT / name, tree / name)
     shutil.copytree(ROOT / "src", tree / "src",
                     ignore=shutil.ignore_patterns("*.egg-info", "__pycache__"))
@@ -71,6 +71,35 @@ def test_wheel_builds_without_warnings(tmp_path: Path) -> None:
         text = archive.read(metadata).decode()
     assert "License-Expression: MIT" in text
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names), names
+    # the optional native fast path is built where a C compiler exists, with its stub
+    assert "maxrepeat/core/_native.pyi" in names, names
+    if shutil.which("cc") or shutil.which("gcc"):
+        assert any(n.startswith("maxrepeat/core/_native.") and n.endswith(".so")
+                   for n in names), names
+
+
+def test_installs_without_a_compiler(tmp_path: Path) -> None:
+    """Where the extension cannot be built (no C compiler: CC names a missing one) the
+    wheel still builds, without it, and the pure-Python path is what runs."""
+    pytest.importorskip("setuptools", minversion="77",
+                        reason="the test extra installs setuptools>=77")
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    for name in ("pyproject.toml", "setup.py", "README.md", "LICENSE"):
+        shutil.copy(ROOT / name, tree / name)
+    shutil.copytree(ROOT / "src", tree / "src",
+                    ignore=shutil.ignore_patterns("*.egg-info", "__pycache__", "*.so"))
+    env = {**_quiet_env(), "CC": str(tmp_path / "no-such-compiler")}
+    run = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+         "--no-index", "-w", str(tmp_path / "dist"), str(tree)],
+        env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert run.returncode == 0, run.stdout + run.stderr
+    [wheel] = (tmp_path / "dist").glob("maxrepeat-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+    assert "maxrepeat/core/accel.py" in names
+    assert not any(n.endswith(".so") for n in names), names
 
 
 @pytest.mark.slow

@@ -17,6 +17,7 @@ located, many input formats.
 from __future__ import annotations
 
 import importlib
+import os as _os
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what the lazy loader below provides, for type checkers and IDEs
@@ -47,6 +48,12 @@ if TYPE_CHECKING:  # what the lazy loader below provides, for type checkers and 
     from .specs.lint import lint
 
 __version__ = "0.1.0"
+
+if _os.environ.get("MAXREPEAT_PURE", "") not in ("", "0"):
+    # the pure-Python reference instead of the optional native fast path (core.accel)
+    from .core import accel as _accel
+
+    _accel.use_native(False)
 
 __all__ = [
     "__version__",

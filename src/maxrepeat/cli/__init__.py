@@ -43,10 +43,24 @@ class _Commands(click.Group):
 
 @click.group(cls=_Commands,
              context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(__version__, prog_name="maxrepeat")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True,
+              callback=lambda ctx, _param, value: _show_version(ctx, value),
+              help="Show the version and which grading path is active (native fast path or "
+                   "pure Python), and exit.")
 def cli() -> None:
     """Grade LLM agent trajectories for loops: fail a run in which a tool action, or a short
     cycle of actions, repeats more than MAX times (the max-repeat grader)."""
+
+def _show_version(ctx: click.Context, value: bool) -> None:
+    """``maxrepeat --version``: the version, and which path grades (the native extension
+    is optional; MAXREPEAT_PURE=1 selects the pure-Python reference)."""
+    if not value or ctx.resilient_parsing:
+        return
+    from ..core.accel import description
+
+    click.echo(f"maxrepeat {__version__} ({description()})")
+    ctx.exit()
+
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point of the ``maxrepeat`` command.

@@ -17,6 +17,7 @@ from typing import Any, Final, cast
 
 import msgspec
 
+from . import accel
 from .canonical import canonical_bytes, decode_value, observation_bytes
 from .config import MaxRepeatConfig
 from .rules import step_is_empty
@@ -26,6 +27,7 @@ from .steps import watcher
 __all__ = [
     "StepTable",
     "build_step_table",
+    "build_step_table_pure",
     "fingerprint_keys",
     "make_steps",
     "step_key",
@@ -69,7 +71,37 @@ class StepTable:
 
 
 def build_step_table(events: Sequence[Any], config: MaxRepeatConfig) -> StepTable:
-    """Group and fingerprint the watched steps of ``events`` (no I/O)."""
+    """Group and fingerprint the watched steps of ``events`` (no I/O): by the native fast
+    path when it is active (`core.accel`), else (and for what it hands back) in Python."""
+    native = accel.native
+    if native is not None and config.near is None:
+        table = _native_table(native, events, config)
+        if table is not None:
+            return table
+    return build_step_table_pure(events, config)
+
+
+_MODES: Final = {"name": 0, "name-args": 1, "observation": 2}
+
+
+def _native_table(native: Any, events: Sequence[Any], config: MaxRepeatConfig) -> StepTable | None:
+    """`build_step_table_pure` done by the C extension; None when the trajectory has
+    something unusual (a call without data or without a string tool name) that the pure
+    path reports."""
+    out = native.build_table(
+        events, _MODES[config.match], config.max_cycle_period,
+        watcher(config) if config.patterns else None, msgspec.Raw, canonical_bytes,
+        observation_bytes, name_bytes)
+    if out is None:
+        return None
+    shape, single, found, keys, ids, n_calls = out
+    steps: Sequence[list[int]] = SingleCallSteps(shape) if single else shape
+    results: Mapping[str, Any] = found if found is not None else LazyResults(events)
+    return StepTable(steps, results, keys, ids, n_calls)
+
+
+def build_step_table_pure(events: Sequence[Any], config: MaxRepeatConfig) -> StepTable:
+    """`build_step_table` in pure Python: the reference the native path must equal."""
     results: Mapping[str, Any]
     if config.match == "observation":
         steps, results = group_steps(events, watcher(config))

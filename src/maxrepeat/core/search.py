@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import operator
 import re
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import islice
 
+from . import accel
 from .rules import copies, is_primitive, rank, run_end, run_order
 
 __all__ = ["Span", "search"]
@@ -37,9 +39,27 @@ class Span:
 _RUN_PATTERNS: dict[int, re.Pattern[bytes]] = {}
 
 
-def _stretches(ids: Sequence[int], p: int, least: int | None = None) -> list[tuple[int, int]]:
+def _packed(ids: Sequence[int]) -> array[int] | None:
+    """The ids as int64s for the native `_stretches` (None: pure path, or ids beyond 64
+    bits that only the pure path compares)."""
+    if accel.native is None:
+        return None
+    try:
+        return array("q", ids)
+    except (OverflowError, TypeError):
+        return None
+
+
+def _stretches(ids: Sequence[int], p: int, least: int | None = None,
+               packed: array[int] | None = None) -> list[tuple[int, int]]:
     """(start, equalities) of each maximal stretch of period p with at least ``least``
-    equalities (default p: two copies)."""
+    equalities (default p: two copies); ``packed``: the same ids as int64s, scanned by
+    the native extension."""
+    native = accel.native
+    if packed is not None and native is not None:
+        found: list[tuple[int, int]] = native.stretches(packed, p,
+                                                         p if least is None else max(least, p))
+        return found
     n = len(ids)
     if n < 2 * p:
         return []
@@ -73,12 +93,13 @@ def search(ids: Sequence[int], max_period: int, above: int) -> tuple[Span | None
     if best is None:
         return None, []
     runs: list[Span] = []
+    packed = _packed(ids)
     for p in range(1, max_period + 1):
         # Spans are visited by period, then start, so a tie never displaces the best:
         # only a stretch with more copies than the best so far, or than ``above``, can
         # matter, and the regex skips every shorter one (most of them, on real runs).
         least = p * min(best.occurrences, above)
-        for start, m in _stretches(ids, p, least):
+        for start, m in _stretches(ids, p, least, packed):
             k = copies(m, p)
             if p > 1 and not is_primitive(ids[start:start + p]):
                 continue

@@ -1,0 +1,16 @@
+"""The optional native fast path (maxrepeat.core._native, a C extension): built where a C
+compiler exists; where it cannot be built, the install goes on without it and the
+pure-Python reference runs (docs/design/native.md). Everything else is in pyproject.toml."""
+
+from setuptools import Extension, setup
+
+setup(
+    ext_modules=[
+        Extension(
+            "maxrepeat.core._native",
+            sources=["src/maxrepeat/core/_native.c"],
+            optional=True,
+            extra_compile_args=["-O2"],
+        )
+    ]
+)

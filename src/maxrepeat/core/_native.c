@@ -1,0 +1,1216 @@
+/* The optional native fast path of the grader's hot loop (see docs/design/native.md).
+ *
+ * It accelerates three core functions and must give byte-identical results to them:
+ *   build_table  - core.steps.group_steps + core.fingerprints.fingerprint_keys + the ids
+ *                  of core.fingerprints.build_step_table
+ *   stretches    - core.search._stretches
+ *   canonical / observation - core.canonical.canonical_bytes / observation_bytes of a
+ *                  msgspec.Raw slice (exposed for the differential tests)
+ *
+ * Exactness rule: the C code handles only the values whose canonical bytes it can write
+ * with certainty (valid JSON; integers of at most 15 digits; floats that are integral and
+ * within 2**53; strings without lone surrogates; objects without duplicate keys). For
+ * anything else it "bails": it calls the pure-Python function it was given, so the
+ * reference decides every unusual case.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------------------ */
+/* BLAKE2b (RFC 7693), unkeyed, 16-byte digest: the digest of core.fingerprints.digest.  */
+
+static const uint64_t B2B_IV[8] = {
+    0x6A09E667F3BCC908ULL, 0xBB67AE8584CAA73BULL, 0x3C6EF372FE94F82BULL,
+    0xA54FF53A5F1D36F1ULL, 0x510E527FADE682D1ULL, 0x9B05688C2B3E6C1FULL,
+    0x1F83D9ABFB41BD6BULL, 0x5BE0CD19137E2179ULL};
+
+static const uint8_t B2B_SIGMA[12][16] = {
+    {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15},
+    {14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3},
+    {11, 8, 12, 0, 5, 2, 15, 13, 10, 14, 3, 6, 7, 1, 9, 4},
+    {7, 9, 3, 1, 13, 12, 11, 14, 2, 6, 5, 10, 4, 0, 15, 8},
+    {9, 0, 5, 7, 2, 4, 10, 15, 14, 1, 11, 12, 6, 8, 3, 13},
+    {2, 12, 6, 10, 0, 11, 8, 3, 4, 13, 7, 5, 15, 14, 1, 9},
+    {12, 5, 1, 15, 14, 13, 4, 10, 0, 7, 6, 3, 9, 2, 8, 11},
+    {13, 11, 7, 14, 12, 1, 3, 9, 5, 0, 15, 4, 8, 6, 2, 10},
+    {6, 15, 14, 9, 11, 3, 0, 8, 12, 2, 13, 7, 1, 4, 10, 5},
+    {10, 2, 8, 4, 7, 6, 1, 5, 15, 11, 9, 14, 3, 12, 13, 0},
+    {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15},
+    {14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3}};
+
+#define ROTR64(x, n) (((x) >> (n)) | ((x) << (64 - (n))))
+#define B2B_G(a, b, c, d, x, y)          \
+    do {                                 \
+        v[a] = v[a] + v[b] + (x);        \
+        v[d] = ROTR64(v[d] ^ v[a], 32);  \
+        v[c] = v[c] + v[d];              \
+        v[b] = ROTR64(v[b] ^ v[c], 24);  \
+        v[a] = v[a] + v[b] + (y);        \
+        v[d] = ROTR64(v[d] ^ v[a], 16);  \
+        v[c] = v[c] + v[d];              \
+        v[b] = ROTR64(v[b] ^ v[c], 63);  \
+    } while (0)
+
+static uint64_t load64(const uint8_t *p) {
+    uint64_t x = 0;
+    for (int i = 7; i >= 0; i--) x = (x << 8) | p[i];
+    return x;
+}
+
+static void b2b_compress(uint64_t h[8], const uint8_t block[128], uint64_t t, int last) {
+    uint64_t v[16], m[16];
+    for (int i = 0; i < 8; i++) {
+        v[i] = h[i];
+        v[i + 8] = B2B_IV[i];
+    }
+    v[12] ^= t; /* messages here are far below 2**64 bytes: the high counter stays 0 */
+    if (last) v[14] = ~v[14];
+    for (int i = 0; i < 16; i++) m[i] = load64(block + 8 * i);
+    for (int r = 0; r < 12; r++) {
+        const uint8_t *s = B2B_SIGMA[r];
+        B2B_G(0, 4, 8, 12, m[s[0]], m[s[1]]);
+        B2B_G(1, 5, 9, 13, m[s[2]], m[s[3]]);
+        B2B_G(2, 6, 10, 14, m[s[4]], m[s[5]]);
+        B2B_G(3, 7, 11, 15, m[s[6]], m[s[7]]);
+        B2B_G(0, 5, 10, 15, m[s[8]], m[s[9]]);
+        B2B_G(1, 6, 11, 12, m[s[10]], m[s[11]]);
+        B2B_G(2, 7, 8, 13, m[s[12]], m[s[13]]);
+        B2B_G(3, 4, 9, 14, m[s[14]], m[s[15]]);
+    }
+    for (int i = 0; i < 8; i++) h[i] ^= v[i] ^ v[i + 8];
+}
+
+/* The 16-byte digest of a ++ b (two parts: the name bytes, then the value's bytes). */
+static void blake2b16(const uint8_t *a, size_t na, const uint8_t *b, size_t nb, uint8_t out[16]) {
+    uint64_t h[8];
+    uint8_t block[128];
+    size_t fill = 0;
+    uint64_t t = 0;
+    for (int i = 0; i < 8; i++) h[i] = B2B_IV[i];
+    h[0] ^= 0x01010000ULL ^ 16ULL;
+    const uint8_t *parts[2] = {a, b};
+    size_t sizes[2] = {na, nb};
+    for (int k = 0; k < 2; k++) {
+        const uint8_t *p = parts[k];
+        size_t n = sizes[k];
+        while (n > 0) {
+            if (fill == 128) {
+                t += 128;
+                b2b_compress(h, block, t, 0);
+                fill = 0;
+            }
+            size_t take = 128 - fill;
+            if (take > n) take = n;
+            memcpy(block + fill, p, take);
+            fill += take;
+            p += take;
+            n -= take;
+        }
+    }
+    t += fill;
+    memset(block + fill, 0, 128 - fill);
+    b2b_compress(h, block, t, 1);
+    for (int i = 0; i < 16; i++) out[i] = (uint8_t)(h[i / 8] >> (8 * (i % 8)));
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* A growable byte buffer.                                                              */
+
+typedef struct {
+    char *p;
+    Py_ssize_t n, cap;
+} Buf;
+
+static int buf_reserve(Buf *b, Py_ssize_t extra) {
+    if (b->n + extra <= b->cap) return 0;
+    Py_ssize_t cap = b->cap ? b->cap : 256;
+    while (cap < b->n + extra) cap *= 2;
+    char *p = PyMem_Realloc(b->p, (size_t)cap);
+    if (p == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    b->p = p;
+    b->cap = cap;
+    return 0;
+}
+
+static int buf_put(Buf *b, const void *data, Py_ssize_t n) {
+    if (buf_reserve(b, n) < 0) return -1;
+    memcpy(b->p + b->n, data, (size_t)n);
+    b->n += n;
+    return 0;
+}
+
+static int buf_byte(Buf *b, char c) {
+    if (b->n >= b->cap && buf_reserve(b, 1) < 0) return -1;
+    b->p[b->n++] = c;
+    return 0;
+}
+
+static void buf_free(Buf *b) {
+    PyMem_Free(b->p);
+    b->p = NULL;
+    b->n = b->cap = 0;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Canonical JSON (core.canonical) of raw JSON bytes.                                   */
+/* Results: 0 written, 1 bail (the Python reference must decide), -1 error (raised).    */
+
+#define OK 0
+#define BAIL 1
+#define FAIL (-1)
+#define MAX_NEST 200
+
+typedef struct {
+    const uint8_t *p, *end;
+} Cur;
+
+static void skip_ws(Cur *c) {
+    while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r'))
+        c->p++;
+}
+
+static int hexval(uint8_t ch) {
+    if (ch >= '0' && ch <= '9') return ch - '0';
+    if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
+    if (ch >= 'A' && ch <= 'F') return ch - 'A' + 10;
+    return -1;
+}
+
+static int read_hex4(const uint8_t *p, const uint8_t *end, uint32_t *out) {
+    if (end - p < 4) return -1;
+    uint32_t v = 0;
+    for (int i = 0; i < 4; i++) {
+        int h = hexval(p[i]);
+        if (h < 0) return -1;
+        v = (v << 4) | (uint32_t)h;
+    }
+    *out = v;
+    return 0;
+}
+
+static int put_utf8(Buf *b, uint32_t cp) {
+    char t[4];
+    Py_ssize_t n;
+    if (cp < 0x80) {
+        t[0] = (char)cp;
+        n = 1;
+    } else if (cp < 0x800) {
+        t[0] = (char)(0xC0 | (cp >> 6));
+        t[1] = (char)(0x80 | (cp & 0x3F));
+        n = 2;
+    } else if (cp < 0x10000) {
+        t[0] = (char)(0xE0 | (cp >> 12));
+        t[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        t[2] = (char)(0x80 | (cp & 0x3F));
+        n = 3;
+    } else {
+        t[0] = (char)(0xF0 | (cp >> 18));
+        t[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+        t[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        t[3] = (char)(0x80 | (cp & 0x3F));
+        n = 4;
+    }
+    return buf_put(b, t, n);
+}
+
+/* Length of a valid UTF-8 sequence starting at p (no surrogates, no overlongs), or 0. */
+static int utf8_len(const uint8_t *p, const uint8_t *end) {
+    uint8_t c = p[0];
+    if (c < 0x80) return 1;
+    if (c >= 0xC2 && c <= 0xDF) {
+        if (end - p >= 2 && (p[1] & 0xC0) == 0x80) return 2;
+        return 0;
+    }
+    if (c >= 0xE0 && c <= 0xEF) {
+        if (end - p < 3 || (p[1] & 0xC0) != 0x80 || (p[2] & 0xC0) != 0x80) return 0;
+        if (c == 0xE0 && p[1] < 0xA0) return 0;
+        if (c == 0xED && p[1] >= 0xA0) return 0; /* surrogates */
+        return 3;
+    }
+    if (c >= 0xF0 && c <= 0xF4) {
+        if (end - p < 4 || (p[1] & 0xC0) != 0x80 || (p[2] & 0xC0) != 0x80 ||
+            (p[3] & 0xC0) != 0x80)
+            return 0;
+        if (c == 0xF0 && p[1] < 0x90) return 0;
+        if (c == 0xF4 && p[1] >= 0x90) return 0;
+        return 4;
+    }
+    return 0;
+}
+
+/* Decode the JSON string at c->p (on its opening quote) into UTF-8 in out. */
+static int decode_string(Cur *c, Buf *out) {
+    const uint8_t *p = c->p + 1, *end = c->end;
+    while (1) {
+        const uint8_t *run = p;
+        while (p < end && *p != '"' && *p != '\\' && *p >= 0x20 && *p < 0x80) p++;
+        if (p > run && buf_put(out, run, p - run) < 0) return FAIL;
+        if (p >= end) return BAIL;
+        uint8_t ch = *p;
+        if (ch == '"') {
+            c->p = p + 1;
+            return OK;
+        }
+        if (ch < 0x20) return BAIL; /* a raw control character: not JSON */
+        if (ch >= 0x80) {
+            int n = utf8_len(p, end);
+            if (n == 0) return BAIL;
+            if (buf_put(out, p, n) < 0) return FAIL;
+            p += n;
+            continue;
+        }
+        /* a backslash escape */
+        if (end - p < 2) return BAIL;
+        uint8_t e = p[1];
+        char lit;
+        switch (e) {
+            case '"': lit = '"'; break;
+            case '\\': lit = '\\'; break;
+            case '/': lit = '/'; break;
+            case 'b': lit = '\b'; break;
+            case 'f': lit = '\f'; break;
+            case 'n': lit = '\n'; break;
+            case 'r': lit = '\r'; break;
+            case 't': lit = '\t'; break;
+            case 'u': {
+                uint32_t cp;
+                if (read_hex4(p + 2, end, &cp) < 0) return BAIL;
+                p += 6;
+                if (cp >= 0xDC00 && cp <= 0xDFFF) return BAIL; /* lone low surrogate */
+                if (cp >= 0xD800 && cp <= 0xDBFF) {
+                    uint32_t lo;
+                    if (end - p < 6 || p[0] != '\\' || p[1] != 'u') return BAIL;
+                    if (read_hex4(p + 2, end, &lo) < 0) return BAIL;
+                    if (lo < 0xDC00 || lo > 0xDFFF) return BAIL;
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                    p += 6;
+                }
+                if (put_utf8(out, cp) < 0) return FAIL;
+                continue;
+            }
+            default: return BAIL;
+        }
+        if (buf_byte(out, lit) < 0) return FAIL;
+        p += 2;
+    }
+}
+
+/* msgspec's spelling of a string (UTF-8 in s): the escapes it writes, nothing else. */
+static int encode_string(Buf *out, const char *s, Py_ssize_t n) {
+    static const char hex[] = "0123456789abcdef";
+    if (buf_byte(out, '"') < 0) return FAIL;
+    Py_ssize_t i = 0;
+    while (i < n) {
+        Py_ssize_t j = i;
+        while (j < n && (uint8_t)s[j] >= 0x20 && s[j] != '"' && s[j] != '\\') j++;
+        if (j > i && buf_put(out, s + i, j - i) < 0) return FAIL;
+        if (j >= n) break;
+        uint8_t ch = (uint8_t)s[j];
+        char esc[6] = {'\\', 0, 0, 0, 0, 0};
+        Py_ssize_t len = 2;
+        switch (ch) {
+            case '"': esc[1] = '"'; break;
+            case '\\': esc[1] = '\\'; break;
+            case '\b': esc[1] = 'b'; break;
+            case '\t': esc[1] = 't'; break;
+            case '\n': esc[1] = 'n'; break;
+            case '\f': esc[1] = 'f'; break;
+            case '\r': esc[1] = 'r'; break;
+            default:
+                esc[1] = 'u';
+                esc[2] = '0';
+                esc[3] = '0';
+                esc[4] = hex[ch >> 4];
+                esc[5] = hex[ch & 15];
+                len = 6;
+        }
+        if (buf_put(out, esc, len) < 0) return FAIL;
+        i = j + 1;
+    }
+    return buf_byte(out, '"');
+}
+
+static int canon_value(Cur *c, Buf *out, int depth);
+
+typedef struct {
+    Py_ssize_t koff, klen, voff, vlen;
+    const char *base;
+} Member;
+
+static int member_cmp(const void *a, const void *b) {
+    const Member *x = a, *y = b;
+    Py_ssize_t n = x->klen < y->klen ? x->klen : y->klen;
+    int r = memcmp(x->base + x->koff, y->base + y->koff, (size_t)n);
+    if (r) return r;
+    return (x->klen > y->klen) - (x->klen < y->klen);
+}
+
+static int canon_object(Cur *c, Buf *out, int depth) {
+    Buf tmp = {0};
+    Member *ms = NULL;
+    Py_ssize_t nm = 0, cap = 0;
+    int rc = OK;
+    c->p++; /* '{' */
+    skip_ws(c);
+    if (c->p < c->end && *c->p == '}') {
+        c->p++;
+        return buf_put(out, "{}", 2) < 0 ? FAIL : OK;
+    }
+    while (1) {
+        skip_ws(c);
+        if (c->p >= c->end || *c->p != '"') {
+            rc = BAIL;
+            goto done;
+        }
+        Py_ssize_t koff = tmp.n;
+        rc = decode_string(c, &tmp);
+        if (rc != OK) goto done;
+        Py_ssize_t klen = tmp.n - koff;
+        skip_ws(c);
+        if (c->p >= c->end || *c->p != ':') {
+            rc = BAIL;
+            goto done;
+        }
+        c->p++;
+        Py_ssize_t voff = tmp.n;
+        rc = canon_value(c, &tmp, depth + 1);
+        if (rc != OK) goto done;
+        if (nm == cap) {
+            cap = cap ? cap * 2 : 8;
+            Member *grown = PyMem_Realloc(ms, (size_t)cap * sizeof(Member));
+            if (grown == NULL) {
+                PyErr_NoMemory();
+                rc = FAIL;
+                goto done;
+            }
+            ms = grown;
+        }
+        ms[nm].koff = koff;
+        ms[nm].klen = klen;
+        ms[nm].voff = voff;
+        ms[nm].vlen = tmp.n - voff;
+        nm++;
+        skip_ws(c);
+        if (c->p < c->end && *c->p == ',') {
+            c->p++;
+            continue;
+        }
+        if (c->p < c->end && *c->p == '}') {
+            c->p++;
+            break;
+        }
+        rc = BAIL;
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < nm; i++) ms[i].base = tmp.p;
+    qsort(ms, (size_t)nm, sizeof(Member), member_cmp);
+    for (Py_ssize_t i = 1; i < nm; i++) {
+        if (member_cmp(&ms[i - 1], &ms[i]) == 0) { /* a duplicate key: the reference decides */
+            rc = BAIL;
+            goto done;
+        }
+    }
+    if (buf_byte(out, '{') < 0) goto fail;
+    for (Py_ssize_t i = 0; i < nm; i++) {
+        if (i && buf_byte(out, ',') < 0) goto fail;
+        if (encode_string(out, tmp.p + ms[i].koff, ms[i].klen) < 0) goto fail;
+        if (buf_byte(out, ':') < 0) goto fail;
+        if (buf_put(out, tmp.p + ms[i].voff, ms[i].vlen) < 0) goto fail;
+    }
+    if (buf_byte(out, '}') < 0) goto fail;
+    goto done;
+fail:
+    rc = FAIL;
+done:
+    PyMem_Free(ms);
+    buf_free(&tmp);
+    return rc;
+}
+
+static int canon_number(Cur *c, Buf *out) {
+    const uint8_t *start = c->p, *p = c->p, *end = c->end;
+    int is_float = 0, digits = 0;
+    if (p < end && *p == '-') p++;
+    if (p >= end || *p < '0' || *p > '9') return BAIL;
+    if (*p == '0') {
+        p++;
+        digits = 1;
+    } else {
+        while (p < end && *p >= '0' && *p <= '9') {
+            p++;
+            digits++;
+        }
+    }
+    if (p < end && *p == '.') {
+        is_float = 1;
+        p++;
+        if (p >= end || *p < '0' || *p > '9') return BAIL;
+        while (p < end && *p >= '0' && *p <= '9') p++;
+    }
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        is_float = 1;
+        p++;
+        if (p < end && (*p == '+' || *p == '-')) p++;
+        if (p >= end || *p < '0' || *p > '9') return BAIL;
+        while (p < end && *p >= '0' && *p <= '9') p++;
+    }
+    Py_ssize_t len = p - start;
+    c->p = p;
+    if (!is_float) {
+        if (digits > 15) return BAIL; /* may pass 2**53: the reference rounds it */
+        const uint8_t *d = start;
+        if (*d == '-') {
+            if (digits == 1 && d[1] == '0') return buf_byte(out, '0') < 0 ? FAIL : OK;
+        }
+        return buf_put(out, d, len) < 0 ? FAIL : OK;
+    }
+    char text[64];
+    if (len >= (Py_ssize_t)sizeof(text)) return BAIL;
+    memcpy(text, start, (size_t)len);
+    text[len] = 0;
+    double v = PyOS_string_to_double(text, NULL, NULL);
+    if (v == -1.0 && PyErr_Occurred()) return FAIL;
+    if (!isfinite(v) || v != floor(v) || fabs(v) > 9007199254740992.0) return BAIL;
+    char num[32];
+    int k = snprintf(num, sizeof(num), "%lld", (long long)v);
+    if (k <= 0 || k >= (int)sizeof(num)) return BAIL;
+    return buf_put(out, num, k) < 0 ? FAIL : OK;
+}
+
+static int literal(Cur *c, Buf *out, const char *word, Py_ssize_t n) {
+    if (c->end - c->p < n || memcmp(c->p, word, (size_t)n) != 0) return BAIL;
+    c->p += n;
+    return buf_put(out, word, n) < 0 ? FAIL : OK;
+}
+
+static int canon_value(Cur *c, Buf *out, int depth) {
+    if (depth > MAX_NEST) return BAIL;
+    skip_ws(c);
+    if (c->p >= c->end) return BAIL;
+    switch (*c->p) {
+        case '{': return canon_object(c, out, depth);
+        case '[': {
+            c->p++;
+            if (buf_byte(out, '[') < 0) return FAIL;
+            skip_ws(c);
+            if (c->p < c->end && *c->p == ']') {
+                c->p++;
+                return buf_byte(out, ']') < 0 ? FAIL : OK;
+            }
+            while (1) {
+                int rc = canon_value(c, out, depth + 1);
+                if (rc != OK) return rc;
+                skip_ws(c);
+                if (c->p < c->end && *c->p == ',') {
+                    c->p++;
+                    if (buf_byte(out, ',') < 0) return FAIL;
+                    continue;
+                }
+                if (c->p < c->end && *c->p == ']') {
+                    c->p++;
+                    return buf_byte(out, ']') < 0 ? FAIL : OK;
+                }
+                return BAIL;
+            }
+        }
+        case '"': {
+            Buf s = {0};
+            int rc = decode_string(c, &s);
+            if (rc == OK) rc = encode_string(out, s.p, s.n) < 0 ? FAIL : OK;
+            buf_free(&s);
+            return rc;
+        }
+        case 't': return literal(c, out, "true", 4);
+        case 'f': return literal(c, out, "false", 5);
+        case 'n': return literal(c, out, "null", 4);
+        default: return canon_number(c, out);
+    }
+}
+
+/* ES whitespace of core.toolmatch.ES_WHITESPACE (is_blank). */
+static int es_space(uint32_t cp) {
+    return (cp >= 9 && cp <= 13) || cp == 32 || cp == 0xA0 || cp == 0x1680 ||
+           (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F ||
+           cp == 0x205F || cp == 0x3000 || cp == 0xFEFF;
+}
+
+/* Whether valid UTF-8 text holds only ES whitespace. */
+static int utf8_blank(const uint8_t *s, Py_ssize_t n) {
+    Py_ssize_t i = 0;
+    while (i < n) {
+        uint8_t c = s[i];
+        uint32_t cp;
+        if (c < 0x80) {
+            cp = c;
+            i += 1;
+        } else if (c < 0xE0) {
+            cp = ((uint32_t)(c & 0x1F) << 6) | (s[i + 1] & 0x3F);
+            i += 2;
+        } else if (c < 0xF0) {
+            cp = ((uint32_t)(c & 0x0F) << 12) | ((uint32_t)(s[i + 1] & 0x3F) << 6) |
+                 (s[i + 2] & 0x3F);
+            i += 3;
+        } else {
+            cp = ((uint32_t)(c & 0x07) << 18) | ((uint32_t)(s[i + 1] & 0x3F) << 12) |
+                 ((uint32_t)(s[i + 2] & 0x3F) << 6) | (s[i + 3] & 0x3F);
+            i += 4;
+        }
+        if (!es_space(cp)) return 0;
+    }
+    return 1;
+}
+
+/* The canonical bytes of raw JSON (canonical_bytes, or observation_bytes when observe)
+ * into out; *empty set when the observation is empty. */
+static int canon_raw(const uint8_t *raw, Py_ssize_t n, int observe, Buf *out, int *empty) {
+    *empty = 0;
+    if (n >= 2 && raw[0] == '"') {
+        int plain = 1;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            if (raw[i] >= 0x80 || raw[i] == '\\') {
+                plain = 0;
+                break;
+            }
+        }
+        if (plain) {
+            if (raw[n - 1] != '"') return BAIL;
+            for (Py_ssize_t i = 1; i < n - 1; i++) {
+                if (raw[i] == '"' || raw[i] < 0x20) return BAIL;
+            }
+            if (observe) {
+                int blank = 1;
+                for (Py_ssize_t i = 1; i < n - 1; i++) {
+                    if (raw[i] != ' ') {
+                        blank = 0;
+                        break;
+                    }
+                }
+                if (blank) {
+                    *empty = 1;
+                    return OK;
+                }
+            }
+            if (buf_byte(out, 's') < 0) return FAIL;
+            return buf_put(out, raw + 1, n - 2) < 0 ? FAIL : OK;
+        }
+    }
+    Cur c = {raw, raw + n};
+    skip_ws(&c);
+    if (c.p >= c.end) return BAIL;
+    int rc;
+    if (*c.p == '"') {
+        Py_ssize_t mark = out->n;
+        if (buf_byte(out, 's') < 0) return FAIL;
+        rc = decode_string(&c, out);
+        if (rc != OK) return rc;
+        skip_ws(&c);
+        if (c.p != c.end) return BAIL;
+        if (observe && utf8_blank((const uint8_t *)out->p + mark + 1, out->n - mark - 1)) {
+            out->n = mark;
+            *empty = 1;
+        }
+        return OK;
+    }
+    Py_ssize_t mark = out->n;
+    if (buf_byte(out, 'j') < 0) return FAIL;
+    rc = canon_value(&c, out, 0);
+    if (rc != OK) return rc;
+    skip_ws(&c);
+    if (c.p != c.end) return BAIL;
+    if (observe) {
+        Py_ssize_t len = out->n - mark - 1;
+        const char *body = out->p + mark + 1;
+        if ((len == 4 && memcmp(body, "null", 4) == 0) || (len == 2 && memcmp(body, "[]", 2) == 0) ||
+            (len == 2 && memcmp(body, "{}", 2) == 0)) {
+            out->n = mark;
+            *empty = 1;
+        }
+    }
+    return OK;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* build_table                                                                           */
+
+typedef struct {
+    PyObject *raw_type;    /* msgspec.Raw */
+    PyObject *canonical;   /* core.canonical.canonical_bytes */
+    PyObject *observation; /* core.canonical.observation_bytes */
+    PyObject *name_bytes;  /* core.fingerprints.name_bytes */
+    PyObject *names;       /* dict: tool name -> its name bytes */
+    Buf scratch;
+} Ctx;
+
+static PyObject *S_type, *S_data, *S_tool_name, *S_tool_call_id, *S_arguments, *S_result;
+
+/* The name bytes of a tool name (a new reference). */
+static PyObject *ctx_name_bytes(Ctx *x, PyObject *name) {
+    PyObject *nb = PyDict_GetItemWithError(x->names, name);
+    if (nb != NULL) {
+        Py_INCREF(nb);
+        return nb;
+    }
+    if (PyErr_Occurred()) return NULL;
+    nb = PyObject_CallOneArg(x->name_bytes, name);
+    if (nb == NULL) return NULL;
+    if (!PyBytes_Check(nb)) {
+        Py_DECREF(nb);
+        PyErr_SetString(PyExc_TypeError, "name_bytes must return bytes");
+        return NULL;
+    }
+    if (PyDict_SetItem(x->names, name, nb) < 0) {
+        Py_DECREF(nb);
+        return NULL;
+    }
+    return nb;
+}
+
+/* The digest of one call's value into out; returns 1 when the observation is empty,
+ * 0 when digested, -1 on error. */
+static int call_digest(Ctx *x, PyObject *nb, PyObject *value, int observe, uint8_t out[16]) {
+    PyObject *body = NULL;
+    x->scratch.n = 0;
+    if (value == Py_None) { /* canonical_bytes(None) is b"jnull"; an observation of None is empty */
+        if (observe) return 1;
+        blake2b16((const uint8_t *)PyBytes_AS_STRING(nb), (size_t)PyBytes_GET_SIZE(nb),
+                  (const uint8_t *)"jnull", 5, out);
+        return 0;
+    }
+    if (PyUnicode_CheckExact(value)) {
+        Py_ssize_t len;
+        const char *s = PyUnicode_AsUTF8AndSize(value, &len);
+        if (s == NULL) {
+            PyErr_Clear(); /* lone surrogates: the reference below */
+        } else {
+            if (observe && utf8_blank((const uint8_t *)s, len)) return 1;
+            if (buf_byte(&x->scratch, 's') < 0 || buf_put(&x->scratch, s, len) < 0) return -1;
+            blake2b16((const uint8_t *)PyBytes_AS_STRING(nb), (size_t)PyBytes_GET_SIZE(nb),
+                      (const uint8_t *)x->scratch.p, (size_t)x->scratch.n, out);
+            return 0;
+        }
+    }
+    if (Py_TYPE(value) == (PyTypeObject *)x->raw_type) {
+        Py_buffer view;
+        if (PyObject_GetBuffer(value, &view, PyBUF_SIMPLE) < 0) return -1;
+        int empty = 0;
+        int rc = canon_raw(view.buf, view.len, observe, &x->scratch, &empty);
+        PyBuffer_Release(&view);
+        if (rc == FAIL) return -1;
+        if (rc == OK) {
+            if (empty) return 1;
+            blake2b16((const uint8_t *)PyBytes_AS_STRING(nb), (size_t)PyBytes_GET_SIZE(nb),
+                      (const uint8_t *)x->scratch.p, (size_t)x->scratch.n, out);
+            return 0;
+        }
+        /* BAIL: the reference below */
+    }
+    body = PyObject_CallOneArg(observe ? x->observation : x->canonical, value);
+    if (body == NULL) return -1;
+    if (body == Py_None) {
+        Py_DECREF(body);
+        return 1;
+    }
+    if (!PyBytes_Check(body)) {
+        Py_DECREF(body);
+        PyErr_SetString(PyExc_TypeError, "canonical bytes must be bytes");
+        return -1;
+    }
+    blake2b16((const uint8_t *)PyBytes_AS_STRING(nb), (size_t)PyBytes_GET_SIZE(nb),
+              (const uint8_t *)PyBytes_AS_STRING(body), (size_t)PyBytes_GET_SIZE(body), out);
+    Py_DECREF(body);
+    return 0;
+}
+
+typedef struct {
+    uint8_t *d;
+    Py_ssize_t n;
+} Entry;
+
+static int entry_cmp(const void *a, const void *b) {
+    const Entry *x = a, *y = b;
+    Py_ssize_t n = x->n < y->n ? x->n : y->n;
+    int r = memcmp(x->d, y->d, (size_t)n);
+    if (r) return r;
+    return (x->n > y->n) - (x->n < y->n);
+}
+
+static void put_le64(uint8_t *p, uint64_t v) {
+    for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* step_key: count- and length-prefixed sorted entries (sorts es in place). */
+static PyObject *step_key(Entry *es, Py_ssize_t n) {
+    if (n > 1) qsort(es, (size_t)n, sizeof(Entry), entry_cmp);
+    Py_ssize_t size = 8;
+    for (Py_ssize_t i = 0; i < n; i++) size += 8 + es[i].n;
+    PyObject *key = PyBytes_FromStringAndSize(NULL, size);
+    if (key == NULL) return NULL;
+    uint8_t *p = (uint8_t *)PyBytes_AS_STRING(key);
+    put_le64(p, (uint64_t)n);
+    p += 8;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        put_le64(p, (uint64_t)es[i].n);
+        memcpy(p + 8, es[i].d, (size_t)es[i].n);
+        p += 8 + es[i].n;
+    }
+    return key;
+}
+
+enum { T_OTHER = 0, T_CALL, T_RESULT, T_START, T_END };
+
+static int event_code(PyObject *type) {
+    if (!PyUnicode_CheckExact(type)) return -1;
+    Py_ssize_t n;
+    const char *s = PyUnicode_AsUTF8AndSize(type, &n);
+    if (s == NULL) {
+        PyErr_Clear();
+        return -1;
+    }
+    if (n == 9 && memcmp(s, "tool_call", 9) == 0) return T_CALL;
+    if (n == 11 && memcmp(s, "tool_result", 11) == 0) return T_RESULT;
+    if (n == 10 && memcmp(s, "turn_start", 10) == 0) return T_START;
+    if (n == 8 && memcmp(s, "turn_end", 8) == 0) return T_END;
+    return T_OTHER;
+}
+
+/* Growable C arrays of the watched calls (no Python object per step: on long
+ * trajectories allocation and the cyclic GC would dominate). */
+typedef struct {
+    Py_ssize_t *idx;    /* event index of each watched call */
+    PyObject **name;    /* its tool name (a reference) */
+    PyObject **val;     /* the value its fingerprint reads: arguments or call id (a reference) */
+    Py_ssize_t n, cap;
+    Py_ssize_t *start;  /* first call of each step */
+    Py_ssize_t ns, scap;
+} Calls;
+
+static int calls_push(Calls *c, Py_ssize_t i, PyObject *name, PyObject *val, int new_step) {
+    if (c->n == c->cap) {
+        Py_ssize_t cap = c->cap ? c->cap * 2 : 1024;
+        Py_ssize_t *idx = PyMem_Realloc(c->idx, (size_t)cap * sizeof(Py_ssize_t));
+        if (idx) c->idx = idx;
+        PyObject **nm = idx ? PyMem_Realloc(c->name, (size_t)cap * sizeof(PyObject *)) : NULL;
+        if (nm) c->name = nm;
+        PyObject **vl = nm ? PyMem_Realloc(c->val, (size_t)cap * sizeof(PyObject *)) : NULL;
+        if (vl) c->val = vl;
+        if (!vl) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        c->cap = cap;
+    }
+    if (new_step) {
+        if (c->ns == c->scap) {
+            Py_ssize_t cap = c->scap ? c->scap * 2 : 1024;
+            Py_ssize_t *st = PyMem_Realloc(c->start, (size_t)cap * sizeof(Py_ssize_t));
+            if (!st) {
+                PyErr_NoMemory();
+                return -1;
+            }
+            c->start = st;
+            c->scap = cap;
+        }
+        c->start[c->ns++] = c->n;
+    }
+    c->idx[c->n] = i;
+    Py_INCREF(name);
+    c->name[c->n] = name;
+    Py_INCREF(val);
+    c->val[c->n] = val;
+    c->n++;
+    return 0;
+}
+
+static void calls_free(Calls *c) {
+    for (Py_ssize_t i = 0; i < c->n; i++) {
+        Py_DECREF(c->name[i]);
+        Py_DECREF(c->val[i]);
+    }
+    PyMem_Free(c->idx);
+    PyMem_Free(c->name);
+    PyMem_Free(c->val);
+    PyMem_Free(c->start);
+}
+
+/* build_table(events, mode, period, watches, raw_type, canonical, observation, name_bytes)
+ * -> None (the pure path must run) or (calls_or_steps, single, results, keys, ids, n_calls) */
+static PyObject *build_table(PyObject *self, PyObject *args) {
+    PyObject *events, *watches;
+    int mode, period;
+    Ctx x = {0};
+    Calls cs = {0};
+    if (!PyArg_ParseTuple(args, "OiiOOOOO", &events, &mode, &period, &watches, &x.raw_type,
+                          &x.canonical, &x.observation, &x.name_bytes))
+        return NULL;
+    PyObject *seq = PySequence_Fast(events, "events must be a sequence");
+    if (seq == NULL) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    int observe = mode == 2;
+
+    PyObject *result = NULL, *results = NULL, *keys = NULL, *ids = NULL, *watched = NULL;
+    PyObject *shape = NULL;
+    int single = 1, in_turn = 0, turn_has_step = 0;
+    Entry *es = NULL;
+    Py_ssize_t es_cap = 0;
+    uint8_t *dig = NULL;
+
+    x.names = PyDict_New();
+    watched = PyDict_New();
+    if (!x.names || !watched) goto error;
+    if (observe) {
+        results = PyDict_New();
+        if (!results) goto error;
+    }
+
+    /* 1. group (core.steps.group_steps; the turn rules of spec 3.2) */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *ev = items[i];
+        PyObject *type = PyObject_GetAttr(ev, S_type);
+        if (type == NULL) goto error;
+        int code = event_code(type);
+        Py_DECREF(type);
+        if (code < 0) goto fallback;
+        if (code == T_OTHER) continue;
+        if (code == T_START) {
+            in_turn = 1;
+            turn_has_step = 0;
+            continue;
+        }
+        if (code == T_END) {
+            in_turn = 0;
+            turn_has_step = 0;
+            continue;
+        }
+        PyObject *data = PyObject_GetAttr(ev, S_data);
+        if (data == NULL) goto error;
+        if (code == T_RESULT) {
+            if (observe && data != Py_None) {
+                PyObject *cid = PyObject_GetAttr(data, S_tool_call_id);
+                if (cid == NULL) {
+                    Py_DECREF(data);
+                    goto error;
+                }
+                if (cid != Py_None) {
+                    int has = PyDict_Contains(results, cid);
+                    PyObject *res = has == 0 ? PyObject_GetAttr(data, S_result) : NULL;
+                    if (has < 0 ||
+                        (has == 0 && (res == NULL || PyDict_SetItem(results, cid, res) < 0))) {
+                        Py_XDECREF(res);
+                        Py_DECREF(cid);
+                        Py_DECREF(data);
+                        goto error;
+                    }
+                    Py_XDECREF(res);
+                }
+                Py_DECREF(cid);
+            }
+            Py_DECREF(data);
+            continue;
+        }
+        /* a call */
+        if (data == Py_None) {
+            Py_DECREF(data);
+            goto fallback;
+        }
+        PyObject *name = PyObject_GetAttr(data, S_tool_name);
+        if (name == NULL) {
+            Py_DECREF(data);
+            goto error;
+        }
+        if (!PyUnicode_CheckExact(name)) {
+            Py_DECREF(name);
+            Py_DECREF(data);
+            goto fallback;
+        }
+        if (watches != Py_None) {
+            PyObject *w = PyDict_GetItemWithError(watched, name);
+            if (w == NULL) {
+                PyObject *r = PyErr_Occurred() ? NULL : PyObject_CallOneArg(watches, name);
+                int t = r == NULL ? -1 : PyObject_IsTrue(r);
+                Py_XDECREF(r);
+                w = t ? Py_True : Py_False;
+                if (t < 0 || PyDict_SetItem(watched, name, w) < 0) {
+                    Py_DECREF(name);
+                    Py_DECREF(data);
+                    goto error;
+                }
+            }
+            if (w == Py_False) {
+                Py_DECREF(name);
+                Py_DECREF(data);
+                continue;
+            }
+        }
+        PyObject *val;
+        if (mode == 0) {
+            val = Py_None;
+            Py_INCREF(val);
+        } else {
+            val = PyObject_GetAttr(data, mode == 1 ? S_arguments : S_tool_call_id);
+        }
+        Py_DECREF(data);
+        if (val == NULL) {
+            Py_DECREF(name);
+            goto error;
+        }
+        /* place_call: alone outside a turn; a turn's first watched call opens its step,
+         * the later ones join it */
+        int new_step = !(in_turn && turn_has_step);
+        if (!new_step) single = 0;
+        if (in_turn) turn_has_step = 1;
+        int rc = calls_push(&cs, i, name, val, new_step);
+        Py_DECREF(name);
+        Py_DECREF(val);
+        if (rc < 0) goto error;
+    }
+
+    /* 2. fingerprints (core.fingerprints.fingerprint_keys) */
+    Py_ssize_t nsteps = cs.ns;
+    keys = PyList_New(nsteps);
+    if (keys == NULL) goto error;
+    int any_empty = 0;
+    for (Py_ssize_t s = 0; s < nsteps; s++) {
+        Py_ssize_t a = cs.start[s], b = s + 1 < nsteps ? cs.start[s + 1] : cs.n;
+        Py_ssize_t k = b - a;
+        if (k > es_cap) {
+            Py_ssize_t cap = k > 8 ? k : 8;
+            Entry *grown = PyMem_Realloc(es, (size_t)cap * sizeof(Entry));
+            if (grown) es = grown;
+            uint8_t *dgrown = grown ? PyMem_Realloc(dig, (size_t)cap * 16) : NULL;
+            if (dgrown) dig = dgrown;
+            if (!grown || !dgrown) {
+                PyErr_NoMemory();
+                goto error;
+            }
+            es_cap = cap;
+        }
+        Py_ssize_t empties = 0;
+        for (Py_ssize_t j = 0; j < k; j++) {
+            /* borrowed: x.names holds it */
+            PyObject *nb = ctx_name_bytes(&x, cs.name[a + j]);
+            if (nb == NULL) goto error;
+            Py_DECREF(nb);
+            if (mode == 0) {
+                es[j].d = (uint8_t *)PyBytes_AS_STRING(nb);
+                es[j].n = PyBytes_GET_SIZE(nb);
+                continue;
+            }
+            PyObject *value;
+            if (mode == 1) {
+                value = cs.val[a + j];
+            } else {
+                PyObject *cid = cs.val[a + j];
+                value = cid == Py_None ? NULL : PyDict_GetItemWithError(results, cid);
+                if (value == NULL && PyErr_Occurred()) goto error;
+            }
+            int r = 1;
+            if (value != NULL) {
+                Py_INCREF(value);
+                r = call_digest(&x, nb, value, observe, dig + 16 * j);
+                Py_DECREF(value);
+            }
+            if (r < 0) goto error;
+            if (r == 1) {
+                /* no observation: "tool + no observation" (emptydigest) */
+                static const char tag[] = "\x00no-observation";
+                empties++;
+                blake2b16((const uint8_t *)PyBytes_AS_STRING(nb), (size_t)PyBytes_GET_SIZE(nb),
+                          (const uint8_t *)tag, sizeof(tag) - 1, dig + 16 * j);
+            }
+            es[j].d = dig + 16 * j;
+            es[j].n = 16;
+        }
+        PyObject *key;
+        if (observe && empties > 0 && (empties == k || period > 1)) {
+            key = Py_None; /* rules.step_is_empty */
+            Py_INCREF(key);
+            any_empty = 1;
+        } else {
+            key = step_key(es, k);
+            if (key == NULL) goto error;
+        }
+        PyList_SET_ITEM(keys, s, key);
+    }
+
+    /* 3. ids (core.fingerprints.build_step_table) */
+    ids = PyList_New(nsteps);
+    if (ids == NULL) goto error;
+    {
+        PyObject *intern = PyDict_New();
+        if (intern == NULL) goto error;
+        for (Py_ssize_t s = 0; s < nsteps; s++) {
+            PyObject *key = PyList_GET_ITEM(keys, s);
+            PyObject *id;
+            if (key == Py_None) {
+                id = PyLong_FromSsize_t(-1 - s);
+            } else {
+                id = PyDict_GetItemWithError(intern, key);
+                if (id != NULL) {
+                    Py_INCREF(id);
+                } else if (!PyErr_Occurred()) {
+                    id = PyLong_FromSsize_t(any_empty ? PyDict_GET_SIZE(intern) : s);
+                    if (id != NULL && PyDict_SetItem(intern, key, id) < 0) Py_CLEAR(id);
+                }
+            }
+            if (id == NULL) {
+                Py_DECREF(intern);
+                goto error;
+            }
+            PyList_SET_ITEM(ids, s, id);
+        }
+        Py_DECREF(intern);
+    }
+
+    /* 4. the steps: the list of call indices when each step is one call
+     * (SingleCallSteps), else a list of index lists */
+    shape = PyList_New(nsteps);
+    if (shape == NULL) goto error;
+    for (Py_ssize_t s = 0; s < nsteps; s++) {
+        Py_ssize_t a = cs.start[s], b = s + 1 < nsteps ? cs.start[s + 1] : cs.n;
+        PyObject *item;
+        if (single) {
+            item = PyLong_FromSsize_t(cs.idx[a]);
+        } else {
+            item = PyList_New(b - a);
+            for (Py_ssize_t j = a; item != NULL && j < b; j++) {
+                PyObject *v = PyLong_FromSsize_t(cs.idx[j]);
+                if (v == NULL) Py_CLEAR(item);
+                else PyList_SET_ITEM(item, j - a, v);
+            }
+        }
+        if (item == NULL) goto error;
+        PyList_SET_ITEM(shape, s, item);
+    }
+    result = Py_BuildValue("(OOOOOn)", shape, single ? Py_True : Py_False,
+                           results ? results : Py_None, keys, ids, cs.n);
+    goto cleanup;
+
+fallback:
+    result = Py_None;
+    Py_INCREF(result);
+    goto cleanup;
+error:
+    result = NULL;
+cleanup:
+    Py_XDECREF(shape);
+    Py_XDECREF(results);
+    Py_XDECREF(keys);
+    Py_XDECREF(ids);
+    Py_XDECREF(watched);
+    Py_XDECREF(x.names);
+    buf_free(&x.scratch);
+    calls_free(&cs);
+    PyMem_Free(es);
+    PyMem_Free(dig);
+    Py_DECREF(seq);
+    return result;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* stretches (core.search._stretches) over an int64 buffer of step ids.                  */
+
+static PyObject *stretches(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t p, least;
+    if (!PyArg_ParseTuple(args, "y*nn", &view, &p, &least)) return NULL;
+    if (view.len % 8 != 0 || p < 1) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "stretches needs int64 ids and a period >= 1");
+        return NULL;
+    }
+    const int64_t *ids = view.buf;
+    Py_ssize_t n = view.len / 8;
+    PyObject *out = PyList_New(0);
+    if (out == NULL || n < 2 * p) {
+        PyBuffer_Release(&view);
+        return out;
+    }
+    if (least < p) least = p;
+    Py_ssize_t m = n - p, i = 0;
+    while (i < m) {
+        if (ids[i] != ids[i + p]) {
+            i++;
+            continue;
+        }
+        Py_ssize_t start = i;
+        while (i < m && ids[i] == ids[i + p]) i++;
+        if (i - start >= least) {
+            PyObject *t = Py_BuildValue("(nn)", start, i - start);
+            if (t == NULL || PyList_Append(out, t) < 0) {
+                Py_XDECREF(t);
+                Py_DECREF(out);
+                PyBuffer_Release(&view);
+                return NULL;
+            }
+            Py_DECREF(t);
+        }
+    }
+    PyBuffer_Release(&view);
+    return out;
+}
+
+/* canonical(raw_bytes, observe) -> bytes, None (empty observation) or False (bail). */
+static PyObject *canonical(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    int observe;
+    if (!PyArg_ParseTuple(args, "y*p", &view, &observe)) return NULL;
+    Buf out = {0};
+    int empty = 0;
+    int rc = canon_raw(view.buf, view.len, observe, &out, &empty);
+    PyBuffer_Release(&view);
+    PyObject *r;
+    if (rc == FAIL) {
+        r = NULL;
+    } else if (rc == BAIL) {
+        r = Py_False;
+        Py_INCREF(r);
+    } else if (empty) {
+        r = Py_None;
+        Py_INCREF(r);
+    } else {
+        r = PyBytes_FromStringAndSize(out.p, out.n);
+    }
+    buf_free(&out);
+    return r;
+}
+
+/* digest(data) -> the 16-byte BLAKE2b digest (checked against hashlib by the tests). */
+static PyObject *digest(PyObject *self, PyObject *arg) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    uint8_t out[16];
+    blake2b16(view.buf, (size_t)view.len, NULL, 0, out);
+    PyBuffer_Release(&view);
+    return PyBytes_FromStringAndSize((const char *)out, 16);
+}
+
+static PyMethodDef methods[] = {
+    {"build_table", build_table, METH_VARARGS, "Group and fingerprint the watched steps."},
+    {"stretches", stretches, METH_VARARGS, "Maximal stretches of one period."},
+    {"canonical", canonical, METH_VARARGS, "Canonical bytes of raw JSON (False: bail)."},
+    {"digest", digest, METH_O, "16-byte BLAKE2b digest."},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native",
+                                    "The native fast path of maxrepeat's hot loop.", -1,
+                                    methods, NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__native(void) {
+    S_type = PyUnicode_InternFromString("type");
+    S_data = PyUnicode_InternFromString("data");
+    S_tool_name = PyUnicode_InternFromString("tool_name");
+    S_tool_call_id = PyUnicode_InternFromString("tool_call_id");
+    S_arguments = PyUnicode_InternFromString("arguments");
+    S_result = PyUnicode_InternFromString("result");
+    if (!S_type || !S_data || !S_tool_name || !S_tool_call_id || !S_arguments || !S_result)
+        return NULL;
+    return PyModule_Create(&module);
+}

@@ -1,0 +1,209 @@
+"""The native fast path (core._native, optional C extension) equals the pure-Python
+reference: the same step tables, fingerprints and results on random trajectories in all
+three match modes, with periods and tools filters, read from JSON bytes (values as
+msgspec.Raw slices) and given as dicts; the same canonical bytes for random JSON text;
+the same BLAKE2b digests as hashlib. The golden cases run on both paths in
+tests/test_golden_cases.py (the ``grading_path`` fixture)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import maxrepeat
+from maxrepeat.core import accel
+from maxrepeat.core.canonical import canonical_bytes, observation_bytes
+from maxrepeat.core.fingerprints import build_step_table, build_step_table_pure, make_steps
+from maxrepeat.core.grade import as_trajectory
+from maxrepeat.readers.vally import read_bytes_as_trajectories
+
+from .strategies import configs, json_values, trajectories
+
+native = pytest.mark.skipif(not accel.available(),
+                            reason="the native extension is not built (no C compiler)")
+
+
+def test_the_extension_is_built_where_a_compiler_exists() -> None:
+    """`pip install .` (scripts/test.sh) builds it wherever a C compiler exists, so the
+    comparisons below run in CI and are never skipped there."""
+    if shutil.which("cc") or shutil.which("gcc"):
+        assert accel.available()
+
+
+def test_version_names_the_active_path() -> None:
+    """`maxrepeat --version` says which path grades; MAXREPEAT_PURE=1 selects pure Python."""
+    def version(**env: str) -> str:
+        run = subprocess.run([sys.executable, "-m", "maxrepeat", "--version"],
+                             capture_output=True, text=True, timeout=60, check=True,
+                             env={**os.environ, **env})
+        return run.stdout.strip()
+
+    active = "native fast path" if accel.available() else "pure Python"
+    assert version(MAXREPEAT_PURE="") == f"maxrepeat {maxrepeat.__version__} ({active})"
+    assert version(MAXREPEAT_PURE="1") == f"maxrepeat {maxrepeat.__version__} (pure Python)"
+
+
+@pytest.fixture
+def both() -> Iterator[None]:
+    was = accel.use_native(True)
+    yield
+    accel.use_native(was)
+
+
+def _on(enabled: bool, fn: Any, *args: Any) -> Any:
+    was = accel.use_native(enabled)
+    try:
+        return fn(*args)
+    finally:
+        accel.use_native(was)
+
+
+def _table(table: Any) -> tuple[Any, ...]:
+    return (list(map(list, table.steps)), type(table.steps).__name__, table.keys, table.ids,
+            table.calls, dict(table.results))
+
+
+def _outcome(fn: Any, *args: Any) -> Any:
+    try:
+        return ("ok", fn(*args))
+    except Exception as err:  # both paths must fail alike too
+        return ("raised", type(err).__name__, str(err))
+
+
+def _compare(trajectory: Any, cfg: maxrepeat.MaxRepeatConfig) -> None:
+    events = trajectory.events
+    nat = _outcome(lambda: _table(build_step_table(events, cfg)))
+    pure = _outcome(lambda: _table(build_step_table_pure(events, cfg)))
+    assert nat == pure
+    if nat[0] == "ok":
+        assert make_steps(events, build_step_table(events, cfg), decode=True) == make_steps(
+            events, build_step_table_pure(events, cfg), decode=True)
+    got = _on(True, maxrepeat.grade, trajectory, cfg).to_dict()
+    ref = _on(False, maxrepeat.grade, trajectory, cfg).to_dict()
+    assert json.dumps(got, sort_keys=True) == json.dumps(ref, sort_keys=True)
+
+
+def _spell(value: Any, style: int) -> str:
+    """One JSON spelling of a trajectory: compact, spaced, or ASCII-escaped."""
+    if style == 0:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    if style == 1:
+        return json.dumps(value, ensure_ascii=False, indent=1)
+    return json.dumps(value, ensure_ascii=True)
+
+
+@native
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                   HealthCheck.function_scoped_fixture])
+@given(trajectories, configs(), st.integers(0, 2))
+def test_native_equals_pure_on_random_trajectories(both: None, trajectory: dict[str, Any],
+                                                   config: dict[str, Any], style: int) -> None:
+    """Grading a random trajectory read from JSON bytes, and given as a dict, gives the
+    same step table, steps and result on both paths (all modes, periods, tools filters)."""
+    cfg = maxrepeat.MaxRepeatConfig.from_mapping(config)
+    [read] = read_bytes_as_trajectories(_spell(trajectory, style).encode(), "t.json")
+    _compare(read, cfg)
+    _compare(as_trajectory(trajectory), cfg)
+
+
+#: values whose canonical bytes are easy to get wrong (each also nested in an object)
+AWKWARD = [1.0, -0.0, 0.5, 1e300, 1e16, 2**53, 2**53 + 1, 2**64, -(2**63), 12345678901234567,
+           "é", "\u2028", "\ufeff", "\x7f", "\x00\x1f", "a\"b\\c/", "\U0001F600", " \t\n",
+           "\u3000", "", [], {}, None, True, False, {"b": 1, "a": 2, "é": 3, "": 4},
+           [[[]]], {"a": {"b": {}}}]
+#: JSON texts that only raw input can spell (duplicate keys, escapes, exponents, lone
+#: surrogates, whitespace, long integers)
+TEXTS = [b'{"a":1,"a":2}', b'"\\ud800"', b'"\\udc00x"', b'["\\ud83d\\ude00"]', b'1E2', b'1e400',
+         b'-1e400', b'[1.5e1, 2.50, -0.0e0]', b'{ "b" : [ 1 , 2 ] , "a" : null }', b'"\\/"',
+         b'99999999999999999999', b'-0', b'9007199254740993', b'{"\\u00e9":1,"\xc3\xa9":2}',
+         b'"\\u0009\\u000a "', b'"\\u00a0"', b'" "', b'"  x "', b'[ ]', b'{ }', b'0.1',
+         b'123456789012345', b'1234567890123456', b'1.0000000000000001', b'[1e15,1e16]']
+
+
+def _texts(value: Any) -> list[bytes]:
+    out = [json.dumps(value, ensure_ascii=a, separators=s).encode()
+           for a in (True, False) for s in ((",", ":"), (", ", ": "))]
+    return out
+
+
+def _check_text(raw: bytes) -> bool:
+    """Native canonical bytes equal the reference's (or the native code defers to it);
+    True when the native code answered itself."""
+    from maxrepeat.core import _native
+
+    answered = False
+    for observe in (False, True):
+        got = _native.canonical(raw, observe)
+        ref = _outcome((observation_bytes if observe else canonical_bytes), msgspec.Raw(raw))
+        if got is not False:
+            answered = True
+            assert ref == ("ok", got), (raw, observe)
+    return answered
+
+
+@native
+def test_native_canonical_bytes_of_awkward_values() -> None:
+    """Every awkward value and text: the native bytes equal the reference's, and most are
+    answered natively (the comparison is not vacuous)."""
+    answered = [_check_text(raw) for v in AWKWARD for raw in _texts(v) + _texts({"k": v})]
+    answered += [_check_text(raw) for raw in TEXTS]
+    assert sum(answered) > len(answered) // 2
+
+
+@native
+@settings(max_examples=1500, deadline=None)
+@given(json_values(floats=True, max_leaves=12), st.booleans(), st.booleans())
+def test_native_canonical_bytes_of_random_json(value: Any, ascii_only: bool,
+                                               spaced: bool) -> None:
+    """Random JSON text (floats, any text, nesting): native bytes equal the reference's."""
+    raw = json.dumps(value, ensure_ascii=ascii_only,
+                     separators=(", ", ": ") if spaced else (",", ":")).encode()
+    _check_text(raw)
+
+
+@native
+@given(st.binary(max_size=600))
+def test_native_digest_is_blake2b(data: bytes) -> None:
+    """The native BLAKE2b (16-byte digest) equals hashlib's, across block boundaries."""
+    from maxrepeat.core import _native
+
+    assert _native.digest(data) == hashlib.blake2b(data, digest_size=16).digest()
+
+
+@native
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(-3, 3), max_size=60), st.integers(1, 6), st.integers(0, 12))
+def test_native_stretches_equal_the_regex(ids: list[int], p: int, least: int) -> None:
+    """The native stretch scan gives the regex scan's stretches."""
+    from array import array
+
+    from maxrepeat.core import search
+
+    assert _on(True, search._stretches, ids, p, least, array("q", ids)) == \
+        _on(False, search._stretches, ids, p, least)
+
+
+@native
+def test_unusual_trajectories_fall_back_to_the_reference(both: None) -> None:
+    """A call without a string tool name is reported by the pure path (the native one
+    hands it back), with the same error result."""
+    bad = {"events": [{"type": "tool_call", "data": {"toolName": "a"}},
+                      {"type": "tool_call", "data": {"toolName": 3}}]}
+    text = json.dumps(bad).encode()
+    for cfg in (maxrepeat.MaxRepeatConfig(1, match=m) for m in ("name", "observation")):
+        got = _on(True, lambda: [maxrepeat.grade(t, cfg).to_dict()
+                                 for t in read_bytes_as_trajectories(text, "b.json")])
+        ref = _on(False, lambda: [maxrepeat.grade(t, cfg).to_dict()
+                                  for t in read_bytes_as_trajectories(text, "b.json")])
+        assert got == ref
