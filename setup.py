@@ -10,7 +10,6 @@ setup(
             "maxrepeat.core._native",
             sources=["src/maxrepeat/core/_native.c"],
             optional=True,
-            extra_compile_args=["-O2"],
         )
     ]
 )

@@ -15,6 +15,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -448,13 +449,19 @@ static int canon_number(Cur *c, Buf *out) {
             digits++;
         }
     }
+    const uint8_t *int_end = p;
+    int zero_fraction = 1, has_exp = 0;
     if (p < end && *p == '.') {
         is_float = 1;
         p++;
         if (p >= end || *p < '0' || *p > '9') return BAIL;
-        while (p < end && *p >= '0' && *p <= '9') p++;
+        while (p < end && *p >= '0' && *p <= '9') {
+            if (*p != '0') zero_fraction = 0;
+            p++;
+        }
     }
     if (p < end && (*p == 'e' || *p == 'E')) {
+        has_exp = 1;
         is_float = 1;
         p++;
         if (p < end && (*p == '+' || *p == '-')) p++;
@@ -470,6 +477,12 @@ static int canon_number(Cur *c, Buf *out) {
             if (digits == 1 && d[1] == '0') return buf_byte(out, '0') < 0 ? FAIL : OK;
         }
         return buf_put(out, d, len) < 0 ? FAIL : OK;
+    }
+    if (!has_exp && zero_fraction && digits <= 15) {
+        /* "30.0", "-2.000": exactly the integer before the point (as 1.0 == 1) */
+        const uint8_t *d = start;
+        if (*d == '-' && digits == 1 && d[1] == '0') return buf_byte(out, '0') < 0 ? FAIL : OK;
+        return buf_put(out, d, int_end - d) < 0 ? FAIL : OK;
     }
     char text[64];
     if (len >= (Py_ssize_t)sizeof(text)) return BAIL;
@@ -763,6 +776,38 @@ static PyObject *step_key(Entry *es, Py_ssize_t n) {
     return key;
 }
 
+/* Attribute reads of the event structs: msgspec Structs keep their fields in slots (member
+ * descriptors) and use the generic getattr, so a field is read at its offset once the
+ * type is known; any other object (or an unset slot) goes through PyObject_GetAttr. */
+typedef struct {
+    PyTypeObject *tp;
+    Py_ssize_t off;
+} Slot;
+
+static PyObject *get_attr(PyObject *obj, PyObject *name, Slot *sc) {
+    PyTypeObject *tp = Py_TYPE(obj);
+    if (tp != sc->tp) {
+        sc->tp = tp;
+        sc->off = -1;
+        if (tp->tp_getattro == PyObject_GenericGetAttr) {
+            PyObject *d = _PyType_Lookup(tp, name);
+            if (d != NULL && Py_TYPE(d) == &PyMemberDescr_Type) {
+                PyMemberDef *m = ((PyMemberDescrObject *)d)->d_member;
+                if ((m->type == T_OBJECT_EX || m->type == T_OBJECT) && m->offset > 0)
+                    sc->off = m->offset;
+            }
+        }
+    }
+    if (sc->off >= 0) {
+        PyObject *v = *(PyObject **)((char *)obj + sc->off);
+        if (v != NULL) {
+            Py_INCREF(v);
+            return v;
+        }
+    }
+    return PyObject_GetAttr(obj, name);
+}
+
 enum { T_OTHER = 0, T_CALL, T_RESULT, T_START, T_END };
 
 static int event_code(PyObject *type) {
@@ -871,9 +916,10 @@ static PyObject *build_table(PyObject *self, PyObject *args) {
     }
 
     /* 1. group (core.steps.group_steps; the turn rules of spec 3.2) */
+    Slot sl_type = {0}, sl_data = {0}, sl_name = {0}, sl_cid = {0}, sl_res = {0}, sl_val = {0};
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *ev = items[i];
-        PyObject *type = PyObject_GetAttr(ev, S_type);
+        PyObject *type = get_attr(ev, S_type, &sl_type);
         if (type == NULL) goto error;
         int code = event_code(type);
         Py_DECREF(type);
@@ -889,18 +935,18 @@ static PyObject *build_table(PyObject *self, PyObject *args) {
             turn_has_step = 0;
             continue;
         }
-        PyObject *data = PyObject_GetAttr(ev, S_data);
+        PyObject *data = get_attr(ev, S_data, &sl_data);
         if (data == NULL) goto error;
         if (code == T_RESULT) {
             if (observe && data != Py_None) {
-                PyObject *cid = PyObject_GetAttr(data, S_tool_call_id);
+                PyObject *cid = get_attr(data, S_tool_call_id, &sl_cid);
                 if (cid == NULL) {
                     Py_DECREF(data);
                     goto error;
                 }
                 if (cid != Py_None) {
                     int has = PyDict_Contains(results, cid);
-                    PyObject *res = has == 0 ? PyObject_GetAttr(data, S_result) : NULL;
+                    PyObject *res = has == 0 ? get_attr(data, S_result, &sl_res) : NULL;
                     if (has < 0 ||
                         (has == 0 && (res == NULL || PyDict_SetItem(results, cid, res) < 0))) {
                         Py_XDECREF(res);
@@ -920,7 +966,7 @@ static PyObject *build_table(PyObject *self, PyObject *args) {
             Py_DECREF(data);
             goto fallback;
         }
-        PyObject *name = PyObject_GetAttr(data, S_tool_name);
+        PyObject *name = get_attr(data, S_tool_name, &sl_name);
         if (name == NULL) {
             Py_DECREF(data);
             goto error;
@@ -954,7 +1000,7 @@ static PyObject *build_table(PyObject *self, PyObject *args) {
             val = Py_None;
             Py_INCREF(val);
         } else {
-            val = PyObject_GetAttr(data, mode == 1 ? S_arguments : S_tool_call_id);
+            val = get_attr(data, mode == 1 ? S_arguments : S_tool_call_id, &sl_val);
         }
         Py_DECREF(data);
         if (val == NULL) {
