@@ -66,7 +66,7 @@ def test_a_fifo_in_a_graded_directory_is_skipped_with_a_word(tmp_path: Path) -> 
 
 def test_streaming_is_not_quadratic_in_the_length_of_one_string(tmp_path: Path) -> None:
     """A 24 MB string read by streaming (threshold lowered instead of writing 512 MiB)
-    costs about what the in-memory path costs: the streaming parser is fed 8 MiB at a
+    costs about what the in-memory path costs: the streaming parser is fed 2 MiB at a
     time, not 64 KiB (each block of a long string was copied again: 40 s for 64 MB)."""
     text = "x" * (24 << 20)
     events = [{"type": "tool_call", "data": {"toolName": "t", "toolCallId": "1",

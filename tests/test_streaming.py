@@ -123,7 +123,11 @@ def test_bom_document_matches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 
 GRADERS = [maxrepeat.MaxRepeatConfig(m, max_cycle_period=p, match=k)
            for m, p, k in ((1, 1, "observation"), (2, 3, "observation"), (1, 2, "name-args"),
-                           (2, 10, "name"))]
+                           (2, 10, "name"))] + [
+    # a call the grader does not watch may hold the id another call's result answers
+    maxrepeat.MaxRepeatConfig(1, max_cycle_period=2, match="observation", tools=["^bash$"]),
+    maxrepeat.MaxRepeatConfig(1, match="observation", tools=["rea"]),
+]
 
 
 def _batch(path: Path, monkeypatch: pytest.MonkeyPatch, stream: bool) -> list[Any]:

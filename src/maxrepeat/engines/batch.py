@@ -135,25 +135,9 @@ def _large_single(source: Any, fmt: str) -> Any:
 
 
 def _grade_streamed(streamed: Any, graders: Graders) -> Graded:
-    """Grade a streamed trajectory with one `Monitor` per config, one pass each: memory
-    stays that of the monitors, whatever the size of the document. Results are those of
-    `grade()` (the monitor's contract); a malformed event gives the reader's error."""
-    from ..core.monitor import Monitor
+    from .streamed import grade_streamed
 
-    out: list[GraderResult] = []
-    for cfg, name in zip(graders.configs, graders.names):
-        monitor = Monitor(cfg, name=name, id=streamed.id, source=streamed.source,
-                          max_runs=graders.max_runs)
-        try:
-            out.append(monitor.feed_all(streamed.events()))
-        except TrajectoryFormatError as err:
-            message = str(err.with_source(streamed.source))
-        except OSError as exc:
-            message = f"{streamed.source}: cannot read: {exc.strerror or exc}"
-        else:
-            continue
-        return Graded(graders.errors(streamed.source, message, source=streamed.source), message)
-    return Graded(tuple(out))
+    return grade_streamed(streamed, graders)
 
 
 # Worker state, set once per process by the pool initializer (graders are not re-sent).

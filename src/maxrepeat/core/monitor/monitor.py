@@ -17,7 +17,7 @@ from ..preview import inert
 from ..result import GraderResult
 from ..rules import DEFAULT_MAX_RUNS
 from .reduce import TOO_DEEP
-from .state import STATE_VERSION, State
+from .state import STATE_VERSION, Answer, State
 from .tracker import Tracker
 
 __all__ = ["Monitor"]
@@ -122,6 +122,15 @@ class Monitor:
         result is asked for once, at the end)."""
         for event in events:
             self._add(event)
+
+    def answer_ahead(self, cid: str, answer: Answer) -> None:
+        """Record ``answer`` as the first result of call id ``cid`` (ignored when one is
+        known), without an event: for a reader that has resolved each call's first result
+        before feeding the calls (`engines.streamed`). Fed right before the call it
+        answers, it leaves no call waiting; fed later, it acts as the result event would
+        have at that point. ``answer`` is what `reduce.reduce_answer` makes of the value."""
+        self._tracker.take_answer(cid, answer)
+        self._cached = None
 
     def result(self) -> GraderResult:
         """The result for the events fed so far (what `grade()` says of them)."""

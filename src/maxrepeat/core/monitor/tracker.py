@@ -170,9 +170,18 @@ class Tracker:
             elif answer.error is not None:
                 self.fail(answer.error)
 
+    def take_answer(self, cid: str, answer: Answer) -> None:
+        """Record ``answer`` (already reduced) as the first result of ``cid`` when none is
+        known, as a ``tool_result`` event would, without taking an event."""
+        if self._observation and self.st.error is None and cid not in self.st.answers:
+            if self._record(cid, answer):
+                self._replay()
+
     def _answer(self, cid: str, value: Any) -> bool:
         """Record the first result of ``cid``; whether a pushed step was waiting for it."""
-        answer = reduce_answer(value, self._transform)
+        return self._record(cid, reduce_answer(value, self._transform))
+
+    def _record(self, cid: str, answer: Answer) -> bool:
         shared = self._shared
         if len(shared) >= SHARED_ANSWERS:
             shared.clear()

@@ -1,0 +1,87 @@
+"""A large single trajectory graded by streaming keeps memory flat in every match mode
+(#17 item 3): the streamed path's Python-side peak does not grow with the number of
+calls, ``observation`` mode included (each call's first result is resolved on disk,
+`engines.streamed`), and the results stay those of the in-memory path.
+
+Sizes are small (the threshold is lowered instead of writing 512 MiB); the assertion is
+on memory traced by tracemalloc, never on time.
+"""
+
+from __future__ import annotations
+
+import json
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import maxrepeat
+from maxrepeat.engines import streamed
+from maxrepeat.core.monitor import tracker
+from maxrepeat.engines.batch import BatchGrader
+from maxrepeat.readers import _vally_stream
+
+from .conftest import call, result, turn
+
+
+def _write(path: Path, turns: int) -> Path:
+    """``turns`` turns of one call each, every result different (the worst case for the
+    answers a monitor would keep), with a short loop now and then."""
+    events: list[dict[str, Any]] = []
+    for i in range(turns):
+        k = i % 3 if i % 500 < 12 else i
+        events += turn(call("bash", f"c{i}", {"cmd": f"run {k}"}), result(f"c{i}", f"out {k}"))
+    path.write_text(json.dumps({"id": "big", "events": events}))
+    return path
+
+
+_GRADE = streamed.grade_streamed
+
+
+def _graded(path: Path, config: maxrepeat.MaxRepeatConfig,
+            monkeypatch: pytest.MonkeyPatch) -> tuple[list[Any], int]:
+    """Results, and tracemalloc's peak while the streamed document is graded (above the
+    memory in use when grading starts: detection and the reader's checks come before)."""
+    peaks: list[int] = []
+
+    def traced(*args: Any) -> Any:
+        tracemalloc.start()
+        try:
+            base = tracemalloc.get_traced_memory()[0]
+            return _GRADE(*args)
+        finally:
+            peaks.append(tracemalloc.get_traced_memory()[1] - base)
+            tracemalloc.stop()
+
+    monkeypatch.setattr(streamed, "grade_streamed", traced)
+    with BatchGrader([str(path)], [config], jobs=1) as batch:
+        out = [r.to_dict() for r in batch.results()]
+    return out, max(peaks, default=0)
+
+
+@pytest.mark.parametrize("match", ["name", "name-args", "observation"])
+def test_streamed_memory_does_not_grow_with_the_trajectory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, match: str) -> None:
+    """Six times the calls, about the same peak: a monitor keeping one entry per
+    answered id (~200 B) would add ~2 MB here."""
+    config = maxrepeat.MaxRepeatConfig(3, max_cycle_period=3, match=match)
+    small = _write(tmp_path / "small.json", 2_000)
+    large = _write(tmp_path / "large.json", 12_000)
+    monkeypatch.setenv("MAXREPEAT_STREAM_THRESHOLD", "0")
+    # ijson's C backend decodes a whole buffer of events before yielding the first, so the
+    # peak follows the buffer: a small one here, both files many buffers long.
+    monkeypatch.setattr(_vally_stream, "_CHUNK", 64 * 1024)
+    monkeypatch.setattr(streamed, "_BATCH", 256)  # rows written to the database at once
+    monkeypatch.setattr(tracker, "SHARED_ANSWERS", 256)  # the monitor's table of equal results
+    _graded(small, config, monkeypatch)  # warm up: imports, caches
+    streamed_small, peak_small = _graded(small, config, monkeypatch)
+    streamed_large, peak_large = _graded(large, config, monkeypatch)
+    print(f"{match}: peak {peak_small / 1e6:.2f} MB at 2,000 calls, "
+          f"{peak_large / 1e6:.2f} MB at 12,000")
+    assert peak_large - peak_small < 400_000, (peak_small, peak_large)
+    monkeypatch.setenv("MAXREPEAT_STREAM_THRESHOLD", str(1 << 40))
+    in_memory, peak = _graded(large, config, monkeypatch)
+    assert peak == 0  # not streamed
+    assert streamed_large == in_memory
+    assert streamed_large[0]["passed"] is False
