@@ -164,7 +164,8 @@ def test_similarity_groups_long_outputs() -> None:
     ("commit 3f2a9c1d4e5b6a7f", "commit <hex>"), ("at 0x7ffd5e8c", "at <addr>"),
     ("pid 4121 port=8080", "pid <n> port=<n>"), ("http://localhost:51234/x", "http://localhost:<port>/x"),
     ("/tmp/tmpa1b2c3/out.txt", "/tmp/<tmp>/out.txt"), ("/tmp/notes.md", "/tmp/notes.md"),
-    ("page 3 of 9", "page 3 of 9"), ("deadbeef", "deadbeef"), ("version 3.11", "version 3.11"),
+    ("page 3 of 9", "page 3 of 9"), ("1796093270545835417", "<time>"), ("1796093270.5", "<time>"),
+    ("Process Group PGID: 18424", "Process Group PGID: <n>"), ("<shellId: 3 completed>", "<shellId: <n> completed>"), ("deadbeef", "deadbeef"), ("version 3.11", "version 3.11"),
 ])
 def test_volatile_normalizers(text: str, want: str) -> None:
     near = near_from({"normalize": ["volatile"]})
@@ -242,7 +243,8 @@ def test_lint_against_a_real_trajectory_flags_settings_that_equal_every_step(
 _FRAGMENTS = [
     "1 failed in 0.53s", "took 1m2.5s", "12 ms", "3 secs", "2024-05-01T10:00:01.123Z",
     "Mon, 01 Jan 2024 10:00:00 GMT", "Jan  5, 2024 10:00", "Dec 31", "12:01:02", "1:02:03.5",
-    "1712345678", "1712345678.123", "123e4567-e89b-12d3-a456-426614174000",
+    "1712345678", "1712345678.123", "1796093270545835417", "1796093270545835", "PGID: 18424",
+    "shellId: 3", "pgid=7", "123e4567-e89b-12d3-a456-426614174000",
     "deadbeef-dead-beef-dead-beefdeadbeef", "3f2a9c1d4e5b6a7f", "3F2A9C1D4E5B6A7F",
     "0x7ffd5e8c", "pid 4121", "PID=77", "Process #12", "port:8080", "localhost:51234",
     "127.0.0.1:80", "0.0.0.0:443", "[::1]:9000", ":::8080", "::1:22", "worker[12345]",

@@ -83,7 +83,9 @@ NORMALIZERS: Final[dict[str, list[_Sub | Callable[[str], str]]]] = {
         (re.compile(rf"[JFMASOND](?<![\w][JFMASOND]){_MONTH} +[0-9]{{1,2}}(?:,? [0-9]{{4}})?"
                     r"(?: [0-9]{2}:[0-9]{2}(?::[0-9]{2})?)?\b"), "<time>"),
         (re.compile(r"[0-9](?<![\w][0-9])[0-9]?:[0-9]{2}:[0-9]{2}(?:[.,][0-9]+)?\b"), "<time>"),
-        (re.compile(r"1(?<![\w]1)[5-9][0-9]{8}(?:\.[0-9]+|[0-9]{3})?\b"), "<time>"),  # epoch
+        # epoch seconds, with a fraction or in ms, µs or ns (date +%s%N)
+        (re.compile(r"1(?<![\w]1)[5-9][0-9]{8}(?:\.[0-9]+|[0-9]{9}|[0-9]{6}|[0-9]{3})?\b"),
+         "<time>"),
     ],
     "durations": [
         (re.compile(r"[0-9](?<![\w.][0-9])[0-9]*m[0-9]+(?:\.[0-9]+)?s\b"), "<duration>"),
@@ -100,8 +102,9 @@ NORMALIZERS: Final[dict[str, list[_Sub | Callable[[str], str]]]] = {
     ],
     "addresses": [(re.compile(r"0(?<![\w]0)x[0-9a-fA-F]{4,}\b"), "<addr>")],
     "pids": [
-        (re.compile(r"([pP](?<![\w][pP])(?:id|ID|rocess|ort|ORT))( ?[=:#]? ?)[0-9]+\b"),
-         r"\1\2<n>"),
+        # pid, PGID (Gemini CLI), process, port; Copilot CLI's shellId counter
+        (re.compile(r"([pP](?<![\w][pP])(?:id|ID|gid|GID|rocess|ort|ORT)|shellId)"
+                    r"( ?[=:#]? ?)[0-9]+\b"), r"\1\2<n>"),
         (re.compile(r"(localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1?\]|::1?):[0-9]{2,5}\b"),
          r"\1:<port>"),
         (re.compile(r"\[([0-9]{2,7})\]"), "[<pid>]"),  # syslog-style worker[12345]
@@ -131,7 +134,7 @@ _PRECHECKS: Final[dict[tuple[str, int | None], Callable[[str], bool]]] = {
     # both need eight hex digits at the start of a word
     ("ids", None): _scan(r"[0-9a-fA-F](?<![\w][0-9a-fA-F])[0-9a-fA-F]{7}"),
     ("addresses", None): _needles("0x"),
-    ("pids", 0): _scan(r"[pP](?:id|ID|rocess|ort|ORT)"),
+    ("pids", 0): _scan(r"[pP](?:id|ID|gid|GID|rocess|ort|ORT)|shellId"),
     ("pids", 1): _needles("localhost:", "127.0.0.1:", "0.0.0.0:", "]:", ":::", "::1:"),
     ("temp-paths", 0): _needles("/tmp/", "/var/", "/dev/shm/"),
     ("temp-paths", 1): _needles("\\"),
@@ -140,7 +143,7 @@ _PRECHECKS: Final[dict[tuple[str, int | None], Callable[[str], bool]]] = {
 #: Normalizers whose pre-checks one scan can do at once (they stand together in the
 #: order): when all of them are on and `_BLOCK_CHECK` is false, none of their patterns
 #: matches the text, so it skips them all. Its branches are their pre-checks', plus
-#: ``[nn]`` and ``0xhhhh`` (at the start of a word); ports are the needles.
+#: ``[nn]`` and ``0xhhhh`` (at the start of a word); ports and ``shellId`` are needles.
 _BLOCK: Final = ("timestamps", "durations", "ids", "addresses", "pids")
 _BLOCK_SCAN: Final = _scan(
     r"[0-9A-Za-fpP](?<![\w][0-9A-Za-fpP])(?:"
@@ -150,12 +153,13 @@ _BLOCK_SCAN: Final = _scan(
     r"|(?<=0)x[0-9a-fA-F]{4}"
     r"|(?<=[A-Z])(?:on|ue|ed|hu|ri|at|un|an|eb|ar|pr|ay|ul|ug|ep|ct|ov|ec)"
     r"|(?<=[0-9a-fA-F])[0-9a-fA-F]{7}"
-    r"|(?<=[pP])(?:id|ID|rocess|ort|ORT))")
-_PORTS: Final = _PRECHECKS[("pids", 1)]
+    r"|(?<=[pP])(?:id|ID|gid|GID|rocess|ort|ORT))")
+_BLOCK_NEEDLES: Final = _needles("localhost:", "127.0.0.1:", "0.0.0.0:", "]:", ":::", "::1:",
+                                 "shellId")
 
 
 def _block_check(text: str) -> bool:
-    return _PORTS(text) or _BLOCK_SCAN(text)
+    return _BLOCK_NEEDLES(text) or _BLOCK_SCAN(text)
 
 
 #: ``volatile``: every built-in normalizer but ``numbers`` (counters are often progress).
