@@ -174,3 +174,16 @@ def test_malformed_first_line_then_records_longer_than_a_mebibyte(tmp_path: Path
     assert Source.from_path(path).is_jsonl()
     items = list(read_trajectories(path, errors="yield"))
     assert [getattr(i, "label", None) for i in items] == [None, "loop", "ok"]
+
+
+@pytest.mark.parametrize("second", [b"", b"\n", b"\n  \n", b'\n{"events": []}\n', b"\n[1]\n"])
+def test_lines_longer_than_the_bound_are_skipped_alike_in_files_and_streams(
+        tmp_path: Path, second: bytes) -> None:
+    """A first line longer than the 1 MiB bound is skipped by searching the file in place
+    (mmap) or by reading it through (a stream): both see the same next line."""
+    body = b'{"id": "x", "events": [], "pad": "' + b"a" * (3 * 1024 * 1024) + b'"}' + second
+    path = tmp_path / "t.json"
+    path.write_bytes(body)
+    expect = second.strip().startswith(b"{")
+    assert Source.from_path(path).is_jsonl() is expect
+    assert Source.from_bytes(body, "t.json").is_jsonl() is expect
