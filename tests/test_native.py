@@ -207,3 +207,20 @@ def test_unusual_trajectories_fall_back_to_the_reference(both: None) -> None:
         ref = _on(False, lambda: [maxrepeat.grade(t, cfg).to_dict()
                                   for t in read_bytes_as_trajectories(text, "b.json")])
         assert got == ref
+
+
+@native
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["tool_call", "tool_result", "turn_start", "x"]),
+                          st.sampled_from(["data", "no data", "no name"])), max_size=8))
+def test_native_events_readable_equals_pure(shape: list[tuple[str, str]]) -> None:
+    """The reader's check (every call has data with a tool name, every result has data)
+    answers alike on both paths, for the reader's structs and the public events."""
+    from maxrepeat.core.events import Event, EventData
+    from maxrepeat.core.steps import events_readable, events_readable_pure
+    from maxrepeat.readers.vally import _Data, _Event
+
+    for event_type, data_type in ((_Event, _Data), (Event, EventData)):
+        events = [event_type(type=t, data=None if d == "no data" else data_type(
+            tool_name=None if d == "no name" else "bash")) for t, d in shape]
+        assert _on(True, events_readable, events) is events_readable_pure(events)

@@ -57,9 +57,15 @@ static const uint8_t B2B_SIGMA[12][16] = {
     } while (0)
 
 static uint64_t load64(const uint8_t *p) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t x;
+    memcpy(&x, p, 8);
+    return x;
+#else
     uint64_t x = 0;
     for (int i = 7; i >= 0; i--) x = (x << 8) | p[i];
     return x;
+#endif
 }
 
 static void b2b_compress(uint64_t h[8], const uint8_t block[128], uint64_t t, int last) {
@@ -71,17 +77,31 @@ static void b2b_compress(uint64_t h[8], const uint8_t block[128], uint64_t t, in
     v[12] ^= t; /* messages here are far below 2**64 bytes: the high counter stays 0 */
     if (last) v[14] = ~v[14];
     for (int i = 0; i < 16; i++) m[i] = load64(block + 8 * i);
-    for (int r = 0; r < 12; r++) {
-        const uint8_t *s = B2B_SIGMA[r];
-        B2B_G(0, 4, 8, 12, m[s[0]], m[s[1]]);
-        B2B_G(1, 5, 9, 13, m[s[2]], m[s[3]]);
-        B2B_G(2, 6, 10, 14, m[s[4]], m[s[5]]);
-        B2B_G(3, 7, 11, 15, m[s[6]], m[s[7]]);
-        B2B_G(0, 5, 10, 15, m[s[8]], m[s[9]]);
-        B2B_G(1, 6, 11, 12, m[s[10]], m[s[11]]);
-        B2B_G(2, 7, 8, 13, m[s[12]], m[s[13]]);
-        B2B_G(3, 4, 9, 14, m[s[14]], m[s[15]]);
-    }
+    /* the rounds written out, so that every message index is a constant */
+#define B2B_ROUND(r)                                                            \
+    do {                                                                        \
+        B2B_G(0, 4, 8, 12, m[B2B_SIGMA[r][0]], m[B2B_SIGMA[r][1]]);             \
+        B2B_G(1, 5, 9, 13, m[B2B_SIGMA[r][2]], m[B2B_SIGMA[r][3]]);             \
+        B2B_G(2, 6, 10, 14, m[B2B_SIGMA[r][4]], m[B2B_SIGMA[r][5]]);            \
+        B2B_G(3, 7, 11, 15, m[B2B_SIGMA[r][6]], m[B2B_SIGMA[r][7]]);            \
+        B2B_G(0, 5, 10, 15, m[B2B_SIGMA[r][8]], m[B2B_SIGMA[r][9]]);            \
+        B2B_G(1, 6, 11, 12, m[B2B_SIGMA[r][10]], m[B2B_SIGMA[r][11]]);          \
+        B2B_G(2, 7, 8, 13, m[B2B_SIGMA[r][12]], m[B2B_SIGMA[r][13]]);           \
+        B2B_G(3, 4, 9, 14, m[B2B_SIGMA[r][14]], m[B2B_SIGMA[r][15]]);           \
+    } while (0)
+    B2B_ROUND(0);
+    B2B_ROUND(1);
+    B2B_ROUND(2);
+    B2B_ROUND(3);
+    B2B_ROUND(4);
+    B2B_ROUND(5);
+    B2B_ROUND(6);
+    B2B_ROUND(7);
+    B2B_ROUND(8);
+    B2B_ROUND(9);
+    B2B_ROUND(10);
+    B2B_ROUND(11);
+#undef B2B_ROUND
     for (int i = 0; i < 8; i++) h[i] ^= v[i] ^ v[i + 8];
 }
 
@@ -353,11 +373,19 @@ static int member_cmp(const void *a, const void *b) {
     return (x->klen > y->klen) - (x->klen < y->klen);
 }
 
+/* Scratch space reused from call to call (one per nesting level; the GIL is held and no
+ * Python code runs while canonicalizing, so nothing re-enters): no allocation per value. */
+static Buf g_tmp[MAX_NEST + 2];
+static Member *g_ms[MAX_NEST + 2];
+static Py_ssize_t g_mscap[MAX_NEST + 2];
+static Buf g_str;
+
 static int canon_object(Cur *c, Buf *out, int depth) {
-    Buf tmp = {0};
-    Member *ms = NULL;
-    Py_ssize_t nm = 0, cap = 0;
+    Buf *tmp = &g_tmp[depth];
+    Member *ms = g_ms[depth];
+    Py_ssize_t nm = 0, cap = g_mscap[depth];
     int rc = OK;
+    tmp->n = 0;
     c->p++; /* '{' */
     skip_ws(c);
     if (c->p < c->end && *c->p == '}') {
@@ -370,33 +398,34 @@ static int canon_object(Cur *c, Buf *out, int depth) {
             rc = BAIL;
             goto done;
         }
-        Py_ssize_t koff = tmp.n;
-        rc = decode_string(c, &tmp);
+        Py_ssize_t koff = tmp->n;
+        rc = decode_string(c, tmp);
         if (rc != OK) goto done;
-        Py_ssize_t klen = tmp.n - koff;
+        Py_ssize_t klen = tmp->n - koff;
         skip_ws(c);
         if (c->p >= c->end || *c->p != ':') {
             rc = BAIL;
             goto done;
         }
         c->p++;
-        Py_ssize_t voff = tmp.n;
-        rc = canon_value(c, &tmp, depth + 1);
+        Py_ssize_t voff = tmp->n;
+        rc = canon_value(c, tmp, depth + 1);
         if (rc != OK) goto done;
         if (nm == cap) {
-            cap = cap ? cap * 2 : 8;
-            Member *grown = PyMem_Realloc(ms, (size_t)cap * sizeof(Member));
+            Py_ssize_t bigger = cap ? cap * 2 : 8;
+            Member *grown = PyMem_Realloc(ms, (size_t)bigger * sizeof(Member));
             if (grown == NULL) {
                 PyErr_NoMemory();
                 rc = FAIL;
                 goto done;
             }
             ms = grown;
+            cap = bigger;
         }
         ms[nm].koff = koff;
         ms[nm].klen = klen;
         ms[nm].voff = voff;
-        ms[nm].vlen = tmp.n - voff;
+        ms[nm].vlen = tmp->n - voff;
         nm++;
         skip_ws(c);
         if (c->p < c->end && *c->p == ',') {
@@ -410,7 +439,7 @@ static int canon_object(Cur *c, Buf *out, int depth) {
         rc = BAIL;
         goto done;
     }
-    for (Py_ssize_t i = 0; i < nm; i++) ms[i].base = tmp.p;
+    for (Py_ssize_t i = 0; i < nm; i++) ms[i].base = tmp->p;
     qsort(ms, (size_t)nm, sizeof(Member), member_cmp);
     for (Py_ssize_t i = 1; i < nm; i++) {
         if (member_cmp(&ms[i - 1], &ms[i]) == 0) { /* a duplicate key: the reference decides */
@@ -421,17 +450,23 @@ static int canon_object(Cur *c, Buf *out, int depth) {
     if (buf_byte(out, '{') < 0) goto fail;
     for (Py_ssize_t i = 0; i < nm; i++) {
         if (i && buf_byte(out, ',') < 0) goto fail;
-        if (encode_string(out, tmp.p + ms[i].koff, ms[i].klen) < 0) goto fail;
+        if (encode_string(out, tmp->p + ms[i].koff, ms[i].klen) < 0) goto fail;
         if (buf_byte(out, ':') < 0) goto fail;
-        if (buf_put(out, tmp.p + ms[i].voff, ms[i].vlen) < 0) goto fail;
+        if (buf_put(out, tmp->p + ms[i].voff, ms[i].vlen) < 0) goto fail;
     }
     if (buf_byte(out, '}') < 0) goto fail;
     goto done;
 fail:
     rc = FAIL;
 done:
-    PyMem_Free(ms);
-    buf_free(&tmp);
+    g_ms[depth] = ms;
+    g_mscap[depth] = cap;
+    if (tmp->cap > (1 << 20)) buf_free(tmp); /* keep no huge buffer between values */
+    if (cap > 4096) {
+        PyMem_Free(g_ms[depth]);
+        g_ms[depth] = NULL;
+        g_mscap[depth] = 0;
+    }
     return rc;
 }
 
@@ -534,10 +569,26 @@ static int canon_value(Cur *c, Buf *out, int depth) {
             }
         }
         case '"': {
-            Buf s = {0};
-            int rc = decode_string(c, &s);
-            if (rc == OK) rc = encode_string(out, s.p, s.n) < 0 ? FAIL : OK;
-            buf_free(&s);
+            /* no escape and no control character: msgspec writes it back as it is */
+            const uint8_t *q = c->p + 1, *end = c->end;
+            while (q < end && *q != '"' && *q != '\\' && *q >= 0x20) {
+                if (*q < 0x80) {
+                    q++;
+                } else {
+                    int k = utf8_len(q, end);
+                    if (k == 0) return BAIL;
+                    q += k;
+                }
+            }
+            if (q < end && *q == '"') {
+                if (buf_put(out, c->p, q + 1 - c->p) < 0) return FAIL;
+                c->p = q + 1;
+                return OK;
+            }
+            g_str.n = 0;
+            int rc = decode_string(c, &g_str);
+            if (rc == OK) rc = encode_string(out, g_str.p, g_str.n) < 0 ? FAIL : OK;
+            if (g_str.cap > (1 << 20)) buf_free(&g_str);
             return rc;
         }
         case 't': return literal(c, out, "true", 4);
@@ -662,6 +713,7 @@ typedef struct {
 } Ctx;
 
 static PyObject *S_type, *S_data, *S_tool_name, *S_tool_call_id, *S_arguments, *S_result;
+static PyObject *S_tool_call, *S_tool_result;
 
 /* The name bytes of a tool name (a new reference). */
 static PyObject *ctx_name_bytes(Ctx *x, PyObject *name) {
@@ -945,16 +997,15 @@ static PyObject *build_table(PyObject *self, PyObject *args) {
                     goto error;
                 }
                 if (cid != Py_None) {
-                    int has = PyDict_Contains(results, cid);
-                    PyObject *res = has == 0 ? get_attr(data, S_result, &sl_res) : NULL;
-                    if (has < 0 ||
-                        (has == 0 && (res == NULL || PyDict_SetItem(results, cid, res) < 0))) {
+                    /* the first result of each call id stays (one lookup: setdefault) */
+                    PyObject *res = get_attr(data, S_result, &sl_res);
+                    if (res == NULL || PyDict_SetDefault(results, cid, res) == NULL) {
                         Py_XDECREF(res);
                         Py_DECREF(cid);
                         Py_DECREF(data);
                         goto error;
                     }
-                    Py_XDECREF(res);
+                    Py_DECREF(res);
                 }
                 Py_DECREF(cid);
             }
@@ -1160,6 +1211,54 @@ cleanup:
     return result;
 }
 
+/* events_readable(events) -> core.steps.events_readable_pure: every tool_call has data
+ * with a tool name (not None), every tool_result has data. */
+static PyObject *events_readable(PyObject *self, PyObject *events) {
+    PyObject *seq = PySequence_Fast(events, "events must be a sequence");
+    if (seq == NULL) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    Slot sl_type = {0}, sl_data = {0}, sl_name = {0};
+    PyObject *answer = Py_True;
+    for (Py_ssize_t i = 0; i < n && answer == Py_True; i++) {
+        PyObject *type = get_attr(items[i], S_type, &sl_type);
+        if (type == NULL) goto error;
+        int code = event_code(type);
+        if (code < 0) {
+            /* not an exact str: compare as Python does */
+            int call = PyObject_RichCompareBool(type, S_tool_call, Py_EQ);
+            int res = call == 0 ? PyObject_RichCompareBool(type, S_tool_result, Py_EQ) : 0;
+            if (call < 0 || res < 0) {
+                Py_DECREF(type);
+                goto error;
+            }
+            code = call ? T_CALL : res ? T_RESULT : T_OTHER;
+        }
+        Py_DECREF(type);
+        if (code != T_CALL && code != T_RESULT) continue;
+        PyObject *data = get_attr(items[i], S_data, &sl_data);
+        if (data == NULL) goto error;
+        if (data == Py_None) {
+            answer = Py_False;
+        } else if (code == T_CALL) {
+            PyObject *name = get_attr(data, S_tool_name, &sl_name);
+            if (name == NULL) {
+                Py_DECREF(data);
+                goto error;
+            }
+            if (name == Py_None) answer = Py_False;
+            Py_DECREF(name);
+        }
+        Py_DECREF(data);
+    }
+    Py_DECREF(seq);
+    Py_INCREF(answer);
+    return answer;
+error:
+    Py_DECREF(seq);
+    return NULL;
+}
+
 /* ------------------------------------------------------------------------------------ */
 /* stretches (core.search._stretches) over an int64 buffer of step ids.                  */
 
@@ -1240,6 +1339,7 @@ static PyObject *digest(PyObject *self, PyObject *arg) {
 
 static PyMethodDef methods[] = {
     {"build_table", build_table, METH_VARARGS, "Group and fingerprint the watched steps."},
+    {"events_readable", events_readable, METH_O, "Whether every call and result has data."},
     {"stretches", stretches, METH_VARARGS, "Maximal stretches of one period."},
     {"canonical", canonical, METH_VARARGS, "Canonical bytes of raw JSON (False: bail)."},
     {"digest", digest, METH_O, "16-byte BLAKE2b digest."},
@@ -1256,7 +1356,9 @@ PyMODINIT_FUNC PyInit__native(void) {
     S_tool_call_id = PyUnicode_InternFromString("tool_call_id");
     S_arguments = PyUnicode_InternFromString("arguments");
     S_result = PyUnicode_InternFromString("result");
-    if (!S_type || !S_data || !S_tool_name || !S_tool_call_id || !S_arguments || !S_result)
+    S_tool_call = PyUnicode_InternFromString("tool_call");
+    S_tool_result = PyUnicode_InternFromString("tool_result");
+    if (!S_tool_call || !S_tool_result || !S_type || !S_data || !S_tool_name || !S_tool_call_id || !S_arguments || !S_result)
         return NULL;
     return PyModule_Create(&module);
 }

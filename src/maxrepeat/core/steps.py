@@ -14,6 +14,7 @@ from itertools import compress, islice, repeat
 from operator import attrgetter, not_
 from typing import Any, Final, overload
 
+from . import accel
 from .config import MaxRepeatConfig
 from .errors import TrajectoryFormatError, type_name
 from .events import TOOL_CALL, TOOL_RESULT, TURN_END, TURN_START
@@ -29,6 +30,8 @@ __all__ = [
     "SingleCallSteps",
     "LazyResults",
     "group_steps_loop",
+    "events_readable",
+    "events_readable_pure",
 ]
 
 
@@ -302,3 +305,28 @@ def group_steps_loop(
             in_turn = False
             current = None
     return steps, results
+
+
+def events_readable(events: Sequence[Any]) -> bool:
+    """Whether every ``tool_call`` has data with a tool name and every ``tool_result`` has
+    data (a reader's fast path hands anything else to its checked path, which reports
+    it); by the native fast path when it is active.
+
+    >>> from maxrepeat import tool_call, tool_result
+    >>> events_readable([tool_call("bash", "c1"), tool_result("c1", "ok")])
+    True
+    """
+    native = accel.native
+    if native is not None:
+        return bool(native.events_readable(events))
+    return events_readable_pure(events)
+
+
+def events_readable_pure(events: Sequence[Any]) -> bool:
+    """`events_readable` in pure Python (the reference)."""
+    for event in events:
+        if event.type == TOOL_CALL and (event.data is None or event.data.tool_name is None):
+            return False
+        if event.type == TOOL_RESULT and event.data is None:
+            return False
+    return True

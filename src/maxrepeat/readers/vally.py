@@ -24,6 +24,7 @@ import msgspec
 
 from ..core.errors import TrajectoryFormatError
 from ..core.events import Trajectory, trajectory_from_dict
+from ..core.steps import events_readable
 from . import Item, Reader, Source
 from ._json import (
     BOM,
@@ -83,11 +84,8 @@ def _from_wire(wire: _Traj, source: str) -> Trajectory | None:
         wire = wire.trajectory
     if wire.events is None:
         return None
-    for event in wire.events:
-        if event.type == "tool_call" and (event.data is None or event.data.tool_name is None):
-            return None  # let the checked path report it with its position
-        if event.type == "tool_result" and event.data is None:
-            return None
+    if not events_readable(wire.events):
+        return None  # let the checked path report it with its position
     name = wire.stimulus.name if wire.stimulus is not None else None
     return Trajectory(
         events=wire.events,
