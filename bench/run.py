@@ -4,11 +4,17 @@ Generates synthetic trajectories under ``bench/data/`` (git-ignored; reused when
 the same scale) and prints each figure next to its reference, both measured in this run:
 
 - the large trajectory (500,000 turns, one call each, ~300 MB) graded with
-  ``max_cycle_period: 10`` in each match mode, divided by the floor: msgspec decoding the
-  same bytes into structs holding only ``type`` and ``data.toolName``, ``toolCallId``,
-  ``arguments``, ``result`` (the last two as ``msgspec.Raw``). Targets: <= 1.5 (name,
-  name-args), <= 2.0 (observation);
-- the same (grading the file) divided by ``json.load`` of the file: target <= 0.5;
+  ``max_cycle_period: 10`` in each match mode, on each grading path (the native fast path
+  when it is built, and pure Python), divided by the floor: msgspec decoding the same bytes
+  into structs holding only ``type`` and ``data.toolName``, ``toolCallId``, ``arguments``,
+  ``result`` (the last two as ``msgspec.Raw``), with ``gc=False`` structs (the stricter
+  floor, as the reader's structs are) and GC-tracked ones. Targets against the gc=False
+  floor: <= 1.5 (name, name-args), <= 2.0 (observation);
+- the same divided by ``json.load`` of the file: target <= 0.35;
+- each of those both in-process (CPU s of the benchmark process: grading the bytes in
+  memory, or the file) and as whole processes (CPU s from ``wait4``: ``maxrepeat grade``
+  against a Python process that reads and decodes the file), with the machine's load
+  average beside each figure;
 - ``maxrepeat grade`` of 10,000 small files with ``-j 2`` against ``-j 1``: target >= 1.7
   (speed-up on two cores);
 - peak memory (RSS) of ``maxrepeat grade`` over a 1 GB JSONL: target < 200 MB;
@@ -131,6 +137,40 @@ class _FloorTrajectory(msgspec.Struct):
     events: list[_FloorEvent]
 
 
+# The stricter floor: the same structs untracked by the cyclic GC (as the reader's are).
+class _FloorDataNoGC(msgspec.Struct, rename="camel", gc=False):
+    tool_name: str | None = None
+    tool_call_id: str | None = None
+    arguments: msgspec.Raw = None  # type: ignore[assignment]
+    result: msgspec.Raw = None  # type: ignore[assignment]
+
+
+class _FloorEventNoGC(msgspec.Struct, gc=False):
+    type: str
+    data: _FloorDataNoGC | None = None
+
+
+class _FloorTrajectoryNoGC(msgspec.Struct, gc=False):
+    events: list[_FloorEventNoGC]
+
+
+#: the floors as whole processes: start Python, read the file, decode it
+_FLOOR_SCRIPT = """
+import sys
+sys.path.insert(0, {here!r})
+from run import _FloorTrajectory, _FloorTrajectoryNoGC
+import msgspec
+kind = sys.argv[1]
+with open(sys.argv[2], "rb") as fh:
+    data = fh.read()
+if kind == "json.load":
+    import json
+    json.loads(data)
+else:
+    msgspec.json.Decoder(_FloorTrajectoryNoGC if kind == "gc=False" else _FloorTrajectory).decode(data)
+"""
+
+
 # --- measuring ------------------------------------------------------------------------------
 
 def best_of(fn: Callable[[], Any], repeat: int) -> float:
@@ -153,6 +193,18 @@ def _interleaved(fns: dict[str, Callable[[], Any]], repeat: int) -> dict[str, fl
         for k, fn in fns.items():
             best[k] = min(best[k], best_of(fn, 1))
     return best
+
+
+def _process_cpu(cmd: list[str], env: dict[str, str] | None = None) -> float:
+    """CPU seconds (user + system) of one whole process, from start-up to exit (its own
+    rusage from wait4: what it costs, whatever else the machine runs)."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    _, _, usage = os.wait4(proc.pid, 0)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _load() -> str:
+    return f"{os.getloadavg()[0]:.1f}"
 
 
 def _maxrepeat_cmd() -> list[str]:
@@ -253,7 +305,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="the same as --scale 0.02")
     parser.add_argument("--repeat", type=int, default=3, help="runs per timing (best kept)")
     parser.add_argument("--data", type=Path, default=DATA, help="where the data sets go")
-    parser.add_argument("--only", default="large,json,batch,memory,startup",
+    parser.add_argument("--only", default="large,json,process,batch,memory,startup",
                         help="comma-separated parts to run")
     args = parser.parse_args(argv)
     scale = 0.02 if args.quick else args.scale
@@ -266,13 +318,27 @@ def main(argv: list[str] | None = None) -> None:
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.processor() or '?'}; "
           f"{platform.system()} {platform.release()}; Python {platform.python_version()}; "
           f"msgspec {msgspec.__version__}; scale {scale}")
-    rows: list[tuple[str, str, str, str]] = []
+    rows: list[tuple[str, str, str, str, str]] = []
 
+    from maxrepeat.core import accel
+
+    paths_graded = ["native", "pure"] if accel.available() else ["pure"]
+    print(f"grading paths measured: {', '.join(paths_graded)}")
     if only & {"large", "json"}:
         data = paths["large"].read_bytes()
         floor_dec = msgspec.json.Decoder(_FloorTrajectory)
+        floor_nogc = msgspec.json.Decoder(_FloorTrajectoryNoGC)
         modes = ("name", "name-args", "observation")
         cfgs = {m: maxrepeat.MaxRepeatConfig(3, max_cycle_period=10, match=m) for m in modes}
+
+        def on_path(path: str, fn: Callable[[], Any]) -> Callable[[], Any]:
+            def run() -> Any:
+                was = accel.use_native(path == "native")
+                try:
+                    return fn()
+                finally:
+                    accel.use_native(was)
+            return run
 
         def grade_bytes(mode: str) -> Callable[[], Any]:
             def fn() -> Any:
@@ -291,23 +357,67 @@ def main(argv: list[str] | None = None) -> None:
                 return json.load(fh)
 
         if "large" in only:
-            fns: dict[str, Callable[[], Any]] = {"floor": lambda: floor_dec.decode(data)}
-            fns.update({m: grade_bytes(m) for m in modes})
+            # in-process: CPU s of grading the bytes in memory against decoding them
+            fns: dict[str, Callable[[], Any]] = {"floor": lambda: floor_dec.decode(data),
+                                                 "floor gc=False": lambda: floor_nogc.decode(data)}
+            fns.update({f"{m} {p}": on_path(p, grade_bytes(m)) for m in modes
+                        for p in paths_graded})
             t = _interleaved(fns, args.repeat)
-            for m in modes:
-                target = 2.0 if m == "observation" else 1.5
-                rows.append((f"large trajectory, {m} / msgspec floor",
-                             f"{t[m]:.2f} s / {t['floor']:.2f} s", f"{t[m] / t['floor']:.2f}",
-                             f"<= {target}"))
+            load = _load()
+            for p in paths_graded:
+                for m in modes:
+                    g = t[f"{m} {p}"]
+                    target = 2.0 if m == "observation" else 1.5
+                    rows.append((f"in-process, {p}, {m} / gc=False floor",
+                                 f"{g:.2f} s / {t['floor gc=False']:.2f} s",
+                                 f"{g / t['floor gc=False']:.2f}", f"<= {target}", load))
+                    rows.append((f"in-process, {p}, {m} / GC'd floor",
+                                 f"{g:.2f} s / {t['floor']:.2f} s", f"{g / t['floor']:.2f}",
+                                 "", load))
         if "json" in only:
             fns = {"json.load": json_load}
-            fns.update({m: grade_file(m) for m in modes})
+            fns.update({f"{m} {p}": on_path(p, grade_file(m)) for m in modes
+                        for p in paths_graded})
             t = _interleaved(fns, max(1, args.repeat - 1))
-            for m in modes:
-                rows.append((f"large trajectory file, {m} / json.load",
-                             f"{t[m]:.2f} s / {t['json.load']:.2f} s",
-                             f"{t[m] / t['json.load']:.2f}", "<= 0.5"))
+            load = _load()
+            for p in paths_graded:
+                for m in modes:
+                    g = t[f"{m} {p}"]
+                    rows.append((f"in-process, {p}, {m} file / json.load",
+                                 f"{g:.2f} s / {t['json.load']:.2f} s",
+                                 f"{g / t['json.load']:.2f}", "<= 0.35", load))
         del data
+    if "process" in only:
+        # whole process, CPU s (start-up, reading the file, decoding, grading, writing the
+        # result) against a process that starts, reads the file and decodes it
+        floor = [sys.executable, "-c", _FLOOR_SCRIPT.format(here=str(HERE))]
+        large = str(paths["large"])
+        cmds: dict[str, tuple[list[str], dict[str, str] | None]] = {
+            k: ([*floor, k, large], None) for k in ("gc=False", "GC'd", "json.load")}
+        for p in paths_graded:
+            env = {**os.environ, "MAXREPEAT_PURE": "1" if p == "pure" else ""}
+            for m in ("name", "name-args", "observation"):
+                cmds[f"{m} {p}"] = ([*_maxrepeat_cmd(), "grade", large, "--max", "3",
+                                     "--max-cycle-period", "10", "--match", m, "-j", "1",
+                                     "-o", "jsonl", "-q"], env)
+        best = {k: float("inf") for k in cmds}
+        for _ in range(args.repeat):
+            for k, (cmd, env) in cmds.items():
+                best[k] = min(best[k], _process_cpu(cmd, env))
+        load = _load()
+        for p in paths_graded:
+            for m in ("name", "name-args", "observation"):
+                g = best[f"{m} {p}"]
+                target = 2.0 if m == "observation" else 1.5
+                rows.append((f"whole process, {p}, {m} / gc=False floor",
+                             f"{g:.2f} s / {best['gc=False']:.2f} s",
+                             f"{g / best['gc=False']:.2f}", f"<= {target}", load))
+                gcd = best["GC'd"]
+                rows.append((f"whole process, {p}, {m} / GC'd floor",
+                             f"{g:.2f} s / {gcd:.2f} s", f"{g / gcd:.2f}", "", load))
+                rows.append((f"whole process, {p}, {m} / json.load",
+                             f"{g:.2f} s / {best['json.load']:.2f} s",
+                             f"{g / best['json.load']:.2f}", "<= 0.35", load))
 
     mr = _maxrepeat_cmd()
     base = ["--max", "3", "--max-cycle-period", "10", "-o", "jsonl", "-q"]
@@ -330,13 +440,13 @@ def main(argv: list[str] | None = None) -> None:
             rows.append(("  same, CPU s: -j 1 / busiest -j 2 process",
                          f"{sum(cpu1):.2f} / {cpu2[0]:.2f} (all: "
                          + " ".join(f"{c:.2f}" for c in cpu2 if c >= 0.01) + ")",
-                         f"{sum(cpu1) / cpu2[0]:.2f}", "(load-independent)"))
+                         f"{sum(cpu1) / cpu2[0]:.2f}", "(load-independent)", _load()))
     if "memory" in only:
         for jobs in ("1", "2"):
             own, tree = _peak_rss([*mr, "grade", str(paths["jsonl"]), *base, "-j", jobs])
             shown = f"{own:.0f} MB main" + (f", {tree:.0f} MB with workers" if tree else "")
             rows.append((f"peak memory, 1 GB-scale JSONL, -j {jobs}", shown,
-                         f"{max(own, tree):.0f} MB", "< 200 MB"))
+                         f"{max(own, tree):.0f} MB", "< 200 MB", _load()))
     if "startup" in only:
         tiny = [*mr, "grade", str(paths["tiny"]), "--max", "3", "-o", "jsonl", "-q"]
         bare = [sys.executable, "-c", "pass"]
@@ -350,15 +460,16 @@ def main(argv: list[str] | None = None) -> None:
             b.append(_run(bare, env))
         ta, tb = statistics.median(a), statistics.median(b)
         rows.append(("start-up, grade one tiny file / python -c pass",
-                     f"{ta * 1000:.0f} ms / {tb * 1000:.0f} ms", f"{ta / tb:.2f}", "<= 8"))
+                     f"{ta * 1000:.0f} ms / {tb * 1000:.0f} ms", f"{ta / tb:.2f}", "<= 8",
+                     _load()))
 
     load = os.getloadavg()
     print(f"\nload average during the run (1, 5, 15 min): {load[0]:.2f}, {load[1]:.2f}, "
           f"{load[2]:.2f} on {os.cpu_count()} cores")
     width = max(len(r[0]) for r in rows) if rows else 10
-    print(f"\n{'measure':<{width}}  {'times':<26} {'ratio':>8}  target")
-    for name, times, ratio, target in rows:
-        print(f"{name:<{width}}  {times:<26} {ratio:>8}  {target}")
+    print(f"\n{'measure':<{width}}  {'times':<26} {'ratio':>8}  {'target':<10} load (1 min)")
+    for name, times, ratio, target, load_now in rows:
+        print(f"{name:<{width}}  {times:<26} {ratio:>8}  {target:<10} {load_now}")
 
 
 if __name__ == "__main__":
