@@ -273,3 +273,35 @@ def test_fast_rewrite_equals_every_substitution_in_order(parts: list[str],
         for step in NORMALIZERS[name]:
             want = step(want) if callable(step) else step[0].sub(step[1], want)
     assert rewriter(expanded)(text) == want
+
+
+_JSON = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-2**63, 2**63 - 1),
+              st.integers(-10**30, 10**30), st.floats(allow_nan=False, allow_infinity=False),
+              st.sampled_from([30.0, 1e400, -1e400, 2.5]), st.sampled_from(_FRAGMENTS),
+              st.text(max_size=8)),
+    lambda inner: st.one_of(st.lists(inner, max_size=4),
+                            st.dictionaries(st.sampled_from(["command", "description", "a", "b"]),
+                                            inner, max_size=4)),
+    max_leaves=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_JSON)
+def test_arguments_read_from_a_file_key_as_decoded_ones(value: Any) -> None:
+    """The batch path for arguments read from a file (decoded normalized, encoded without
+    a second walk) gives the bytes of the general path (decode, rewrite, canonical)."""
+    import json as std_json
+
+    import msgspec
+
+    from maxrepeat.core.canonical import (canonical_bytes, comparison_value, decode_value,
+                                          normalized_bytes)
+
+    raw = msgspec.Raw(std_json.dumps(value).replace("Infinity", "1e400").encode())
+    near = near_from({"match": "name-args", "normalize": ["volatile"],
+                      "ignore_arguments": ["description"]})
+    assert near is not None
+    fast = normalized_bytes(Transform(near).arguments("Bash", comparison_value(raw)))
+    slow = canonical_bytes(Transform(near).arguments("Bash", decode_value(raw)))
+    assert fast == slow

@@ -23,7 +23,7 @@ from .toolmatch import ES_WHITESPACE
 
 __all__ = ["canonical_bytes", "is_empty", "is_blank", "decode_value", "normalize",
            "float_literal", "observation_bytes", "SAFE_INTEGER", "MalformedValueError", "json_int",
-           "MAX_DEPTH"]
+           "MAX_DEPTH", "comparison_value", "normalized_bytes"]
 
 #: the largest integer a double holds exactly: beyond it, numbers compare as the doubles
 #: that JavaScript's JSON.parse makes of them (9007199254740993 equals 9007199254740992)
@@ -307,3 +307,24 @@ def is_empty(value: Any) -> bool:
     if isinstance(value, (list, tuple, dict)):
         return len(value) == 0
     return False
+
+
+def comparison_value(raw: msgspec.Raw) -> Any:
+    """A raw JSON slice decoded for comparison: already normalized, so that rewriting its
+    strings keeps it so and `normalized_bytes` of it is `canonical_bytes` (without a
+    second walk over the value).
+
+    >>> v = comparison_value(msgspec.Raw(b'{"a": 2.0, "b": "x"}'))
+    >>> v, normalized_bytes(v) == canonical_bytes(msgspec.Raw(b'{"b": "x", "a": 2}'))
+    ({'a': 2, 'b': 'x'}, True)
+    """
+    data = bytes(raw)
+    decoded = _decode_raw(data)
+    return normalize(decoded) if _LONG_INTEGER.search(data) else decoded
+
+
+def normalized_bytes(value: Any) -> bytes:
+    """`canonical_bytes` of a value that is already normalized (see `comparison_value`)."""
+    if isinstance(value, str):
+        return b"s" + value.encode("utf-8", "surrogatepass")
+    return b"j" + _encode(value)

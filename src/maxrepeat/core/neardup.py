@@ -200,6 +200,8 @@ class Transform:
         if isinstance(value, list):
             return [self._walk(v) for v in value]
         if isinstance(value, Mapping):
+            if self.clusters is None:  # the order matters only to the clusters
+                return {k: self._walk(v) for k, v in value.items()}
             return {k: self._walk(value[k]) for k in sorted(value)}
         return value
 

@@ -13,7 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
-from .canonical import canonical_bytes, decode_value, is_empty
+import msgspec
+
+from .canonical import (canonical_bytes, comparison_value, decode_value, is_empty,
+                        normalized_bytes)
 from .config import MaxRepeatConfig
 from .events import TOOL_RESULT
 from .neardup import Transform
@@ -72,17 +75,27 @@ def near_keys(
     assert near is not None
     transform = Transform(near)
     keys: list[bytes | None] = []
+    names: dict[str, bytes] = {}
     if config.match == "name-args":
-        for step in steps:
+        raw_type = msgspec.Raw
+        for step in (([i] for i in steps.calls) if isinstance(steps, SingleCallSteps) else steps):
             digests = []
             for i in step:
                 data = events[i].data
-                args = transform.arguments(data.tool_name, decode_value(data.arguments))
-                digests.append(digest(name_bytes(data.tool_name) + canonical_bytes(args)))
+                name = data.tool_name
+                nb = names.get(name)
+                if nb is None:
+                    nb = names[name] = name_bytes(name)
+                raw = data.arguments
+                if type(raw) is raw_type:
+                    # read from a file: decoded normalized, encoded without a second walk
+                    body = normalized_bytes(transform.arguments(name, comparison_value(raw)))
+                else:
+                    body = canonical_bytes(transform.arguments(name, decode_value(raw)))
+                digests.append(digest(nb + body))
             keys.append(step_key(digests))
         return keys
     answers = observation_keys(events, transform)
-    names: dict[str, bytes] = {}
     period = config.max_cycle_period
     for step in (([i] for i in steps.calls) if isinstance(steps, SingleCallSteps) else steps):
         digests = []
