@@ -305,3 +305,12 @@ def test_arguments_read_from_a_file_key_as_decoded_ones(value: Any) -> None:
     fast = normalized_bytes(Transform(near).arguments("Bash", comparison_value(raw)))
     slow = canonical_bytes(Transform(near).arguments("Bash", decode_value(raw)))
     assert fast == slow
+
+
+def test_config_checks_name_every_normalizer() -> None:
+    """nearconfig writes the normalizer names out (checking a config must not compile
+    neardup's regular expressions: start-up); they are neardup's, in its order."""
+    from maxrepeat.core.nearconfig import NORMALIZER_NAMES
+    from maxrepeat.core.neardup import NORMALIZERS
+
+    assert NORMALIZER_NAMES == (*NORMALIZERS, "volatile")

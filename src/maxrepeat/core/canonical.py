@@ -19,17 +19,23 @@ from typing import Any, Final
 import msgspec
 
 from .errors import MalformedValueError
-from .toolmatch import ES_WHITESPACE
 
 __all__ = ["canonical_bytes", "is_empty", "is_blank", "decode_value", "normalize",
            "float_literal", "observation_bytes", "SAFE_INTEGER", "MalformedValueError", "json_int",
-           "MAX_DEPTH", "comparison_value", "normalized_bytes"]
+           "MAX_DEPTH", "comparison_value", "normalized_bytes", "ES_WHITESPACE"]
 
 #: the largest integer a double holds exactly: beyond it, numbers compare as the doubles
 #: that JavaScript's JSON.parse makes of them (9007199254740993 equals 9007199254740992)
 SAFE_INTEGER: Final = 2**53
 #: an integer literal that may exceed SAFE_INTEGER (16 digits or more) in raw JSON
 _LONG_INTEGER: Final = re.compile(rb"\d{16}")
+
+
+#: WhiteSpace and LineTerminator of ECMA-262 (what \s and String.prototype.trim use).
+#: Here, not in `toolmatch` (which translates ``tools`` patterns and uses it too): a
+#: grader without ``tools`` never imports the translator (start-up is measured).
+ES_WHITESPACE: Final = ("\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005"
+                        "\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff")
 
 
 def is_blank(text: str) -> bool:

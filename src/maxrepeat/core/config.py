@@ -11,18 +11,20 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
+import msgspec
+
+from .canonical import ES_WHITESPACE
 from .errors import ConfigError
 from .nearconfig import NEAR_DESCRIPTIONS, NEAR_EXPECT, NEAR_KEYS, check_near, near_from
-from .neardup import NearDup
-from .toolmatch import (
-    ES_WHITESPACE,
-    ESPattern,
-    PatternSyntaxError,
-    compile_pattern,
-    is_empty_pattern,
-)
+
+# toolmatch (the JavaScript-regex translator) and neardup are imported where a config
+# uses them: a grader without tools or near-duplicate keys never needs them, and every
+# ``maxrepeat grade`` builds one (start-up is measured: bench/RESULTS.md).
+if TYPE_CHECKING:
+    from .neardup import NearDup
+    from .toolmatch import ESPattern
 
 __all__ = [
     "MaxRepeatConfig",
@@ -77,8 +79,9 @@ def check_name(value: Any) -> ConfigError | None:
     return ConfigError("name", _NAME_RULE, show_value(value), hint=hint)
 
 
-@dataclass(frozen=True, slots=True)
-class KeySpec:
+# A msgspec Struct, not a dataclass: a dataclass compiles its methods from source when
+# the module is imported (~0.5 ms each), and every ``maxrepeat grade`` imports this one.
+class KeySpec(msgspec.Struct, frozen=True):
     """The rule of one key of a grader's ``config`` mapping, declared once.
 
     `check_config` enforces it and the JSON Schema generator (``maxrepeat schema``)
@@ -183,6 +186,8 @@ def is_empty_regex(pattern: str) -> bool:
     >>> is_empty_regex("(?i)"), is_empty_regex("^bash$")
     (True, False)
     """
+    from .toolmatch import is_empty_pattern
+
     return is_empty_pattern(pattern)
 
 
@@ -256,6 +261,8 @@ def _check_tools(tools: Any) -> list[ConfigError]:
     if len(tools) == 0:
         return [ConfigError("tools", _REGEX_LIST, "[]",
                             hint="omit tools to watch every tool")]
+    from .toolmatch import PatternSyntaxError, compile_pattern
+
     errors: list[ConfigError] = []
     for i, item in enumerate(tools):
         path = f"tools[{i}]"
@@ -287,7 +294,7 @@ def _describe(max_: int, period: int, match: str, tools: tuple[str, ...] | None)
     return f"max-repeat({', '.join(parts)})"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)  # its own __init__ (not generated: start-up)
 class MaxRepeatConfig:
     """One ``max-repeat`` grader, validated on construction by the rules of spec §2.
 
@@ -356,9 +363,12 @@ class MaxRepeatConfig:
             (k, json.dumps(v, sort_keys=True, ensure_ascii=False)) for k, v in near_given.items()
         ))
         object.__setattr__(self, "_near", near_from(near_given))
-        object.__setattr__(
-            self, "_patterns", tuple(compile_pattern(p) for p in tools_t) if tools_t else ()
-        )
+        if tools_t:
+            from .toolmatch import compile_pattern
+
+            object.__setattr__(self, "_patterns", tuple(compile_pattern(p) for p in tools_t))
+        else:
+            object.__setattr__(self, "_patterns", ())
 
     @classmethod
     def from_mapping(cls, config: Mapping[str, Any], name: str | None = None) -> MaxRepeatConfig:

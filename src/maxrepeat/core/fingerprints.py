@@ -8,9 +8,7 @@ step's key is its sorted digests joined, interned to a small int for the pattern
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from itertools import count
 from operator import attrgetter
 from typing import Any, Final, cast
@@ -35,13 +33,20 @@ __all__ = [
     "digest",
 ]
 
+try:
+    # The C module behind hashlib.blake2b: importing hashlib also loads OpenSSL's
+    # _hashlib (~2 ms of every start; start-up is measured in bench/RESULTS.md).
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - a Python built without it
+    from hashlib import blake2b
+
 _DATA: Final = attrgetter("data")
 _NAME: Final = attrgetter("tool_name")
 
 
 def digest(data: bytes) -> bytes:
     """A 16-byte BLAKE2b digest (stable across processes)."""
-    return hashlib.blake2b(data, digest_size=16).digest()
+    return blake2b(data, digest_size=16).digest()
 
 
 def name_bytes(name: str) -> bytes:
@@ -50,8 +55,9 @@ def name_bytes(name: str) -> bytes:
     return len(raw).to_bytes(8, "little") + raw
 
 
-@dataclass(frozen=True, slots=True)
-class StepTable:
+# A msgspec Struct, not a dataclass: a dataclass compiles its methods from source when
+# the module is imported (~0.5 ms each), and every ``maxrepeat grade`` imports this one.
+class StepTable(msgspec.Struct, frozen=True):
     """The watched steps of one trajectory, fingerprinted for one config.
 
     ``ids`` holds one int per step: equal ints are equal fingerprints; every empty step

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .config import MaxRepeatConfig
-from .errors import MalformedValueError, TrajectoryFormatError
+from .errors import MalformedValueError, TrajectoryFormatError, UnsafeMatchError
 from .events import Trajectory, trajectory_from_dict
 from .preview import inert, shorten, step_preview
 from .result import GraderResult, ResultMetadata, Run
@@ -14,7 +14,6 @@ from .rules import DEFAULT_MAX_RUNS, covered_steps, largest, rank
 from .search import Span, search
 from .fingerprints import StepTable, build_step_table, make_steps
 from .steps import MISSING, Step
-from .toolmatch import UnsafeMatchError
 
 __all__ = [
     "grade",

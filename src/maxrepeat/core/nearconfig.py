@@ -6,16 +6,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from .errors import ConfigError
-from .neardup import NORMALIZERS, NearDup, expand_normalizers
-from .toolmatch import compile_pattern
+
+if TYPE_CHECKING:
+    from .neardup import NearDup
 
 __all__ = ["NEAR_KEYS", "NEAR_EXPECT", "NEAR_SCHEMAS", "NEAR_DESCRIPTIONS", "check_near",
            "near_from", "PROBES"]
 
-NORMALIZER_NAMES: Final = (*NORMALIZERS, "volatile")
+#: the names of ``neardup.NORMALIZERS`` (in its order) and ``volatile``: written out so
+#: that checking a config does not compile the normalizers' regular expressions (every
+#: ``maxrepeat grade`` checks one; start-up is measured); tests/test_neardup.py pins them.
+NORMALIZER_NAMES: Final = ("ansi", "trailing-whitespace", "timestamps", "durations", "ids",
+                           "addresses", "pids", "temp-paths", "numbers", "volatile")
 _NAMES: Final = "a non-empty list of argument names"
 
 NEAR_EXPECT: Final = {
@@ -85,6 +90,8 @@ def _names(path: str, value: Any) -> list[ConfigError]:
 def _regex(path: str, value: Any, ecma: bool) -> ConfigError | None:
     if not isinstance(value, str) or not value.strip():
         return ConfigError(path, "a non-blank regular expression", _show(value))
+    from .toolmatch import compile_pattern
+
     try:
         compile_pattern(value) if ecma else re.compile(value)
     except (re.error, ValueError) as exc:
@@ -199,6 +206,9 @@ def near_from(config: Mapping[str, Any]) -> NearDup | None:
     """The settings of a checked config mapping; None when no near-duplicate key is set."""
     if not any(k in config for k in NEAR_KEYS):
         return None
+    from .neardup import NearDup, expand_normalizers
+    from .toolmatch import compile_pattern
+
     ignore = config.get("ignore_arguments")
     ignore_all: frozenset[str] = frozenset()
     by_tool: list[tuple[Any, frozenset[str]]] = []

@@ -13,8 +13,9 @@ import operator
 import re
 from array import array
 from collections.abc import Sequence
-from dataclasses import dataclass
 from itertools import islice
+
+import msgspec
 
 from . import accel
 from .rules import copies, is_primitive, rank, run_end, run_order
@@ -22,8 +23,9 @@ from .rules import copies, is_primitive, rank, run_end, run_order
 __all__ = ["Span", "search"]
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class Span:
+# A msgspec Struct, not a dataclass: a dataclass compiles its methods from source when
+# the module is imported (~0.5 ms each), and every ``maxrepeat grade`` imports this one.
+class Span(msgspec.Struct, frozen=True, order=True):
     """A repeated run by step positions: ``occurrences`` copies of a ``period``-step block."""
 
     start: int

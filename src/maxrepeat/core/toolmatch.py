@@ -36,6 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
+from .canonical import ES_WHITESPACE
 from .errors import PatternSyntaxError, UnsafeMatchError
 
 __all__ = ["ESPattern", "PatternSyntaxError", "UnsafeMatchError", "compile_pattern",
@@ -90,9 +91,6 @@ def _contains(ranges: Ranges, unit: int) -> bool:
 
 _DIGIT: Final = ((0x30, 0x39),)
 _WORD: Final = _normalize([(0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A)])
-#: WhiteSpace and LineTerminator of ECMA-262 (what \s and String.prototype.trim use)
-ES_WHITESPACE: Final = ("\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005"
-                        "\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff")
 _SPACE: Final = _normalize([(ord(c), ord(c)) for c in ES_WHITESPACE])
 _LINE_TERMINATORS: Final = _normalize([(0x0A, 0x0A), (0x0D, 0x0D), (0x2028, 0x2029)])
 _DOT: Final = _negate(_LINE_TERMINATORS)

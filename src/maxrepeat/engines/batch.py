@@ -29,8 +29,9 @@ from __future__ import annotations
 import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 if TYPE_CHECKING:  # imported when a pool is made: start-up of one small file stays cheap
     from concurrent.futures import Future, ProcessPoolExecutor
@@ -63,8 +64,9 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-@dataclass(frozen=True, slots=True)
-class UnitOutcome:
+# A msgspec Struct, not a dataclass: a dataclass compiles its methods from source when
+# the module is imported (~0.5 ms each), and every ``maxrepeat grade`` imports this one.
+class UnitOutcome(msgspec.Struct, frozen=True):
     """What grading one unit produced: one `Graded` value per trajectory or unreadable
     input, in order."""
 
@@ -122,10 +124,12 @@ def _large_single(source: Any, fmt: str) -> Any:
     if source.path is None or fmt not in ("auto", "vally"):
         return None
     from ..readers import detect
-    from ..readers._vally_stream import stream_one_trajectory, stream_threshold
+    from ..readers.vally import stream_threshold
 
     if file_size(source.path) <= stream_threshold():
         return None
+    from ..readers._vally_stream import stream_one_trajectory
+
     try:
         if source.is_jsonl() or (fmt == "auto" and detect(source).name != "vally"):
             return None

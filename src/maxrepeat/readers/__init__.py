@@ -6,9 +6,9 @@ a broken sample) so that the rest of the file is still graded; a file that canno
 at all yields one error and stops.
 
 Adding a format: write ``readers/<name>.py`` with a module-level ``READER`` (a `Reader`)
-and list it in ``_MODULES``. Detection asks every reader to score the first bytes of the
-file (and its name); the highest score wins, and when no score is sure the next, longer
-prefix is scored (see `detect`).
+and list it in ``_MODULES`` and ``_SNIFF_HINTS``. Detection asks every reader to score
+the first bytes of the file (and its name); the highest score wins, and when no score is
+sure the next, longer prefix is scored (see `detect`).
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any, Final, Literal, cast, overload
 
+
+import msgspec
 
 from ..core.errors import TrajectoryFormatError
 from ..core.events import Trajectory
@@ -63,6 +65,33 @@ _MODULES: Final[dict[str, str]] = {
     "inspect": "maxrepeat.readers.inspect_log",
     "openai-messages": "maxrepeat.readers.openai_messages",
     "anthropic-messages": "maxrepeat.readers.anthropic_messages",
+}
+
+#: format name -> (the highest score its sniffer gives, byte strings one of which is in
+#: every head it scores above 0). Detection consults these before importing a reader: a
+#: reader that cannot score (none of its markers) or cannot win (its highest score does
+#: not beat the best so far; ties go to the earlier reader) is never imported, so grading
+#: one native file imports one reader, not fourteen (start-up is measured:
+#: bench/RESULTS.md). Derived from each ``_sniff``; tests/test_sniff_markers.py checks
+#: them against the sniffers' return values and real files of every format.
+_SNIFF_HINTS: Final[dict[str, tuple[int, tuple[bytes, ...]]]] = {
+    "vally": (90, (b'"events"',)),
+    "atif": (95, (b'"schema_version"', b'"step_id"')),
+    "claude-code": (92, (b'"sessionId"', b'"session_id"', b'"parentUuid"')),
+    "codex": (90, (b'"payload"',)),
+    "codex-exec": (92, (b'"thread.started"', b'"turn.started"', b'"item.started"',
+                        b'"item.completed"')),
+    "gemini-cli": (85, (b'"projectHash"',)),
+    "copilot-cli": (90, (b'"session.', b'"user.message"', b'"assistant.', b'"tool.execution_')),
+    "otel": (90, (b'"resourceSpans"',)),
+    "swe-agent": (90, (b'"trajectory"', b'"history"')),
+    "mini-swe-agent": (92, (b"```mswea_bash_command", b"<returncode>", b'"mini-swe-agent-1',
+                            b'"mini_version"', b'"info"')),
+    "openhands": (90, (b'"instance_id"', b'"source"', b'"kind"')),
+    "inspect": (95, (b"PK\x03\x04", b'"eval"')),
+    "openai-messages": (88, (b'"tool_use"', b'"tool_result"', b'"traj"', b'"task_id"',
+                             b'"role"')),
+    "anthropic-messages": (85, (b'"role"',)),
 }
 
 Item = Trajectory | TrajectoryFormatError
@@ -298,8 +327,9 @@ class _Unclosable(io.BufferedIOBase):
         return iter(self._raw)
 
 
-@dataclass(frozen=True)
-class Reader:
+# A msgspec Struct, not a dataclass: a dataclass compiles its methods from source when
+# the module is imported (~0.5 ms each), and every ``maxrepeat grade`` imports this one.
+class Reader(msgspec.Struct, frozen=True):
     """One input format.
 
     ``sniff(head, source)`` scores how sure the reader is that the input is its format
@@ -352,7 +382,11 @@ SNIFF_LIMIT: Final = 64 * 1024 * 1024
 
 def _best(head: bytes, source: Source) -> tuple[int, Reader] | None:
     best: tuple[int, Reader] | None = None
-    for reader in all_readers():
+    for name in _MODULES:
+        top, markers = _SNIFF_HINTS[name]
+        if (best is not None and top <= best[0]) or not any(m in head for m in markers):
+            continue  # it would score 0, or could not win: not imported (see _SNIFF_HINTS)
+        reader = get_reader(name)
         score = reader.sniff(head, source)
         if score > 0 and (best is None or score > best[0]):
             best = (score, reader)

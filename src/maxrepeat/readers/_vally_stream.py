@@ -25,7 +25,7 @@ from ..core.errors import TrajectoryFormatError
 from ..core.events import Trajectory, event_from_dict, trajectory_from_dict
 from . import Item, Source
 from ._json import BOM, first_json_char
-from .vally import _Data, _Event, _id_of
+from .vally import STREAM_THRESHOLD, _Data, _Event, _id_of, stream_threshold
 
 __all__ = [
     "stream_threshold",
@@ -34,25 +34,6 @@ __all__ = [
     "stream_one_trajectory",
     "StreamedTrajectory",
 ]
-
-#: Default size (bytes) above which one JSON document is streamed rather than loaded.
-STREAM_THRESHOLD: Final = 512 * 1024 * 1024
-
-
-def stream_threshold() -> int:
-    """The size in bytes above which a JSON document is streamed (env override first).
-
-    >>> stream_threshold() > 0
-    True
-    """
-    env = os.environ.get("MAXREPEAT_STREAM_THRESHOLD")
-    if env:
-        try:
-            return int(env)
-        except ValueError:
-            pass
-    return STREAM_THRESHOLD
-
 
 # --- streaming one large document -------------------------------------------------------
 

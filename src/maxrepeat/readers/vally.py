@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from typing import IO, Any
+from typing import IO, Any, Final
 
 import msgspec
 
@@ -39,6 +39,8 @@ __all__ = [
     "read_bytes_as_trajectories",
     "read_one",
     "read_jsonl_range",
+    "stream_threshold",
+    "STREAM_THRESHOLD",
 ]
 
 # gc=False: these hold only strings, numbers and Raw slices (no cycles possible), and a
@@ -188,14 +190,35 @@ def _read(source: Source) -> Iterator[Item]:
                 except TrajectoryFormatError as err:
                     yield err
         return
-    from ._vally_stream import stream_threshold, stream_trajectories
-
     if source.path is not None and _size(source.path) > stream_threshold():
+        from ._vally_stream import stream_trajectories
+
         streamed = stream_trajectories(source)
         if streamed is not None:
             yield from streamed
             return
     yield from read_bytes_as_trajectories(source.read_bytes(), source.name)
+
+
+#: Default size (bytes) above which one JSON document is streamed rather than loaded.
+STREAM_THRESHOLD: Final = 512 * 1024 * 1024
+
+
+def stream_threshold() -> int:
+    """The size in bytes above which a JSON document is streamed (env override first).
+    Defined here, not in `readers._vally_stream`: every file's reading asks, and only
+    the large ones need the streaming module (start-up is measured).
+
+    >>> stream_threshold() > 0
+    True
+    """
+    env = os.environ.get("MAXREPEAT_STREAM_THRESHOLD")
+    if env:
+        try:
+            return int(env)
+        except ValueError:
+            pass
+    return STREAM_THRESHOLD
 
 
 def _size(path: str) -> int:
