@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from itertools import compress, islice, repeat
 from operator import attrgetter, not_
 from typing import Any, Final, overload
+
+import msgspec
 
 from . import accel
 from .config import MaxRepeatConfig
@@ -55,8 +56,10 @@ class _Missing:
 MISSING: Final = _Missing()
 
 
-@dataclass(frozen=True, slots=True)
-class Fingerprint:
+# Frozen msgspec Structs, like the result types, not dataclasses: a dataclass compiles
+# its methods from source at import (~0.5 ms each), and every ``maxrepeat grade``
+# imports these (start-up is measured: bench/RESULTS.md).
+class Fingerprint(msgspec.Struct, frozen=True):
     """What makes two steps "the same": a digest of the multiset of call fingerprints.
 
     >>> Fingerprint(bytes(16)).hex()[:8]
@@ -70,8 +73,7 @@ class Fingerprint:
         return self.digest.hex()
 
 
-@dataclass(frozen=True, slots=True)
-class Call:
+class Call(msgspec.Struct, frozen=True):
     """One watched tool call with its observation (`MISSING` when no result answered it).
 
     >>> from maxrepeat import MaxRepeatConfig, Trajectory, steps, tool_call, tool_result
@@ -89,8 +91,7 @@ class Call:
     observation: Any
 
 
-@dataclass(frozen=True, slots=True)
-class Step:
+class Step(msgspec.Struct, frozen=True):
     """One agent turn's watched calls; ``fingerprint`` is None when it is empty (spec §3).
 
     >>> from maxrepeat import MaxRepeatConfig, Trajectory, steps, tool_call, turn_end, turn_start

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from .result import GraderResult
 
 __all__ = ["Summary", "summarize"]
 
 
-@dataclass(frozen=True, slots=True)
-class Summary:
+# A frozen msgspec Struct, like the result types, not a dataclass: a dataclass compiles
+# its methods from source at import (~0.5 ms each), and every ``maxrepeat grade``
+# imports it (start-up is measured: bench/RESULTS.md).
+class Summary(msgspec.Struct, frozen=True):
     """Counts over a batch of results.
 
     ``figures`` maps a figure (occurrences) to how many ok results had it;
@@ -31,10 +34,10 @@ class Summary:
     failed: int = 0
     errors: int = 0
     trajectories: int = 0
-    figures: dict[int, int] = field(default_factory=dict)
-    failing_tools: dict[str, int] = field(default_factory=dict)
+    figures: dict[int, int] = msgspec.field(default_factory=dict)
+    failing_tools: dict[str, int] = msgspec.field(default_factory=dict)
     interrupted: bool = False
-    nothing_watched: dict[str, int] = field(default_factory=dict)
+    nothing_watched: dict[str, int] = msgspec.field(default_factory=dict)
 
     @property
     def exit_code(self) -> int:
