@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -49,17 +50,101 @@ def test_install_merges_backs_up_and_uninstall_removes_exactly(tmp_path: Path) -
     # A new install replaces the old entries, never duplicates them.
     install("claude-code", CMD + " --match name", "project", project=tmp_path)
     assert len(json.loads(settings.read_text())["hooks"]["PreToolUse"]) == 1
+    # ... and keeps the backup of the file as it was before any guard.
+    assert done.backup.read_text() == original
     gone = uninstall("claude-code", "project", project=tmp_path)
-    assert gone.changed and json.loads(settings.read_text()) == OTHER
+    # The file as it was, byte for byte (its own indentation too), and no backup left.
+    assert gone.changed and settings.read_text() == original
+    assert sorted(p.name for p in settings.parent.iterdir()) == ["settings.json"]
     assert not uninstall("claude-code", "project", project=tmp_path).changed
 
 
-def test_install_into_a_missing_file_and_uninstall_leaves_an_empty_object(
+def test_uninstall_of_a_file_install_created_deletes_it_and_its_empty_folder(
         tmp_path: Path) -> None:
     done = install("claude-code", CMD, "user", home=tmp_path)
     assert done.path == tmp_path / ".claude" / "settings.json" and done.backup is None
+    assert uninstall("claude-code", "user", home=tmp_path).changed
+    assert list(tmp_path.iterdir()) == []
+    # A folder holding something else stays.
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "notes.txt").write_text("mine")
+    install("claude-code", CMD, "user", home=tmp_path)
     uninstall("claude-code", "user", home=tmp_path)
-    assert json.loads(done.path.read_text()) == {}
+    assert [p.name for p in (tmp_path / ".claude").iterdir()] == ["notes.txt"]
+
+
+def test_uninstall_keeps_what_the_user_changed_since_install(tmp_path: Path) -> None:
+    settings = tmp_path / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps(OTHER))
+    install("claude-code", CMD, "project", project=tmp_path)
+    edited = json.loads(settings.read_text())
+    edited["model"] = "sonnet"
+    edited["env"] = {"A": "1"}
+    settings.write_text(json.dumps(edited))
+    assert uninstall("claude-code", "project", project=tmp_path).changed
+    assert json.loads(settings.read_text()) == {**OTHER, "model": "sonnet", "env": {"A": "1"}}
+    assert not settings.with_name("settings.json.maxrepeat.bak").exists()
+    # A file install created, to which the user then added settings of their own: kept.
+    home = tmp_path / "home"
+    done = install("claude-code", CMD, "user", home=home)
+    done.path.write_text(json.dumps({**json.loads(done.path.read_text()), "model": "x"}))
+    uninstall("claude-code", "user", home=home)
+    assert json.loads(done.path.read_text()) == {"model": "x"}
+
+
+def test_uninstall_restores_a_value_the_guard_did_not_change_exactly(tmp_path: Path) -> None:
+    """``true`` is not ``1``: a value the user changed from one to the other since install
+    is theirs, not the backup's."""
+    settings = tmp_path / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"flag": 1}')
+    install("claude-code", CMD, "project", project=tmp_path)
+    settings.write_text(settings.read_text().replace('"flag": 1', '"flag": true'))
+    uninstall("claude-code", "project", project=tmp_path)
+    assert json.loads(settings.read_text()) == {"flag": True}
+
+
+_AGENT_FILES = {
+    "claude-code": (".claude/settings.json", ".claude/settings.json"),
+    "codex": (".codex/hooks.json", ".codex/hooks.json"),
+    "gemini-cli": (".gemini/settings.json", ".gemini/settings.json"),
+    "copilot-cli": (".github/hooks/maxrepeat.json", ".copilot/settings.json"),
+}
+
+
+@pytest.mark.parametrize("agent", sorted(_AGENT_FILES))
+@pytest.mark.parametrize("scope", ["project", "user"])
+def test_cli_uninstall_leaves_exactly_the_state_before_install(
+        tmp_path: Path, agent: str, scope: str) -> None:
+    """For every agent and scope, through the command: into nothing, then into a file of
+    the user's own (pretty-printed their way), and back."""
+    project, home = tmp_path / "project", tmp_path / "home"
+    project.mkdir()
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME")}
+    env["HOME"] = str(home)
+    flag = ["--user"] if scope == "user" else []
+    root = home if scope == "user" else project
+    target = root / _AGENT_FILES[agent][scope == "user"]
+
+    def tree() -> dict[str, bytes]:
+        return {str(p.relative_to(tmp_path)): p.read_bytes() if p.is_file() else b"/"
+                for p in sorted(tmp_path.rglob("*"))}
+
+    for before in (None, '{\n    "theme": "dark",\n    "hooks": {}\n}'):
+        if before is not None:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(before)
+        state = tree()
+        run = _cli("install", agent, *flag, "--max", "3", "--executable", "maxrepeat",
+                   cwd=project, env=env)
+        assert run.returncode == 0, run.stderr
+        assert target.exists() and tree() != state
+        run = _cli("uninstall", agent, *flag, cwd=project, env=env)
+        assert run.returncode == 0 and run.stdout.startswith("removed from"), run.stderr
+        assert tree() == state
 
 
 @pytest.mark.parametrize("text", ["{not json", "[1, 2]"])

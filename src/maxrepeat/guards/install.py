@@ -7,9 +7,16 @@ machinery around it is shared:
 * **merge, never clobber**: the settings file is read as JSON, the guard's entries are
   added next to whatever is there (an earlier guard entry is replaced, so installing
   twice changes nothing), and a file that is not a JSON object is left alone (error);
-* **backup**: before a file is changed, its previous bytes go to ``<file>.maxrepeat.bak``;
-* **uninstall removes exactly what install added**: the entries whose command runs
-  ``maxrepeat hook AGENT``, and the containers that only they filled; nothing else;
+* **backup**: before install first changes a file, its previous bytes go to
+  ``<file>.maxrepeat.bak`` (a later install, which only replaces the guard's entries,
+  keeps that backup: it still holds the file as it was before any guard);
+* **uninstall restores the state before install**: it removes the entries whose command
+  runs ``maxrepeat hook AGENT`` and the containers that only they filled, nothing else.
+  When what is left is what the backup holds, the backup's bytes are put back (the
+  file's own formatting included); a file install created, with nothing left in it, is
+  deleted, and so are its folders below the project (or home) folder that are left
+  empty. Content added since install is kept. Either way the backup, which install
+  wrote, goes too;
 * atomic writes (temporary file and rename).
 
 To add an agent, write a `SettingsWriter` (guards/agent_writers.py has one per agent) and
@@ -85,8 +92,9 @@ WRITERS: dict[str, SettingsWriter] = dict(AGENT_WRITERS)
 
 @dataclass(frozen=True)
 class InstallResult:
-    """What install/uninstall did: the settings ``path``, the ``backup`` written (None
-    when the file did not exist or nothing changed) and whether it ``changed``."""
+    """What install/uninstall did: the settings ``path``, the ``backup`` install wrote
+    (None when the file did not exist, already held the guard or nothing changed; always
+    None for uninstall) and whether it ``changed``."""
 
     path: Path
     backup: Path | None
@@ -111,48 +119,131 @@ def _read(path: Path) -> dict[str, Any] | None:
     return value
 
 
-def _write(path: Path, settings: dict[str, Any], old: bytes | None) -> Path | None:
+def _backup_of(path: Path) -> Path:
+    return path.with_name(path.name + ".maxrepeat.bak")
+
+
+def _write_bytes(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` atomically (a temporary file renamed into place)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    backup = None
-    if old is not None:
-        backup = path.with_name(path.name + ".maxrepeat.bak")
-        backup.write_bytes(old)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
         raise
-    return backup
 
 
-def _change(agent: str, scope: str, project: Path | None, home: Path | None,
-            edit: Any) -> InstallResult:
+def _json_bytes(settings: dict[str, Any]) -> bytes:
+    return (json.dumps(settings, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _same(a: Any, b: Any) -> bool:
+    """JSON equality that tells ``true`` from ``1`` and ``1`` from ``1.0`` (Python's
+    ``==`` does not)."""
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
+def _writer_and_path(agent: str, scope: str, project: Path | None,
+                     home: Path | None) -> tuple[SettingsWriter, Path, Path]:
     writer = WRITERS.get(agent)
     if writer is None:
         raise ValueError(f"agent must be one of {', '.join(sorted(WRITERS))} (got {agent!r})")
     if scope not in SCOPES:
         raise ValueError(f"scope must be one of {', '.join(SCOPES)} (got {scope!r})")
-    path = writer.path(scope, project or Path.cwd(), home or Path.home())
-    current = _read(path)
-    new = edit(writer, current if current is not None else {})
-    if current is not None and new == current:
-        return InstallResult(path, None, False)
-    if current is None and not new:
-        return InstallResult(path, None, False)
-    old = path.read_bytes() if current is not None else None
-    return InstallResult(path, _write(path, new, old), True)
+    root = (project or Path.cwd()) if scope == "project" else (home or Path.home())
+    return writer, writer.path(scope, project or Path.cwd(), home or Path.home()), root
 
 
 def install(agent: str, command: str, scope: str = "project", *, project: Path | None = None,
             home: Path | None = None) -> InstallResult:
     """Add the guard running ``command`` to ``agent``'s settings for ``scope``."""
-    return _change(agent, scope, project, home, lambda w, s: w.add(s, command))
+    writer, path, _ = _writer_and_path(agent, scope, project, home)
+    current = _read(path)
+    new = writer.add(current if current is not None else {}, command)
+    if current is not None and _same(new, current):
+        return InstallResult(path, None, False)
+    backup = None
+    if current is not None and _same(writer.remove(current), current):
+        # The file holds no guard yet: this is the state uninstall restores. (A file
+        # that holds one keeps the backup of the state before it.)
+        backup = _backup_of(path)
+        backup.write_bytes(path.read_bytes())
+    _write_bytes(path, _json_bytes(new))
+    return InstallResult(path, backup, True)
 
 
 def uninstall(agent: str, scope: str = "project", *, project: Path | None = None,
               home: Path | None = None) -> InstallResult:
-    """Remove the guard's entries from ``agent``'s settings for ``scope``."""
-    return _change(agent, scope, project, home, lambda w, s: w.remove(s))
+    """Remove the guard's entries from ``agent``'s settings for ``scope``: the file as it
+    was before install when nothing else changed since (byte for byte, from the backup;
+    gone when install created it), else the file with only the guard's entries taken
+    out. The backup install wrote is removed. ``backup`` in the result is always None."""
+    writer, path, root = _writer_and_path(agent, scope, project, home)
+    current = _read(path)
+    if current is None:
+        return InstallResult(path, None, False)
+    new = writer.remove(current)
+    if _same(new, current):
+        return InstallResult(path, None, False)
+    backup = _backup_of(path)
+    saved = _saved(backup)
+    if saved is not None and _unchanged_since_install(writer, agent, _parsed(saved), new):
+        _write_bytes(path, saved)  # exactly the file before install
+    elif saved is None and not new:
+        path.unlink()  # install created it, and nothing else is in it
+        _remove_empty_dirs(path.parent, root)
+    else:
+        _write_bytes(path, _json_bytes(new))
+    if saved is not None:
+        backup.unlink()
+    return InstallResult(path, None, True)
+
+
+def _unchanged_since_install(writer: SettingsWriter, agent: str, before: Any,
+                             left: dict[str, Any]) -> bool:
+    """Whether ``left`` (the settings without the guard) is what install then uninstall
+    make of ``before`` (the backup): nothing but the guard changed since. Removing the
+    guard's entries drops what install added around them too (an emptied ``hooks``, a
+    ``version`` header), and it does not depend on the command installed."""
+    if not isinstance(before, dict):
+        return False
+    try:
+        round_trip = writer.remove(writer.add(before, f"maxrepeat hook {agent}"))
+    except ValueError:
+        return False
+    return _same(round_trip, left)
+
+
+def _saved(backup: Path) -> bytes | None:
+    try:
+        return backup.read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def _parsed(data: bytes) -> Any:
+    """The settings a backup holds (an empty file is ``{}``, as `_read` reads it); None
+    when they are not JSON (then it is not restored over the user's file)."""
+    try:
+        text = data.decode("utf-8")
+        return json.loads(text) if text.strip() else {}
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
+
+
+def _remove_empty_dirs(folder: Path, root: Path) -> None:
+    """Remove ``folder`` and its parents up to (not including) ``root`` while they are
+    empty: the directories install made for a settings file it created."""
+    try:
+        folder.relative_to(root)
+    except ValueError:
+        return  # outside the scope's root (a CLAUDE_CONFIG_DIR elsewhere): left as it is
+    while folder != root:
+        try:
+            folder.rmdir()
+        except OSError:
+            return  # not empty (or not ours to remove)
+        folder = folder.parent
