@@ -30,6 +30,13 @@ def make_batch(directory: Path, files: int, records: int) -> None:
                 fh.write(json.dumps({"id": f"run-{f}-{i}", "events": events}) + "\n")
 
 
+def sigint_default() -> None:
+    """In the child, before exec: Ctrl-C acts as in a terminal's foreground job. A test run
+    started as a background job of a script inherits SIGINT ignored, and the CLI leaves an
+    ignored SIGINT ignored (as ``nohup`` asks), so the interrupt would never arrive."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def group_alive(pgid: int) -> bool:
     try:
         os.killpg(pgid, 0)
@@ -58,7 +65,7 @@ def test_ctrl_c_stops_promptly_prints_partial_summary_and_exits_130(
     with out.open("wb") as stdout:
         proc = subprocess.Popen([*CLI, "grade", str(tmp_path / "runs"), "--max", "2", "-j", jobs,
                                  "-o", "jsonl"], stdout=stdout, stderr=subprocess.PIPE,
-                                start_new_session=True)
+                                start_new_session=True, preexec_fn=sigint_default)
         try:
             assert wait_for(lambda: out.stat().st_size > 0, 60), "no result before the signal"
             os.killpg(proc.pid, signal.SIGINT)
@@ -104,7 +111,8 @@ def test_interrupted_run_leaves_the_previous_report_untouched(tmp_path: Path) ->
     target.write_text("previous report\n", encoding="utf-8")
     proc = subprocess.Popen([*CLI, "grade", str(tmp_path / "runs"), "--max", "2", "-j", "2",
                              "--output-file", str(target)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, start_new_session=True)
+                            stderr=subprocess.PIPE, start_new_session=True,
+                            preexec_fn=sigint_default)
     try:
         assert wait_for(lambda: len(os.listdir(target.parent)) == 2, 30), "no temporary file"
         time.sleep(0.5)
