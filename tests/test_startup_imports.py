@@ -75,3 +75,30 @@ def test_the_paths_that_need_them_still_import_them(tmp_path: Path) -> None:
                       "      normalize: [numbers]\n")
     mods = _imported(tmp_path, "grade", str(path), "--config", str(config), "-q")
     assert {"maxrepeat.core.neardup", "maxrepeat.specs.configfile"} <= mods
+
+
+_GC_STATES = """
+import gc, sys
+import maxrepeat.cli
+states = {"after import": gc.isenabled()}
+from maxrepeat.engines import batch
+graded = batch.BatchGrader.graded
+def watched(self):
+    states["while grading"] = gc.isenabled()
+    return graded(self)
+batch.BatchGrader.graded = watched
+try:
+    maxrepeat.cli.main(["grade", sys.argv[1], "--max", "3", "-q"])
+except SystemExit:
+    states["after main"] = gc.isenabled()
+print(states)
+"""
+
+
+def test_the_collector_is_paused_only_while_the_command_starts(tmp_path: Path) -> None:
+    """cli/_gc.py: off while click and the command's modules are imported, on again for
+    the work, for an importer of maxrepeat.cli and after main()."""
+    proc = subprocess.run([sys.executable, "-c", _GC_STATES, str(_native_file(tmp_path))],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.stdout.strip().splitlines()[-1] == (
+        "{'after import': True, 'while grading': True, 'after main': True}"), proc.stderr

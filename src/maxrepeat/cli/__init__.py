@@ -12,9 +12,13 @@ import os
 import sys
 from collections.abc import Sequence
 
-import click
+from . import _gc
 
-from .. import __version__
+_gc.pause()  # while click is imported (resumed at the end of this module)
+
+import click  # noqa: E402
+
+from .. import __version__  # noqa: E402
 
 __all__ = ["main", "cli"]
 
@@ -33,6 +37,13 @@ class _Commands(click.Group):
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *self.LAZY})
+
+    def resolve_command(self, ctx: click.Context, args: list[str]
+                        ) -> tuple[str | None, click.Command | None, list[str]]:
+        found = super().resolve_command(ctx, args)
+        if found[0] != "grade":  # grade resumes the collector itself, before it reads
+            _gc.resume()
+        return found
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name in self.LAZY and cmd_name not in self.commands:
@@ -69,6 +80,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     that died, a report that could not be written (a full disk) or standard output closed
     before the report was complete all exit 2 with one line on standard error.
     """
+    _gc.pause()  # until the command starts its work (cli/_gc.py)
     try:
         code = cli.main(args=list(argv) if argv is not None else None, prog_name="maxrepeat",
                         standalone_mode=False)
@@ -96,6 +108,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             _fail(f"a worker process died before its results came back ({err}); "
                   "no verdict for this run")
         _fail(f"internal error: {name}: {err} (a maxrepeat bug: please report it)")
+    finally:
+        _gc.resume()
 
 
 def _flush_stdout() -> None:
@@ -138,3 +152,5 @@ def _pool_used() -> bool:
     died: leave at once)."""
     return "concurrent.futures.process" in sys.modules
 
+
+_gc.resume()  # paused above while click was imported

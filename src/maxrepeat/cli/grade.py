@@ -139,7 +139,10 @@ def grade_cmd(
 
     from ..engines.batch import BatchGrader
     from ..engines.progress import progress_bar
+    from . import _gc
     from .sigint import SigintGuard
+
+    _gc.resume()  # the modules are imported: the work starts (cli/_gc.py)
 
     try:
         with SigintGuard() as guard, progress_bar(_show_bar(paths, quiet)) as on_unit:
