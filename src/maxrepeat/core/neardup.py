@@ -211,7 +211,7 @@ class Transform:
             ignored = self._ignored.get(tool)
             if ignored is None:
                 ignored = self._ignored[tool] = self.near.ignored(tool)
-            if ignored:
+            if ignored and not ignored.isdisjoint(arguments):
                 arguments = {k: v for k, v in arguments.items() if k not in ignored}
         return self.value(arguments)
 

@@ -27,6 +27,8 @@ from .fingerprints import digest, name_bytes, step_key
 __all__ = ["near_keys", "observed_key", "NO_OBSERVATION"]
 
 NO_OBSERVATION: Final = b"\x00no-observation"
+#: `step_key` of one 16-byte digest is this prefix and the digest
+_ONE_DIGEST: Final = (1).to_bytes(8, "little") + (16).to_bytes(8, "little")
 
 
 def observed_key(name_digest: bytes, key: bytes | None) -> bytes:
@@ -93,7 +95,7 @@ def near_keys(
                 else:
                     body = canonical_bytes(transform.arguments(name, decode_value(raw)))
                 digests.append(digest(nb + body))
-            keys.append(step_key(digests))
+            keys.append(_ONE_DIGEST + digests[0] if len(digests) == 1 else step_key(digests))
         return keys
     answers = observation_keys(events, transform)
     period = config.max_cycle_period
@@ -112,8 +114,10 @@ def near_keys(
             if nb is None:
                 nb = names[data.tool_name] = name_bytes(data.tool_name)
             digests.append(observed_key(nb, key))
-        keys.append(None if step_is_empty(empties, len(step), period)
-                    else step_key(digests))
+        if step_is_empty(empties, len(step), period):
+            keys.append(None)
+        else:
+            keys.append(_ONE_DIGEST + digests[0] if len(digests) == 1 else step_key(digests))
     return keys
 
 
