@@ -124,7 +124,7 @@ def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
 
     import maxrepeat.guards.langchain as mod
 
-    monkeypatch.setattr(mod, "_CLASS", None)
+    monkeypatch.setattr(mod, "_CLASSES", mod.FrameworkClasses(mod._build))  # not built yet
     monkeypatch.setitem(sys.modules, "langchain.agents.middleware", None)
     with pytest.raises(MissingExtraError, match=r"maxrepeat\[langchain\]"):
         loop_guard(NAME_ARGS)

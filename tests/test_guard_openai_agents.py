@@ -80,7 +80,7 @@ def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
 
     import maxrepeat.guards.openai_agents as mod
 
-    monkeypatch.setattr(mod, "_CLASSES", {})
+    monkeypatch.setattr(mod, "_CLASSES", mod.FrameworkClasses(mod._build))  # not built yet
     monkeypatch.setitem(sys.modules, "agents", None)
     with pytest.raises(MissingExtraError, match=r"maxrepeat\[openai-agents\]"):
         loop_guard(NAME_ARGS)

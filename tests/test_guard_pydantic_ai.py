@@ -97,7 +97,7 @@ def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
 
     import maxrepeat.guards.pydantic_ai as mod
 
-    monkeypatch.setattr(mod, "_CLASSES", {})
+    monkeypatch.setattr(mod, "_CLASSES", mod.FrameworkClasses(mod._build))  # not built yet
     monkeypatch.setitem(sys.modules, "pydantic_ai.capabilities", None)
     with pytest.raises(MissingExtraError, match=r"maxrepeat\[pydantic-ai\]"):
         loop_guard(NAME_ARGS)

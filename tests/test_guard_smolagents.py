@@ -100,7 +100,7 @@ def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
 
     import maxrepeat.guards.smolagents as mod
 
-    monkeypatch.setattr(mod, "_CLASSES", {})
+    monkeypatch.setattr(mod, "_CLASSES", mod.FrameworkClasses(mod._build))  # not built yet
     monkeypatch.setitem(sys.modules, "smolagents.memory", None)
     with pytest.raises(MissingExtraError, match=r"maxrepeat\[smolagents\]"):
         loop_guard(NAME_ARGS)

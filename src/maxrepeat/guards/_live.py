@@ -18,7 +18,7 @@ they equal ``maxrepeat grade`` of the run's messages converted afterwards.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from ..core.config import MaxRepeatConfig, unique_names
@@ -28,7 +28,8 @@ from ..core.monitor import Monitor
 from ..core.result import GraderResult
 from .policy import Action, Decision, Escalation, Policy
 
-__all__ = ["Graders", "ToolCall", "StepGuard", "LoopStopped", "load_graders"]
+__all__ = ["Graders", "ToolCall", "StepGuard", "LoopStopped", "load_graders",
+           "FrameworkClasses", "ResultsOfLogic"]
 
 #: MaxRepeatConfig values, or the path of a YAML config file.
 Graders = MaxRepeatConfig | Sequence[MaxRepeatConfig] | str | os.PathLike[str]
@@ -158,3 +159,50 @@ class StepGuard:
     def stop(self, decision: Decision) -> Decision:
         """The stop decision, carrying the results of the run so far."""
         return Decision(Action.STOP, decision.message, self.results(), decision.loops)
+
+
+class FrameworkClasses:
+    """A framework guard's classes, made on first use: they subclass the framework's own
+    classes, and the framework (an optional extra) is imported only when a guard is made.
+
+    ``build`` imports the framework (raising `MissingExtraError` without it) and returns
+    the guard class (what ``loop_guard`` makes) and the exception that stops a run (a
+    `LoopStopped`, and the framework's error type where the framework needs one).
+
+    >>> classes = FrameworkClasses(lambda: (dict, LoopStopped))
+    >>> classes.guard, classes.error
+    (<class 'dict'>, <class 'maxrepeat.core.errors.LoopStopped'>)
+    """
+
+    def __init__(self, build: Callable[[], tuple[type[Any], type[LoopStopped]]]) -> None:
+        self._build = build
+        self._made: tuple[type[Any], type[LoopStopped]] | None = None
+
+    def _classes(self) -> tuple[type[Any], type[LoopStopped]]:
+        if self._made is None:
+            self._made = self._build()
+        return self._made
+
+    @property
+    def guard(self) -> type[Any]:
+        """The guard class."""
+        return self._classes()[0]
+
+    @property
+    def error(self) -> type[LoopStopped]:
+        """The exception that stops a run."""
+        return self._classes()[1]
+
+
+class ResultsOfLogic:
+    """The ``results`` of a framework guard whose run state is ``self.logic`` (with its
+    `StepGuard` as ``.guard``), mixed into the guard class."""
+
+    logic: Any
+
+    @property
+    def results(self) -> tuple[GraderResult, ...]:
+        """The graders' results for the run so far."""
+        results: tuple[GraderResult, ...] = self.logic.guard.results()
+        return results
+

@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import os
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -64,6 +65,38 @@ def _drop_empty(out: dict[str, Any], original: dict[str, Any]) -> dict[str, Any]
     return out
 
 
+def _append(out: dict[str, Any], events: tuple[str, ...],
+            entry: Callable[[], dict[str, Any]]) -> None:
+    """Append a new ``entry()`` to the list of each of ``events`` under ``hooks``."""
+    hooks = _hooks(out)
+    for event in events:
+        entries = hooks.setdefault(event, [])
+        if not isinstance(entries, list):
+            raise ValueError(f"hooks.{event} must be a list")
+        entries.append(entry())
+
+
+def _without(settings: dict[str, Any], kept: Callable[[list[Any]], list[Any]]
+             ) -> dict[str, Any]:
+    """A copy of ``settings`` whose ``hooks`` lists hold what ``kept`` keeps of them: an
+    event list that it empties is dropped (one that was empty stays), and so is a
+    ``hooks`` left empty (unless it was empty before)."""
+    out = _copy(settings)
+    hooks = out.get("hooks")
+    if not isinstance(hooks, dict):
+        return out
+    for event in list(hooks):
+        entries = hooks[event]
+        if not isinstance(entries, list):
+            continue
+        left = kept(entries)
+        if left or not entries:
+            hooks[event] = left
+        else:
+            del hooks[event]
+    return _drop_empty(out, settings)
+
+
 class _GroupWriter(ABC):
     """Agents whose hooks are ``{"hooks": {EVENT: [{matcher?, hooks: [handler]}]}}``."""
 
@@ -80,38 +113,25 @@ class _GroupWriter(ABC):
 
     def add(self, settings: dict[str, Any], command: str) -> dict[str, Any]:
         out = self.remove(settings)
-        hooks = _hooks(out)
-        for event in self.events:
-            groups = hooks.setdefault(event, [])
-            if not isinstance(groups, list):
-                raise ValueError(f"hooks.{event} must be a list")
-            groups.append(self.group(command))
+        _append(out, self.events, lambda: self.group(command))
         return out
 
     def remove(self, settings: dict[str, Any]) -> dict[str, Any]:
-        out = _copy(settings)
-        hooks = out.get("hooks")
-        if not isinstance(hooks, dict):
-            return out
-        for event in list(hooks):
-            groups = hooks[event]
-            if not isinstance(groups, list):
+        return _without(settings, self._kept_groups)
+
+    def _kept_groups(self, groups: list[Any]) -> list[Any]:
+        """The groups without the guard's handlers (a group only they filled goes)."""
+        out = []
+        for group in groups:
+            inner = group.get("hooks") if isinstance(group, dict) else None
+            if not isinstance(inner, list):
+                out.append(group)
                 continue
-            kept_groups = []
-            for group in groups:
-                inner = group.get("hooks") if isinstance(group, dict) else None
-                if not isinstance(inner, list):
-                    kept_groups.append(group)
-                    continue
-                kept = [h for h in inner if not (
-                    isinstance(h, dict) and _is_guard(h.get("command"), self.agent))]
-                if kept or len(kept) == len(inner):
-                    kept_groups.append({**group, "hooks": kept})
-            if kept_groups or not groups:
-                hooks[event] = kept_groups
-            else:
-                del hooks[event]
-        return _drop_empty(out, settings)
+            kept = [h for h in inner if not (
+                isinstance(h, dict) and _is_guard(h.get("command"), self.agent))]
+            if kept or len(kept) == len(inner):
+                out.append({**group, "hooks": kept})
+        return out
 
 
 class ClaudeCodeWriter(_GroupWriter):
@@ -189,32 +209,16 @@ class CopilotCliWriter:
 
     def add(self, settings: dict[str, Any], command: str) -> dict[str, Any]:
         out = self.remove(settings)
-        hooks = _hooks(out)
+        _hooks(out)
         if self._own_file and "version" not in out:
             out = {"version": 1, **out}
-        for event in self.events:
-            handlers = hooks.setdefault(event, [])
-            if not isinstance(handlers, list):
-                raise ValueError(f"hooks.{event} must be a list")
-            handlers.append({"type": "command", "bash": command, "timeoutSec": 30})
+        _append(out, self.events,
+                lambda: {"type": "command", "bash": command, "timeoutSec": 30})
         return out
 
     def remove(self, settings: dict[str, Any]) -> dict[str, Any]:
-        out = _copy(settings)
-        hooks = out.get("hooks")
-        if not isinstance(hooks, dict):
-            return out
-        for event in list(hooks):
-            handlers = hooks[event]
-            if not isinstance(handlers, list):
-                continue
-            kept = [h for h in handlers if not (
-                isinstance(h, dict) and _is_guard(h.get("bash"), self.agent))]
-            if kept or not handlers:
-                hooks[event] = kept
-            else:
-                del hooks[event]
-        out = _drop_empty(out, settings)
+        out = _without(settings, lambda handlers: [h for h in handlers if not (
+            isinstance(h, dict) and _is_guard(h.get("bash"), self.agent))])
         if set(out) == {"version"} and "hooks" in settings:
             return {}  # only our own hooks file's header is left
         return out

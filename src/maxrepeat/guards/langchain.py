@@ -21,11 +21,11 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from ..core.errors import MissingExtraError
 from ..core.events import Trajectory, tool_call, tool_result, turn_end, turn_start
-from ._live import Graders, LoopStopped, StepGuard, ToolCall, load_graders
+from ._live import FrameworkClasses, Graders, LoopStopped, StepGuard, ToolCall, load_graders
 from .policy import Action, Decision, Policy
 
 if TYPE_CHECKING:
@@ -190,9 +190,6 @@ class _Guard:
             raise LoopStoppedError(run.guard.stop(decision))
 
 
-_CLASS: Any = None
-
-
 def _thread() -> str:
     """The LangGraph thread of the running graph ("" without a checkpointer's thread)."""
     try:
@@ -203,10 +200,7 @@ def _thread() -> str:
         return ""
 
 
-def _middleware_class() -> Any:
-    global _CLASS
-    if _CLASS is not None:
-        return _CLASS
+def _build() -> tuple[type[Any], type[LoopStopped]]:
     try:
         from langchain.agents.middleware import AgentMiddleware
         from langchain_core.messages import HumanMessage, ToolMessage
@@ -240,8 +234,10 @@ def _middleware_class() -> Any:
         async def aafter_model(self, state: Any, runtime: Any) -> dict[str, Any] | None:
             return self.after_model(state, runtime)
 
-    _CLASS = MaxRepeatMiddleware
-    return _CLASS
+    return MaxRepeatMiddleware, LoopStoppedError  # (a plain class: no framework base)
+
+
+_CLASSES: Final = FrameworkClasses(_build)
 
 
 def loop_guard(graders: Graders, *, policy: Policy | None = None) -> AgentMiddleware:
@@ -258,6 +254,5 @@ def loop_guard(graders: Graders, *, policy: Policy | None = None) -> AgentMiddle
 
     In an agent: ``create_agent(model, tools, middleware=[guard])``.
     """
-    cls = _middleware_class()
-    middleware: AgentMiddleware = cls(_Guard(graders, policy))
+    middleware: AgentMiddleware = _CLASSES.guard(_Guard(graders, policy))
     return middleware

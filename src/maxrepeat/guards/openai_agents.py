@@ -29,11 +29,19 @@ import dataclasses
 import json
 import weakref
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 from ..core.errors import MissingExtraError
 from ..core.events import Trajectory, tool_call, tool_result, turn_end, turn_start
-from ._live import Graders, LoopStopped, StepGuard, ToolCall, load_graders
+from ._live import (
+    FrameworkClasses,
+    Graders,
+    LoopStopped,
+    ResultsOfLogic,
+    StepGuard,
+    ToolCall,
+    load_graders,
+)
 from .policy import Action, Decision, Policy
 
 __all__ = ["loop_guard", "trajectory_from_items", "stop_error_class"]
@@ -207,12 +215,7 @@ class _Logic:
             self.refused = {c.id: text for c in calls if c.id is not None}
 
 
-_CLASSES: dict[str, Any] = {}
-
-
-def _classes() -> dict[str, Any]:
-    if _CLASSES:
-        return _CLASSES
+def _build() -> tuple[type[Any], type[LoopStopped]]:
     try:
         from agents import RunConfig, RunHooks, ToolGuardrailFunctionOutput, ToolInputGuardrail
         from agents.exceptions import AgentsException
@@ -228,7 +231,7 @@ def _classes() -> dict[str, Any]:
             self.run_data = None
             self.message = str(self)
 
-    class MaxRepeatRunHooks(RunHooks[Any]):  # type: ignore[misc]
+    class MaxRepeatRunHooks(RunHooks[Any], ResultsOfLogic):  # type: ignore[misc]
         """Warns, refuses and stops an Agents SDK run that repeats itself."""
 
         def __init__(self, graders: Graders, policy: Policy | None) -> None:
@@ -299,20 +302,16 @@ def _classes() -> dict[str, Any]:
 
             return dataclasses.replace(cfg, call_model_input_filter=chained)
 
-        @property
-        def results(self) -> Any:
-            """The graders' results for the run so far."""
-            return self.logic.guard.results()
+    return MaxRepeatRunHooks, LoopStoppedError
 
-    _CLASSES.update(hooks=MaxRepeatRunHooks, error=LoopStoppedError)
-    return _CLASSES
+
+_CLASSES: Final = FrameworkClasses(_build)
 
 
 def stop_error_class() -> type[LoopStopped]:
     """The exception the guard raises to stop a run (an ``AgentsException`` and a
     `LoopStopped`)."""
-    cls: type[LoopStopped] = _classes()["error"]
-    return cls
+    return _CLASSES.error
 
 
 def loop_guard(graders: Graders, *, policy: Policy | None = None) -> Any:
@@ -326,4 +325,4 @@ def loop_guard(graders: Graders, *, policy: Policy | None = None) -> Any:
     >>> type(loop_guard(MaxRepeatConfig(max=3))).__name__
     'MaxRepeatRunHooks'
     """
-    return _classes()["hooks"](graders, policy)
+    return _CLASSES.guard(graders, policy)

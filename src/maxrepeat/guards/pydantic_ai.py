@@ -18,11 +18,11 @@ pydantic-ai agent; each run gets its own state (``for_run``). The capability's h
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from ..core.errors import MissingExtraError
 from ..core.events import Trajectory, tool_call, tool_result, turn_end, turn_start
-from ._live import Graders, LoopStopped, StepGuard, ToolCall, load_graders
+from ._live import FrameworkClasses, Graders, LoopStopped, StepGuard, ToolCall, load_graders
 from .policy import Action, Policy
 
 if TYPE_CHECKING:
@@ -92,12 +92,7 @@ def trajectory_from_messages(messages: Sequence[Any], *, id: str | None = None) 
                       source=SOURCE, format=FORMAT)
 
 
-_CLASSES: dict[str, Any] = {}
-
-
-def _classes() -> dict[str, Any]:
-    if _CLASSES:
-        return _CLASSES
+def _build() -> tuple[type[Any], type[LoopStopped]]:
     try:
         from pydantic_ai.capabilities import AbstractCapability
         from pydantic_ai.exceptions import AgentRunError, SkipToolExecution
@@ -180,15 +175,16 @@ def _classes() -> dict[str, Any]:
                 raise SkipToolExecution(text)
             return args
 
-    _CLASSES.update(guard=MaxRepeatGuard, error=LoopStoppedError)
-    return _CLASSES
+    return MaxRepeatGuard, LoopStoppedError
+
+
+_CLASSES: Final = FrameworkClasses(_build)
 
 
 def stop_error_class() -> type[LoopStopped]:
     """The exception a pydantic-ai guard raises to stop a run (an ``AgentRunError`` and a
     `LoopStopped`)."""
-    cls: type[LoopStopped] = _classes()["error"]
-    return cls
+    return _CLASSES.error
 
 
 def loop_guard(graders: Graders, *, policy: Policy | None = None) -> AbstractCapability[Any]:
@@ -203,5 +199,5 @@ def loop_guard(graders: Graders, *, policy: Policy | None = None) -> AbstractCap
 
     In an agent: ``Agent(model, tools=[...], capabilities=[guard])``.
     """
-    capability: AbstractCapability[Any] = _classes()["guard"](graders, policy)
+    capability: AbstractCapability[Any] = _CLASSES.guard(graders, policy)
     return capability

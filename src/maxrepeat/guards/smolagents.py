@@ -34,7 +34,15 @@ from typing import Any, Final
 from ..core.canonical import canonical_bytes
 from ..core.errors import MissingExtraError
 from ..core.events import Trajectory, tool_call, tool_result, turn_end, turn_start
-from ._live import Graders, LoopStopped, StepGuard, ToolCall, load_graders
+from ._live import (
+    FrameworkClasses,
+    Graders,
+    LoopStopped,
+    ResultsOfLogic,
+    StepGuard,
+    ToolCall,
+    load_graders,
+)
 from .policy import Action, Policy
 
 __all__ = ["loop_guard", "trajectory_from_steps", "stop_error_class", "NOTE_MARK"]
@@ -126,12 +134,7 @@ class _Logic:
             return self.guard.finish()
 
 
-_CLASSES: dict[str, Any] = {}
-
-
-def _classes() -> dict[str, Any]:
-    if _CLASSES:
-        return _CLASSES
+def _build() -> tuple[type[Any], type[LoopStopped]]:
     try:
         from smolagents.memory import ActionStep
         from smolagents.utils import AgentError
@@ -146,7 +149,7 @@ def _classes() -> dict[str, Any]:
             self.message = str(self)  # what AgentError.__init__ would set and log
             logger.log_error(self.message)
 
-    class MaxRepeatStepCallback:
+    class MaxRepeatStepCallback(ResultsOfLogic):
         """A smolagents step callback that warns, refuses and stops an agent that
         repeats itself."""
 
@@ -199,20 +202,16 @@ def _classes() -> dict[str, Any]:
 
             return forward
 
-        @property
-        def results(self) -> Any:
-            """The graders' results for the run so far."""
-            return self.logic.guard.results()
+    return MaxRepeatStepCallback, LoopStoppedError
 
-    _CLASSES.update(callback=MaxRepeatStepCallback, error=LoopStoppedError)
-    return _CLASSES
+
+_CLASSES: Final = FrameworkClasses(_build)
 
 
 def stop_error_class() -> type[LoopStopped]:
     """The exception the guard raises to stop a run (an ``AgentError`` and a
     `LoopStopped`)."""
-    cls: type[LoopStopped] = _classes()["error"]
-    return cls
+    return _CLASSES.error
 
 
 def loop_guard(graders: Graders, *, policy: Policy | None = None) -> Any:
@@ -225,4 +224,4 @@ def loop_guard(graders: Graders, *, policy: Policy | None = None) -> Any:
     >>> type(loop_guard(MaxRepeatConfig(max=3))).__name__
     'MaxRepeatStepCallback'
     """
-    return _classes()["callback"](graders, policy)
+    return _CLASSES.guard(graders, policy)
