@@ -403,15 +403,18 @@ def main(argv: list[str] | None = None) -> None:
         # result) against a process that starts, reads the file and decodes it
         floor = [sys.executable, "-c", _FLOOR_SCRIPT.format(here=str(HERE))]
         large = str(paths["large"])
+        # as installed for real: with bytecode caches (see start-up below)
+        cached = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         cmds: dict[str, tuple[list[str], dict[str, str] | None]] = {
-            k: ([*floor, k, large], None) for k in ("gc=False", "GC'd", "json.load")}
+            k: ([*floor, k, large], cached) for k in ("gc=False", "GC'd", "json.load")}
         for p in paths_graded:
-            env = {**os.environ, "MAXREPEAT_PURE": "1" if p == "pure" else ""}
+            env = {**cached, "MAXREPEAT_PURE": "1" if p == "pure" else ""}
             for m in ("name", "name-args", "observation"):
                 cmds[f"{m} {p}"] = ([*_maxrepeat_cmd(), "grade", large, "--max", "3",
                                      "--max-cycle-period", "10", "--match", m, "-j", "1",
                                      "-o", "jsonl", "-q"], env)
         best = {k: float("inf") for k in cmds}
+        _process_cpu([*_maxrepeat_cmd(), "--version"], cached)  # writes the caches
         for _ in range(args.repeat):
             for k, (cmd, env) in cmds.items():
                 best[k] = min(best[k], _process_cpu(cmd, env))

@@ -635,31 +635,24 @@ static int utf8_blank(const uint8_t *s, Py_ssize_t n) {
  * into out; *empty set when the observation is empty. */
 static int canon_raw(const uint8_t *raw, Py_ssize_t n, int observe, Buf *out, int *empty) {
     *empty = 0;
-    if (n >= 2 && raw[0] == '"') {
-        int plain = 1;
-        for (Py_ssize_t i = 0; i < n; i++) {
-            if (raw[i] >= 0x80 || raw[i] == '\\') {
+    if (n >= 2 && raw[0] == '"' && raw[n - 1] == '"') {
+        /* core.canonical._plain_string: ASCII without a backslash is its own text (one
+         * pass; a quote or control character inside is not JSON: the reference decides) */
+        int plain = 1, odd = 0, blank = 1;
+        for (Py_ssize_t i = 1; i < n - 1; i++) {
+            uint8_t b = raw[i];
+            if (b >= 0x80 || b == '\\') {
                 plain = 0;
                 break;
             }
+            odd |= b == '"' || b < 0x20;
+            blank &= b == ' ';
         }
         if (plain) {
-            if (raw[n - 1] != '"') return BAIL;
-            for (Py_ssize_t i = 1; i < n - 1; i++) {
-                if (raw[i] == '"' || raw[i] < 0x20) return BAIL;
-            }
-            if (observe) {
-                int blank = 1;
-                for (Py_ssize_t i = 1; i < n - 1; i++) {
-                    if (raw[i] != ' ') {
-                        blank = 0;
-                        break;
-                    }
-                }
-                if (blank) {
-                    *empty = 1;
-                    return OK;
-                }
+            if (odd) return BAIL;
+            if (observe && blank) {
+                *empty = 1;
+                return OK;
             }
             if (buf_byte(out, 's') < 0) return FAIL;
             return buf_put(out, raw + 1, n - 2) < 0 ? FAIL : OK;
