@@ -204,6 +204,15 @@ def _process_cpu(cmd: list[str], env: dict[str, str] | None = None) -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+class _Rows(list[tuple[str, str, str, str, str]]):
+    """The table's rows, each also printed as soon as it is measured (a long run that
+    fails later still shows what it measured)."""
+
+    def append(self, row: tuple[str, str, str, str, str]) -> None:
+        super().append(row)
+        print("  " + " | ".join(row), flush=True)
+
+
 def _load() -> str:
     return f"{os.getloadavg()[0]:.1f}"
 
@@ -329,7 +338,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.processor() or '?'}; "
           f"{platform.system()} {platform.release()}; Python {platform.python_version()}; "
           f"msgspec {msgspec.__version__}; scale {scale}")
-    rows: list[tuple[str, str, str, str, str]] = []
+    rows = _Rows()
 
     from maxrepeat.core import accel
 
@@ -448,7 +457,7 @@ def main(argv: list[str] | None = None) -> None:
             if w2 < t2:
                 t2, cpu2 = w2, c2
         rows.append(("batch of small files, -j 1 / -j 2 (speed-up)",
-                     f"{t1:.2f} s / {t2:.2f} s", f"{t1 / t2:.2f}", ">= 1.7"))
+                     f"{t1:.2f} s / {t2:.2f} s", f"{t1 / t2:.2f}", ">= 1.7", _load()))
         if cpu1 and cpu2:
             # What two idle cores would give: the -j 1 work over the busiest -j 2 process.
             rows.append(("  same, CPU s: -j 1 / busiest -j 2 process",

@@ -38,7 +38,8 @@ def test_the_extension_is_built_where_a_compiler_exists() -> None:
     """`pip install .` (scripts/test.sh) builds it wherever a C compiler exists, so the
     comparisons below run in CI and are never skipped there."""
     if shutil.which("cc") or shutil.which("gcc"):
-        assert accel.available()
+        assert accel.available(), ("maxrepeat.core._native is not built: run "
+                                   "`pip install -e .` again (scripts/test.sh does)")
 
 
 def test_version_names_the_active_path() -> None:
