@@ -54,6 +54,8 @@ SETTINGS: dict[str, dict[str, Any]] = {
                                                "ignore_arguments": ["description", "summary"]},
     "name-args + volatile + ignore description/summary": RECOMMENDED_ARGS,
     "name-args + volatile + ignore + similarity 0.9": {**RECOMMENDED_ARGS, "similarity": 0.9},
+    "name-args + volatile + ignore description/summary/thought": {
+        **RECOMMENDED_ARGS, "ignore_arguments": ["description", "summary", "thought"]},
 }
 
 Loop = tuple[int, int, int, str, bool]  # start, end, period, reason, volatile
