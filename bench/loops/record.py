@@ -10,7 +10,8 @@ copied to ``bench/loops/recorded/<agent>--<scenario>.<ext>``; `labels.json` labe
 (``fixtures``), by reading the graded steps.
 
 No guard is installed (the runs show the agent's behaviour, not the guard's). A run takes
-10–60 s; the whole set a few minutes.
+a few seconds; the whole set about three minutes. Re-recording changes the logs (times,
+ids) but not their steps, so the labels stay valid; run.py shows whether they do.
 """
 
 from __future__ import annotations
