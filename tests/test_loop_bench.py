@@ -88,3 +88,29 @@ def test_record_script_regenerates_a_volatile_loop_with_a_real_agent(tmp_path: P
     exact = grade(traj, MaxRepeatConfig(2))
     near = grade(traj, MaxRepeatConfig(2, normalize=["volatile"]))
     assert exact.passed and not near.passed
+
+
+def test_monitor_equals_grade_on_the_recorded_logs() -> None:
+    """On every recorded agent log, with both recommended settings, the live Monitor gives
+    grade() of the prefix after every event (live == post-hoc on real logs)."""
+    from maxrepeat import Monitor
+    from maxrepeat.core.events import Trajectory
+
+    configs = [MaxRepeatConfig.from_mapping(
+        {"max": 2, "max_cycle_period": 2, "match": "name-args", "normalize": ["volatile"],
+         "ignore_arguments": ["description", "summary"]}),
+        MaxRepeatConfig.from_mapping({"max": 2, "max_cycle_period": 2,
+                                      "normalize": ["volatile"]})]
+    logs = sorted((ROOT / "bench" / "loops" / "recorded").iterdir())
+    assert len(logs) == 33
+    for log in logs:
+        [traj] = maxrepeat.read_trajectories(log)
+        events = list(traj.events)
+        for config in configs:
+            monitor = Monitor(config)
+            for k, event in enumerate(events, 1):
+                live = monitor.feed(event).to_dict()
+                post = grade(Trajectory(events[:k]), config).to_dict()
+                live.pop("trajectory")
+                post.pop("trajectory")
+                assert live == post, (log.name, k)
