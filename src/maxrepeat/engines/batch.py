@@ -380,21 +380,26 @@ class BatchGrader:
         pool, self._pool = self._pool, None
         if pool is None:
             return
-        for future in self._pending:
-            future.cancel()
+        pending = list(self._pending)
         self._pending.clear()
         if kill:
+            # The futures are not cancelled here: the executor fails every pending one with
+            # BrokenProcessPool once its workers are gone, and on Python 3.11 setting that
+            # on a future already cancelled raises InvalidStateError in the executor's
+            # thread (a traceback under the partial summary; seen on a loaded machine).
             # No public API stops running workers; the executor's own table is the way.
             procs = list(getattr(pool, "_processes", {}).values())
             for proc in procs:
                 proc.terminate()
             # Not shutdown(wait=True): a worker killed while it held the call queue's lock
             # can leave the executor's threads waiting forever. Reap the workers ourselves.
-            pool.shutdown(wait=False, cancel_futures=True)
+            pool.shutdown(wait=False)
             for proc in procs:
                 proc.join(timeout=2)
                 if proc.is_alive():
                     proc.kill()
                     proc.join(timeout=2)
             return
+        for future in pending:
+            future.cancel()
         pool.shutdown(wait=True, cancel_futures=True)
