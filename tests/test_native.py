@@ -225,3 +225,40 @@ def test_native_events_readable_equals_pure(shape: list[tuple[str, str]]) -> Non
         events = [event_type(type=t, data=None if d == "no data" else data_type(
             tool_name=None if d == "no name" else "bash")) for t, d in shape]
         assert _on(True, events_readable, events) is events_readable_pure(events)
+
+
+@st.composite
+def _valued_trajectories(draw: st.DrawFn) -> dict[str, Any]:
+    """Turns of calls whose arguments and results are any JSON values (floats, any text,
+    nesting), some of them repeated, so equal and unequal values both meet."""
+    pool = draw(st.lists(json_values(floats=True, max_leaves=6), min_size=1, max_size=4))
+    events: list[dict[str, Any]] = []
+    for i in range(draw(st.integers(0, 14))):
+        if draw(st.booleans()):
+            events.append({"type": "turn_start", "data": {}})
+        for j in range(draw(st.integers(1, 2))):
+            cid = f"c{i}.{j}" if draw(st.integers(0, 5)) else "dup"
+            data: dict[str, Any] = {"toolName": draw(st.sampled_from(["bash", "read"])),
+                                    "toolCallId": cid}
+            if draw(st.integers(0, 4)):
+                data["arguments"] = draw(st.sampled_from(pool))
+            events.append({"type": "tool_call", "data": data})
+            if draw(st.integers(0, 4)):
+                events.append({"type": "tool_result",
+                               "data": {"toolCallId": cid, "result": draw(st.sampled_from(pool))}})
+    return {"events": events}
+
+
+@native
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                   HealthCheck.function_scoped_fixture])
+@given(_valued_trajectories(), st.sampled_from(["name", "name-args", "observation"]),
+       st.integers(1, 3), st.integers(0, 2))
+def test_native_equals_pure_with_any_json_values(both: None, trajectory: dict[str, Any],
+                                                 match: str, period: int, style: int) -> None:
+    """Arguments and results of every JSON kind (what the native code writes itself and
+    what it hands back) give the same tables and results on both paths."""
+    cfg = maxrepeat.MaxRepeatConfig(2, max_cycle_period=period, match=match)
+    [read] = read_bytes_as_trajectories(_spell(trajectory, style).encode(), "t.json")
+    _compare(read, cfg)
+    _compare(as_trajectory(trajectory), cfg)
