@@ -30,6 +30,9 @@ from maxrepeat.readers.vally import read_bytes_as_trajectories
 
 from .strategies import configs, json_values, trajectories
 
+#: MAXREPEAT_NATIVE_EXAMPLES=5000 runs a longer campaign of the trajectory comparisons
+EXAMPLES = int(os.environ.get("MAXREPEAT_NATIVE_EXAMPLES", "300"))
+
 native = pytest.mark.skipif(not accel.available(),
                             reason="the native extension is not built (no C compiler)")
 
@@ -105,7 +108,7 @@ def _spell(value: Any, style: int) -> str:
 
 
 @native
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                    HealthCheck.function_scoped_fixture])
 @given(trajectories, configs(), st.integers(0, 2))
 def test_native_equals_pure_on_random_trajectories(both: None, trajectory: dict[str, Any],
@@ -163,7 +166,7 @@ def test_native_canonical_bytes_of_awkward_values() -> None:
 
 
 @native
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=5 * EXAMPLES, deadline=None)
 @given(json_values(floats=True, max_leaves=12), st.booleans(), st.booleans())
 def test_native_canonical_bytes_of_random_json(value: Any, ascii_only: bool,
                                                spaced: bool) -> None:
@@ -250,7 +253,7 @@ def _valued_trajectories(draw: st.DrawFn) -> dict[str, Any]:
 
 
 @native
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                    HealthCheck.function_scoped_fixture])
 @given(_valued_trajectories(), st.sampled_from(["name", "name-args", "observation"]),
        st.integers(1, 3), st.integers(0, 2))
