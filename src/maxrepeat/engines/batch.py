@@ -45,6 +45,7 @@ from .units import (
     Unit,
     expand_inputs,
     file_size,
+    is_large_array,
     is_splittable,
     plan_units,
     unit_bytes,
@@ -92,13 +93,18 @@ def iter_unit(
     for path in unit.paths:
         source = Source.from_path(path)
         if unit.is_range:
-            from ..readers.vally import read_jsonl_range
+            from ..readers._array import ArrayRange
+            from ..readers.vally import read_array_range, read_jsonl_range
 
             def items(src: Source = source) -> Iterator[Any]:
                 try:
                     with src.open() as fh:
-                        yield from read_jsonl_range(fh, src.name, unit.start, unit.end,
-                                                    unit.first_line)
+                        if unit.array:
+                            rng = ArrayRange(unit.start, unit.end, unit.first_line)
+                            yield from read_array_range(fh, src.name, rng)
+                        else:
+                            yield from read_jsonl_range(fh, src.name, unit.start,
+                                                        unit.end, unit.first_line)
                 except OSError as exc:
                     yield TrajectoryFormatError(src.name, f"cannot read: {exc.strerror or exc}")
 
@@ -279,7 +285,9 @@ class BatchGrader:
             return True
         # One file: worth workers only when it is a JSONL file large enough to split.
         only = self.files[0]
-        return only != "-" and file_size(only) > self.chunk and is_splittable(only, self.fmt)
+        if only != "-" and file_size(only) > self.chunk and is_splittable(only, self.fmt):
+            return True
+        return is_large_array(only, self.fmt)  # cut into ranges of items
 
     def _plan(self) -> tuple[list[Unit], bool]:
         """The units, and whether they are graded in this process."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Final
+from typing import Any, Final
 
 import msgspec
 
@@ -22,6 +22,7 @@ __all__ = [
     "expand_inputs",
     "plan_units",
     "is_splittable",
+    "is_large_array",
     "file_size",
     "unit_bytes",
     "CHUNK_BYTES",
@@ -78,6 +79,8 @@ class Unit(msgspec.Struct, frozen=True):
     start: int = 0
     end: int = -1
     first_line: int = 1
+    #: a range of a JSON array's items (``first_line`` is then the first item's index)
+    array: bool = False
 
     @property
     def is_range(self) -> bool:
@@ -111,6 +114,35 @@ def is_splittable(path: str, fmt: str) -> bool:
         return source.is_jsonl()  # lines read whole: a long first record still splits
     except (OSError, TrajectoryFormatError):
         return False
+
+
+def is_large_array(path: str, fmt: str) -> bool:
+    """Whether ``path`` is a native JSON array large enough to be cut into ranges of
+    items (`readers._array`)."""
+    from ..readers._array import SPLIT_BYTES
+
+    if path == "-" or fmt not in ("auto", "vally") or file_size(path) <= SPLIT_BYTES:
+        return False
+    from ..readers import Source, detect
+    from ..readers._json import first_json_char
+
+    source = Source.from_path(path)
+    try:
+        if first_json_char(source.head) != b"[":
+            return False
+        return fmt != "auto" or detect(source).name == "vally"
+    except (OSError, TrajectoryFormatError):
+        return False
+
+
+def _array_ranges(path: str, fmt: str) -> list[Any] | None:
+    """The item ranges of a large native JSON array, or None (any other file, or one
+    that must be read whole)."""
+    if not is_large_array(path, fmt):
+        return None
+    from ..readers.vally import array_ranges_of
+
+    return array_ranges_of(path)
 
 
 def _jsonl_ranges(path: str, size: int, chunk: int) -> Iterator[Unit]:
@@ -159,6 +191,10 @@ def plan_units(
             group, group_bytes = [], 0
         if split and size > chunk and is_splittable(path, fmt):
             yield from _jsonl_ranges(path, size, chunk)
+        elif split and (ranges := _array_ranges(path, fmt)) is not None:
+            # one unit per range of items: a worker returns that many results at once
+            for rng in ranges:
+                yield Unit((path,), rng.start, rng.end, rng.first, array=True)
         else:
             yield Unit((path,))
     if group:

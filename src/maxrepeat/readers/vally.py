@@ -41,6 +41,8 @@ __all__ = [
     "read_jsonl_range",
     "stream_threshold",
     "STREAM_THRESHOLD",
+    "read_array_range",
+    "array_ranges_of",
 ]
 
 # gc=False: these hold only strings, numbers and Raw slices (no cycles possible), and a
@@ -181,6 +183,33 @@ def read_jsonl_range(
             yield err
 
 
+def array_ranges_of(path: str) -> list[Any] | None:
+    """The item ranges of the large JSON array in file ``path`` (`readers._array`), or
+    None when it is small, not an array, or must be read whole to be read right."""
+    from . import _array
+
+    size = _size(path)
+    if size <= _array.SPLIT_BYTES:
+        return None
+    try:
+        with open(path, "rb") as fh:
+            return _array.array_ranges(fh, size)
+    except OSError:
+        return None
+
+
+def read_array_range(stream: IO[bytes], name: str, rng: Any) -> Iterator[Item]:
+    """The trajectories of one range of a JSON array (`array_ranges_of`), named
+    ``file[index]`` exactly as a whole-file read names them."""
+    from ._array import read_range_items
+
+    for k, item in enumerate(read_range_items(stream, rng)):
+        try:
+            yield _one(item, f"{name}[{rng.first + k}]")
+        except TrajectoryFormatError as err:
+            yield err
+
+
 def _read(source: Source) -> Iterator[Item]:
     if source.is_jsonl():
         with source.open() as fh:
@@ -190,6 +219,13 @@ def _read(source: Source) -> Iterator[Item]:
                 except TrajectoryFormatError as err:
                     yield err
         return
+    if source.path is not None and first_json_char(source.head) == b"[":
+        ranges = array_ranges_of(source.path)
+        if ranges is not None:  # a large array: a range of items at a time
+            with source.open() as fh:
+                for rng in ranges:
+                    yield from read_array_range(fh, source.name, rng)
+            return
     if source.path is not None and _size(source.path) > stream_threshold():
         from ._vally_stream import stream_trajectories
 
