@@ -22,14 +22,22 @@ complete at the call it belongs to, as it will be in the finished log. Before th
 (``phase="pre"``), the policy is asked what the call *would* do (`Escalation.would_exceed`):
 in ``name`` and ``name-args`` modes a repeat is refused before it runs.
 
-The log is read from its start at every call (these readers keep no resumable state); the
-escalation memory (which step the guard last spoke at) is kept per session by
-`maxrepeat.guards.session`, under the same per-session lock, so parallel calls of one turn
-get one message.
+The log is read from its start at every call (these readers keep no resumable state),
+but the monitors are not fed it again: the state kept per session by
+`maxrepeat.guards.session` (under the same per-session lock, so parallel calls of one turn
+get one message) holds the escalation memory and the monitors as they were after the
+history of the previous call, with the number and a digest of the events they were fed.
+When the new history starts with exactly those events (the usual case: the log grew),
+only the events after them are fed; otherwise (a late result placed in an earlier turn,
+a Gemini ``$rewindTo``, a rewritten log) the monitors start again from the first event.
+The monitors forget a result once its step is final, which is exact while call ids are
+unique; the ids fed are kept as digests, and a call id that comes back makes the guard
+feed everything again keeping every result, from then on.
 """
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -53,6 +61,7 @@ from ..core.events import (
 )
 from ..core.monitor import Monitor
 from ..readers import Source, get_reader
+from ..readers._marks import Marks, mark
 from .policy import Action, Decision, Escalation, Policy
 from .session import GuardSession, Snapshot, signature_of
 
@@ -100,10 +109,74 @@ class HookCall:
 
 class _Extra(msgspec.Struct):
     """What the guard keeps per session besides the escalation: results seen after
-    calls, and a stop decided before a call for the next hook of that call."""
+    calls, a stop decided before a call for the next hook of that call, and what the
+    saved monitors were fed (how many history events, their digest, the call ids)."""
 
     seen: int = 0
     stop: str | None = None
+    fed: int = 0
+    fed_digest: bytes = b""  # empty: the saved monitors are not to be resumed
+    calls: Marks = msgspec.field(default_factory=Marks)
+    exact: bool = False  # a call id came back: every result is kept
+
+
+def _events_digest(events: Sequence[Event]) -> bytes:
+    """A digest of the events (empty when they cannot be encoded: never resumed)."""
+    try:
+        return hashlib.blake2b(msgspec.msgpack.encode(events), digest_size=16).digest()
+    except (TypeError, ValueError, OverflowError):
+        return b""
+
+
+def _call_ids(events: Sequence[Event]) -> list[str]:
+    return [e.data.tool_call_id for e in events
+            if e.type == TOOL_CALL and e.data.tool_call_id is not None]
+
+
+def _fed_monitors(configs: Sequence[MaxRepeatConfig], names: Sequence[str], call: HookCall,
+                  log: str | None, lenient: bool, snap: Snapshot | None, extra: _Extra,
+                  history: list[Event], current: list[Event]) -> list[Monitor]:
+    """Monitors fed ``history``: the saved ones plus the new events when the history
+    starts with what they were fed, else new ones fed all of it. Updates ``extra``'s
+    record of what they were fed."""
+    saved: list[bytes] | None = None
+    if (snap is not None and extra.fed_digest and len(snap.monitors) == len(configs)
+            and extra.fed <= len(history)
+            and _events_digest(history[:extra.fed]) == extra.fed_digest):
+        saved = snap.monitors
+    exact = extra.exact
+    while True:
+        calls = Marks(bytearray(extra.calls.data)) if saved is not None else Marks()
+        new = history[extra.fed:] if saved is not None else history
+        if not exact and _repeats(calls, new, current):
+            exact, saved = True, None  # a call id came back: keep every result from now
+            continue
+        kw: dict[str, Any] = {"id": call.session, "source": log, "format": call.reader,
+                              "lenient": lenient, "forget_answers": not exact}
+        try:
+            monitors = [Monitor.from_bytes(d, c, name=n, **kw) if saved is not None
+                        else Monitor(c, name=n, **kw)
+                        for d, c, n in zip(saved or [b""] * len(configs), configs, names)]
+        except ValueError:  # a saved state that does not fit: start again
+            saved = None
+            continue
+        break
+    for mon in monitors:
+        mon.extend(new)
+    extra.fed, extra.fed_digest = len(history), _events_digest(history)
+    extra.calls, extra.exact = calls, exact
+    return monitors
+
+
+def _repeats(calls: Marks, new: list[Event], current: list[Event]) -> bool:
+    """Whether a call id of ``new`` or ``current`` was fed before (``calls``, to which
+    the ids of ``new`` are added)."""
+    for cid in _call_ids(new):
+        m = mark(cid)
+        if m in calls:
+            return True
+        calls.add(m)
+    return any(mark(cid) in calls for cid in _call_ids(current))
 
 
 def _turn_bounds(events: Sequence[Event], i: int) -> tuple[int, int]:
@@ -203,7 +276,7 @@ def judge(
                       signature=signature, missing_ok=True) as gs:
         snap = gs.restore()
         try:
-            extra = msgspec.json.decode(snap.extra, type=_Extra) if snap and snap.extra \
+            extra = msgspec.msgpack.decode(snap.extra, type=_Extra) if snap and snap.extra \
                 else _Extra()
         except (msgspec.DecodeError, msgspec.ValidationError):
             extra = _Extra()
@@ -212,14 +285,14 @@ def judge(
             held = extra.stop
             extra.stop = None
             if snap is not None:
-                gs.store(msgspec.structs.replace(snap, extra=msgspec.json.encode(extra)))
+                gs.store(msgspec.structs.replace(snap, extra=msgspec.msgpack.encode(extra)))
             return Decision(Action.STOP, held, ())
         events, lenient = _caught_up(gs, call.reader, log, seen)
         history, current = place_call(events, call)
-        monitors = [Monitor(c, name=n, id=call.session, source=log, format=call.reader,
-                            lenient=lenient) for c, n in zip(configs, names)]
-        for m in monitors:
-            m.feed_all(history)
+        monitors = _fed_monitors(configs, names, call, log, lenient, snap, extra, history,
+                                 current)
+        # what the next call resumes from: the monitors after the history only
+        fed = [m.to_bytes() for m in monitors] if extra.fed_digest else []
         esc = Escalation(monitors, policy, snap.escalation if snap else None)
         if call.phase == "pre":
             decision = esc.would_exceed(current)
@@ -232,14 +305,15 @@ def judge(
                 # a refused call gets no post-call hook, but the log records its refusal
                 # as its result: count it, so the next hook waits for it too
                 extra.seen = seen + 1
-            gs.store(Snapshot(gs.offset, gs.line_count, b"", [], esc.state,
-                              msgspec.json.encode(extra)))
+            gs.store(Snapshot(gs.offset, gs.line_count, b"", fed, esc.state,
+                              msgspec.msgpack.encode(extra)))
             return decision
         for m in monitors:
             m.feed_all(current)
         decision = esc.decide()
-        gs.store(Snapshot(gs.offset, gs.line_count, b"", [], esc.state,
-                          msgspec.json.encode(_Extra(seen + 1))))
+        extra.seen, extra.stop = seen + 1, None
+        gs.store(Snapshot(gs.offset, gs.line_count, b"", fed, esc.state,
+                          msgspec.msgpack.encode(extra)))
         return decision
 
 
