@@ -36,7 +36,7 @@ __all__ = ["ArrayRange", "array_ranges", "read_range_items", "RANGE_ITEMS", "RAN
 SPLIT_BYTES: Final = 16 * 1024 * 1024
 
 #: A range holds at most this many items (a worker's results for one unit)...
-RANGE_ITEMS: Final = 10_000
+RANGE_ITEMS: Final = 2_000
 #: ...and about this many bytes.
 RANGE_BYTES: Final = 16 * 1024 * 1024
 #: What one pass reads at a time (doubled while a single item does not fit).
