@@ -42,7 +42,7 @@ class _Commands(click.Group):
                         ) -> tuple[str | None, click.Command | None, list[str]]:
         found = super().resolve_command(ctx, args)
         if found[0] != "grade":  # grade resumes the collector itself, before it reads
-            _gc.resume(freeze=True)
+            _gc.resume()
         return found
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
@@ -80,10 +80,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     that died, a report that could not be written (a full disk) or standard output closed
     before the report was complete all exit 2 with one line on standard error.
 
-    It is the command's process: what it makes while the command starts stays out of the
-    garbage collector's reach until the process exits (cli/_gc.py).
+    The garbage collector is paused while the command starts, and the last collection at
+    interpreter exit is skipped (cli/_gc.py).
     """
     _gc.pause()  # until the command starts its work (cli/_gc.py)
+    _gc.spare_exit()
     try:
         code = cli.main(args=list(argv) if argv is not None else None, prog_name="maxrepeat",
                         standalone_mode=False)

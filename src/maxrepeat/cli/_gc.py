@@ -1,15 +1,13 @@
-"""The cyclic garbage collector, paused while a command starts (start-up is measured:
-bench/RESULTS.md).
+"""The cyclic garbage collector and start-up (start-up is measured: bench/RESULTS.md).
 
 Importing click and a command's modules allocates tens of thousands of objects that are
 never garbage (classes, functions, constants). `pause` stops the collector while they
 are made; `resume` starts it again when the command's own work starts (``grade``: before
-any trajectory is read; the other commands: when they are invoked), after moving them
-out of its reach (``freeze``: `gc.freeze`). Otherwise every later collection, and the
-one at interpreter exit, would scan them again: together about 9 ms of a 70 ms
-``maxrepeat grade`` of one small file. The module's own import resumes without freezing
-(an importer of `maxrepeat.cli` keeps its collector as it was); ``main`` is the
-command's process, whose start-up objects stay frozen until it exits.
+any trajectory is read; the other commands: when they are invoked). The module's own
+import resumes it too, so an importer of `maxrepeat.cli` keeps its collector as it was.
+`spare_exit` makes the interpreter's last collection, at exit, skip every object (it
+would scan them all: most of the ~9 ms of a 70 ms ``maxrepeat grade`` of one small file
+that the collector cost); nothing is collected then that the exit does not free anyway.
 
 >>> import gc
 >>> pause(); gc.isenabled()
@@ -35,12 +33,19 @@ def pause() -> None:
         _paused = True
 
 
-def resume(*, freeze: bool = False) -> None:
-    """Start the collector again if `pause` stopped it; with ``freeze``, first move every
-    object made so far out of its reach for good (`gc.freeze`)."""
+def resume() -> None:
+    """Start the collector again if `pause` stopped it."""
     global _paused
     if _paused:
         _paused = False
-        if freeze:
-            gc.freeze()
         gc.enable()
+
+
+def spare_exit() -> None:
+    """At interpreter exit, before its last collection, move every object out of the
+    collector's reach (`gc.freeze`): the process ends, and its memory goes with it.
+    (Freezing earlier, while worker pools start and stop, made a Ctrl-C exit report a
+    leaked semaphore now and then; at exit nothing runs any more.)"""
+    import atexit
+
+    atexit.register(gc.freeze)

@@ -142,7 +142,7 @@ def grade_cmd(
     from . import _gc
     from .sigint import SigintGuard
 
-    _gc.resume(freeze=True)  # the modules are imported: the work starts (cli/_gc.py)
+    _gc.resume()  # the modules are imported: the work starts (cli/_gc.py)
 
     try:
         with SigintGuard() as guard, progress_bar(_show_bar(paths, quiet)) as on_unit:
