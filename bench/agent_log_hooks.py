@@ -1,0 +1,158 @@
+"""The Codex CLI, Gemini CLI and Copilot CLI guards' cost (issue 12 item 4):
+``python bench/agent_log_hooks.py [--session 10000] [--first 20000]``.
+
+These guards read the agent's own session log. For each agent a synthetic session grows
+one call at a time, written as the agent writes it around its hooks (Codex: the call
+before the hooks, its output after; Copilot: the request and its start before, the
+completion after; Gemini: the whole message after); after each call the post-call hook
+runs in-process (`judge`, the work a hook process does after its imports), and its CPU
+time is recorded. Reported: median and p99 over the session, the median of the first and
+last 100 calls (what grows with the session), and the first call (no saved state) on a
+log of ``--first`` calls against `maxrepeat grade`'s reader and grader of the same log,
+in-process (the floor measured in the same run). CPU seconds (``time.process_time``);
+the machine load is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+
+import maxrepeat  # noqa: E402
+from maxrepeat import MaxRepeatConfig  # noqa: E402
+from maxrepeat.guards import agentlog  # noqa: E402
+from maxrepeat.guards.agentlog import HookCall, judge  # noqa: E402
+
+CONFIGS = [MaxRepeatConfig(max=3, max_cycle_period=2)]
+OUTPUT = "line of build output that the tool printed, " * 10  # ~450 bytes
+
+
+def _cmd(i: int) -> str:
+    return f"make target-{i % 97}"
+
+
+def _out(i: int) -> str:
+    return f"{i % 89} {OUTPUT}"
+
+
+def _before(reader: str, i: int) -> list[dict[str, Any]]:
+    cid = f"call_{i}"
+    if reader == "codex":
+        return [{"type": "response_item", "payload": {
+            "type": "function_call", "name": "exec_command", "call_id": cid,
+            "arguments": json.dumps({"cmd": _cmd(i)})}}]
+    if reader == "copilot-cli":
+        return [{"type": "assistant.message", "id": f"a{i}", "data": {
+            "messageId": f"m{i}", "content": "", "toolRequests": [
+                {"toolCallId": cid, "name": "bash", "arguments": {"command": _cmd(i)}}]}},
+            {"type": "tool.execution_start", "id": f"s{i}", "data": {
+                "toolCallId": cid, "toolName": "bash", "arguments": {"command": _cmd(i)}}}]
+    return []
+
+
+def _after(reader: str, i: int) -> list[dict[str, Any]]:
+    cid = f"call_{i}"
+    if reader == "codex":
+        return [{"type": "response_item", "payload": {
+            "type": "function_call_output", "call_id": cid, "output": _out(i)}}]
+    if reader == "copilot-cli":
+        return [{"type": "tool.execution_complete", "id": f"c{i}", "data": {
+            "toolCallId": cid, "success": True, "result": {"content": _out(i)}}}]
+    return [{"id": f"g{i}", "type": "gemini", "content": "", "toolCalls": [
+        {"id": cid, "name": "run_shell_command", "args": {"command": _cmd(i)},
+         "status": "success", "result": [{"functionResponse": {
+             "id": cid, "name": "run_shell_command", "response": {"output": _out(i)}}}]}]}]
+
+
+def _start(reader: str) -> list[dict[str, Any]]:
+    if reader == "codex":
+        return [{"type": "session_meta", "payload": {"id": "s"}},
+                {"type": "event_msg", "payload": {"type": "task_started", "turn_id": "t"}}]
+    if reader == "copilot-cli":
+        return [{"type": "session.start", "data": {"sessionId": "s"}, "id": "e0"}]
+    return [{"sessionId": "s", "projectHash": "h", "kind": "main",
+             "startTime": "2026-12-01T00:00:00Z", "lastUpdated": "2026-12-01T00:00:00Z"}]
+
+
+def _call(reader: str, log: Path, i: int) -> HookCall:
+    placement, name = {"codex": ("id", "exec_command"), "copilot-cli": ("unanswered", "bash"),
+                       "gemini-cli": ("absent", "run_shell_command")}[reader]
+    args = {"cmd": _cmd(i)} if reader == "codex" else {"command": _cmd(i)}
+    return HookCall(phase="post", session="s", log=str(log), reader=reader,
+                    placement=placement, name=name, arguments=args,
+                    call_id=f"call_{i}" if reader == "codex" else None, result=_out(i))
+
+
+def _lines(records: list[dict[str, Any]]) -> str:
+    return "".join(json.dumps(r) + "\n" for r in records)
+
+
+def session(reader: str, tmp: Path, calls: int) -> dict[str, Any]:
+    log = tmp / f"{reader}-grow.jsonl"
+    cache = tmp / f"{reader}-cache"
+    times: list[float] = []
+    with log.open("w") as fh:
+        fh.write(_lines(_start(reader)))
+        for i in range(calls):
+            fh.write(_lines(_before(reader, i)))
+            fh.flush()
+            t = time.process_time()
+            judge(_call(reader, log, i), CONFIGS, cache_dir=cache)
+            times.append(time.process_time() - t)
+            fh.write(_lines(_after(reader, i)))
+            fh.flush()
+    p99 = sorted(times)[min(len(times) - 1, int(0.99 * len(times)))]
+    return {"calls": calls, "mb": round(log.stat().st_size / 1e6, 1),
+            "median_ms": round(statistics.median(times) * 1e3, 2),
+            "p99_ms": round(p99 * 1e3, 2),
+            "first_100_ms": round(statistics.median(times[:100]) * 1e3, 2),
+            "last_100_ms": round(statistics.median(times[-100:]) * 1e3, 2)}
+
+
+def first(reader: str, tmp: Path, calls: int) -> dict[str, Any]:
+    log = tmp / f"{reader}-long.jsonl"
+    with log.open("w") as fh:
+        fh.write(_lines(_start(reader)))
+        for i in range(calls):
+            fh.write(_lines(_before(reader, i) + _after(reader, i)))
+        fh.write(_lines(_before(reader, calls)))
+    hook, grade = [], []
+    for k in range(3):
+        t = time.process_time()
+        judge(_call(reader, log, calls), CONFIGS, cache_dir=tmp / f"{reader}-first-{k}")
+        hook.append(time.process_time() - t)
+        t = time.process_time()
+        for traj in maxrepeat.read_trajectories(log, format=reader):
+            maxrepeat.grade(traj, CONFIGS[0])
+        grade.append(time.process_time() - t)
+    return {"calls": calls, "mb": round(log.stat().st_size / 1e6, 1),
+            "hook_s": round(min(hook), 3), "grade_s": round(min(grade), 3),
+            "ratio": round(min(hook) / min(grade), 2)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--session", type=int, default=10000)
+    ap.add_argument("--first", type=int, default=20000)
+    ap.add_argument("--only", default="codex,gemini-cli,copilot-cli")
+    args = ap.parse_args()
+    agentlog.LAG_WAIT = 0.0  # every result is on disk before the next hook: never waits
+    with tempfile.TemporaryDirectory() as d:
+        for reader in args.only.split(","):
+            print("load", os.getloadavg()[0], reader)
+            print(json.dumps({"first": first(reader, Path(d), args.first),
+                              "session": session(reader, Path(d), args.session)}), flush=True)
+    print("load after", os.getloadavg()[0])
+
+
+if __name__ == "__main__":
+    main()
