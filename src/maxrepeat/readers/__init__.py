@@ -274,18 +274,31 @@ def _bounded_lines(fh: IO[bytes], strip_bom: Callable[[bytes], bytes]
             yield line, whole
 
 
+#: How much of a file `_skip_line` maps at once (a multiple of every mmap granularity).
+_MAP_WINDOW: Final = 16 << 20
+
+
 def _skip_line(fh: IO[bytes]) -> None:
     """Move past the rest of an over-long line. A file is searched in place (mmap: one
     memchr over the page cache, where a one-line document of 300 MB took ~300 readline
-    calls copying all of it); anything else is read through in bounded pieces."""
+    calls copying all of it), a window of `_MAP_WINDOW` bytes at a time: the pages of a
+    mapping count in the process's resident memory while it is mapped, and one mapping
+    of a whole 290 MB array would have put all of it there; anything else is read
+    through in bounded pieces."""
     try:
         fd = fh.fileno()
         pos = fh.tell()
         import mmap
 
-        with mmap.mmap(fd, 0, access=mmap.ACCESS_READ) as view:
-            end = view.find(b"\n", pos)
-            size = len(view)
+        size = os.fstat(fd).st_size
+        at = pos - pos % mmap.ALLOCATIONGRANULARITY
+        end = -1
+        while at < size and end < 0:
+            length = min(_MAP_WINDOW, size - at)
+            with mmap.mmap(fd, length, access=mmap.ACCESS_READ, offset=at) as view:
+                found = view.find(b"\n", max(pos - at, 0))
+            end = at + found if found >= 0 else -1
+            at += length
     except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
         pass
     else:
