@@ -10,14 +10,16 @@ itself still matches the checksum written with it (a flipped byte in the cache i
 decoded). Anything else (missing, corrupt, another version or config, a log that shrank
 or was rewritten) is ignored and the log read from its start.
 
-The log is checked in blocks of `BLOCK` bytes, so that a call costs what was appended,
-not the length of the log (issue 12): the saved state holds a digest of every complete
-block before the offset and of the partial block ending at it. Each call hashes again the
-first block, the partial block (so a log replaced by another, cut, or rewritten near
-where the last call stopped is seen at once) and, in turn, ``1 + appended // BLOCK``
-further blocks from a cursor that goes round the log (a rewrite anywhere else is seen
-within as many calls as the log has blocks; issue 18). ``docs/design/guards.md`` says
-why that is enough for an append-only log.
+The log is checked in blocks of `BLOCK` bytes: the saved state holds a digest of every
+complete block before the offset and of the partial block ending at it. By default
+(`CHECK` ``"full"``) each call hashes every block again, once (a rewrite anywhere is seen
+at the next call: issue 18); blocks appended are hashed once more when saved. With
+``MAXREPEAT_HOOK_CHECK=sampled`` a call costs what was appended, not the length of the
+log (issue 12): it hashes again the first block, the partial block (so a log replaced by
+another, cut, or rewritten near where the last call stopped is seen at once) and, in
+turn, ``1 + appended // BLOCK`` further blocks from a cursor that goes round the log (a
+rewrite anywhere else is seen within as many calls as the log has blocks).
+``docs/design/guards.md`` says what each costs and sees.
 
 API (shared by every agent hook; ``maxrepeat.guards.claude_code`` is the first user)::
 
@@ -50,7 +52,7 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, Final
@@ -69,12 +71,29 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
 __all__ = ["GuardSession", "Snapshot", "default_cache_dir", "signature_of", "CACHE_FORMAT",
+           "CHECKS", "check_mode",
            "BLOCK", "block_digests", "seal", "unseal"]
 
 #: Changes whenever the saved layout changes; part of every saved state.
 CACHE_FORMAT: Final = 5
 #: The log is verified in blocks of this many bytes (hashing one takes ~0.3 ms).
 BLOCK: Final = 256 * 1024
+#: How the log is checked against a saved state: ``"full"`` (every block, every call)
+#: or ``"sampled"`` (the first block, the block at the offset and a round of others).
+CHECKS: Final = ("full", "sampled")
+
+
+def check_mode(environ: Mapping[str, str] | None = None) -> str:
+    """The check mode ``MAXREPEAT_HOOK_CHECK`` asks for: ``"full"`` unless it is exactly
+    ``sampled`` (anything else, a typo included, keeps the safe check).
+
+    >>> check_mode({}), check_mode({"MAXREPEAT_HOOK_CHECK": "sampled"})
+    ('full', 'sampled')
+    >>> check_mode({"MAXREPEAT_HOOK_CHECK": "sampeld"})
+    'full'
+    """
+    env = os.environ if environ is None else environ
+    return "sampled" if env.get("MAXREPEAT_HOOK_CHECK") == "sampled" else "full"
 _D: Final = 16  # bytes per block digest
 
 
@@ -182,6 +201,7 @@ class GuardSession:
         #: stays keyed by the log's path, so it is the same state once the file appears
         self.missing_ok = missing_ok
         self.missing = False
+        self.check = check_mode()
         self.session = session or ""
         self.log = log
         self.signature = signature
@@ -256,8 +276,9 @@ class GuardSession:
         return _digest(_read_at(self._fh, start, offset - start))
 
     def _verify(self, saved: _Saved) -> bool:
-        """Whether the log still matches ``saved`` where this call checks it (the first
-        block, the block at the offset, and the next blocks of the round)."""
+        """Whether the log still matches ``saved`` where this call checks it (every
+        block; or, sampled, the first block, the block at the offset, and the next blocks
+        of the round)."""
         fh = self._fh
         assert fh is not None
         offset = saved.snapshot.offset
@@ -271,6 +292,11 @@ class GuardSession:
             return True
         if block_digests(fh, 0, 1) != blocks[:_D]:
             return False
+        if self.check == "full":
+            if block_digests(fh, 1, count) != blocks[_D:]:
+                return False
+            self._blocks = blocks
+            return True
         cursor = saved.audit % count
         for _ in range(min(count - 1, 1 + (self.size - offset) // BLOCK)):
             cursor = cursor % (count - 1) + 1  # block 0 is checked every time
