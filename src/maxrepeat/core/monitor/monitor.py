@@ -5,7 +5,7 @@ design is in ``docs/design/monitor.md``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -181,6 +181,44 @@ class Monitor:
         mon = cls(config, name=name, id=id, source=source, format=format, lenient=lenient,
                   forget_answers=forget_answers, max_runs=max_runs)
         mon._tracker.restore(state)
+        return mon
+
+    @classmethod
+    def from_events(
+        cls,
+        events: Sequence[EventLike | Mapping[str, Any]],
+        config: MaxRepeatConfig,
+        *,
+        name: str | None = None,
+        id: str | None = None,
+        source: str | None = None,
+        format: str = "vally",
+        lenient: bool = False,
+        forget_answers: bool = False,
+        max_runs: int = DEFAULT_MAX_RUNS,
+    ) -> Monitor:
+        """A monitor that has taken ``events``: the same state, byte for byte, as
+        ``Monitor(...)`` fed them one by one, built from the batch grader's tables
+        (`grade()`'s grouping, fingerprints and run search, native where built) for all
+        but the last unsettled events (``frombatch.py``). Catching up on a long log costs
+        about what `grade()` of it costs, instead of the monitor's per-event work.
+
+        >>> evs = [{"type": "tool_call", "data": {"toolName": "ls", "toolCallId": str(i)}}
+        ...        for i in range(3)]
+        >>> cfg = MaxRepeatConfig(max=2, match="name")
+        >>> m = Monitor.from_events(evs, cfg)
+        >>> m.result().evidence
+        'ls repeated 3 times in a row at steps 0-2 (max 2)'
+        >>> fed = Monitor(cfg)
+        >>> fed.extend(evs)
+        >>> m.to_bytes() == fed.to_bytes()
+        True
+        """
+        mon = cls(config, name=name, id=id, source=source, format=format, lenient=lenient,
+                  forget_answers=forget_answers, max_runs=max_runs)
+        from .frombatch import prime
+
+        prime(mon._tracker, events, mon._traj.source or mon._traj.label)
         return mon
 
     def _add(self, event: EventLike | Mapping[str, Any]) -> None:

@@ -90,6 +90,7 @@ class StretchSearch:
             k = copies(st.length, p)
             end = run_end(st.start, p, k)
             self.finish(Best(k, p, st.start, st.block, self.at(end).last))
+        st.start = 0  # as a fresh stretch: a state depends only on what it means
         st.length = 0
         st.block = []
         st.primitive = True
