@@ -55,7 +55,8 @@ RULES = [
      " unterminated group at offset 0"),
     ("      max: 1\n      max_cycle: 2\n",
      "5:7: graders[0].config.max_cycle must be one of the keys max, max_cycle_period, match, "
-     "tools, ignore_arguments, normalize, replace, similarity, similarity_min_length "
+     "tools, ignore_arguments, normalize, replace, similarity, similarity_min_length, "
+     "with_observation "
      "(got unknown key \"max_cycle\"); did you mean max_cycle_period?"),
     ("      max: 1\n      max: 2\n",
      '5:7: graders[0].config.max must be given once (got a second "max" key); '

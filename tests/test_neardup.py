@@ -40,16 +40,18 @@ ARGS: list[Any] = [
 ]
 
 near_configs = st.builds(
-    lambda max_, period, match, ignore, normalize, replace, sim: MaxRepeatConfig(
+    lambda max_, period, match, ignore, normalize, replace, sim, with_obs: MaxRepeatConfig(
         max_, period, match,
         ignore_arguments=ignore if match == "name-args" else None,
         normalize=normalize, replace=replace, similarity=sim,
-        similarity_min_length=40 if sim is not None else None),
+        similarity_min_length=40 if sim is not None else None,
+        with_observation=with_obs if match == "name-args" else None),
     st.integers(1, 3), st.integers(1, 4), st.sampled_from(["observation", "name-args"]),
     st.sampled_from([None, ["description"], {"^bash$": ["description", "timeout"]}]),
     st.sampled_from([None, ["volatile"], ["volatile", "numbers"], ["durations", "ansi"]]),
     st.sampled_from([None, [{"pattern": r"marker\d+", "with": "marker"}]]),
     st.sampled_from([None, None, 0.6, 0.9]),
+    st.sampled_from([None, None, True, False]),
 )
 
 
@@ -131,6 +133,45 @@ def test_reworded_description_ignored_per_tool() -> None:
     assert grade(t, other).passed
 
 
+def test_with_observation_tells_a_poll_that_progresses_from_a_stuck_one() -> None:
+    """The same command each time: a poll whose answer advances is not a repeat with
+    with_observation, a poll answered the same (but for the clock) is; without the
+    answer in the key both are repeats."""
+    poll = {"command": "./status.sh", "description": "Check the job"}
+    moving = _loop([f"{t} job 42: running, {p}% done" for t, p in
+                    [("02:51:19", 25), ("02:51:20", 50), ("02:51:21", 75)]] + ["job 42: done"],
+                   [poll] * 4)
+    stuck = _loop([f"2026-12-01T02:48:3{i}.91Z GET /health: connection refused"
+                   for i in range(4)], [poll] * 4)
+    base = dict(match="name-args", normalize=["volatile"])
+    plain = MaxRepeatConfig(2, **base)  # type: ignore[arg-type]
+    both = MaxRepeatConfig(2, **base, with_observation=True)  # type: ignore[arg-type]
+    assert not grade(moving, plain).passed and grade(moving, both).passed
+    assert not grade(stuck, plain).passed
+    got = grade(stuck, both)
+    assert not got.passed and got.metadata.occurrences == 4
+    # its previews show the answers, as observation mode's do
+    assert got.metadata.pattern[0].endswith('-> "2026-12-01T02:48:30.91Z GET /health: '
+                                            'connection refused"')
+    # a different action answered the same is not a repeat either
+    other = _loop(["updated"] * 4, [{"command": f"edit {i}"} for i in range(4)])
+    assert not grade(other, MaxRepeatConfig(2)).passed and grade(other, both).passed
+
+
+def test_with_observation_keeps_calls_without_an_answer() -> None:
+    """A think tool's empty answer between the same failing calls: the step keeps its
+    action (not empty, as in observation mode), so the cycle of two repeats."""
+    events: list[dict[str, Any]] = []
+    for i in range(3):
+        events += turn(call("book", f"b{i}", {"amount": 833}), result(f"b{i}", "Error: 1203"))
+        events += turn(call("think", f"t{i}", {"thought": "use the certificate"}),
+                       result(f"t{i}", ""))
+    cfg = MaxRepeatConfig(2, 2, "name-args", normalize=["volatile"], with_observation=True)
+    got = grade({"events": events}, cfg)
+    assert not got.passed and got.metadata.period == 2
+    assert grade({"events": events}, MaxRepeatConfig(2, 2, normalize=["volatile"])).passed
+
+
 def test_numbers_off_by_default_in_volatile() -> None:
     """Counters are often progress: volatile leaves plain numbers alone."""
     t = _loop(["page 1 of 9", "page 2 of 9", "page 3 of 9"])
@@ -183,6 +224,10 @@ def test_config_rules_and_round_trip() -> None:
         ({"ignore_arguments": ["description"]}, "ignore_arguments must be used with match "
                                                 "name-args (got match observation)"),
         ({"match": "name", "normalize": ["ansi"]}, "normalize must be used with match"),
+        ({"with_observation": True}, "with_observation must be used with match name-args "
+                                     "(got match observation); observation mode compares"),
+        ({"match": "name-args", "with_observation": 1},
+         "with_observation must be true or false (got 1)"),
         ({"replace": [{"pattern": "(", "with": ""}]}, "replace[0].pattern must be a valid"),
         ({"replace": [{"pattern": "[\\s\\S]*", "with": "x"}]}, "keeps different texts apart"),
         ({"replace": [{"pattern": "a"}]}, "replace[0] must be a mapping with exactly"),
@@ -195,8 +240,11 @@ def test_config_rules_and_round_trip() -> None:
             MaxRepeatConfig.from_mapping({"max": 2, **extra})
         assert words in str(exc.value)
     cfg = MaxRepeatConfig(2, match="name-args", ignore_arguments={"^Bash$": ["description"]},
-                          normalize=["volatile"], similarity=0.9, similarity_min_length=100)
+                          normalize=["volatile"], similarity=0.9, similarity_min_length=100,
+                          with_observation=True)
     assert MaxRepeatConfig.from_mapping(cfg.to_dict()) == cfg
+    # with_observation: false alone is exact name-args matching (the same code path)
+    assert MaxRepeatConfig(2, match="name-args", with_observation=False).near is None
     assert MaxRepeatConfig(2).to_dict() == {"max": 2, "max_cycle_period": 1,
                                             "match": "observation"}
 

@@ -104,6 +104,7 @@ NEAR_GOOD = [
     {"max": 2, "normalize": ["volatile", "numbers"]},
     {"max": 2, "replace": [{"pattern": "marker\\d+", "with": "marker"}]},
     {"max": 2, "similarity": 0.9, "similarity_min_length": 100},
+    {"max": 2, "match": "name-args", "with_observation": True},
 ]
 NEAR_BAD = [
     {"max": 2, "normalize": ["volatil"]},
@@ -112,6 +113,7 @@ NEAR_BAD = [
     {"max": 2, "similarity": 0.2},
     {"max": 2, "similarity_min_length": 0, "similarity": 0.9},
     {"max": 2, "match": "name-args", "ignore_arguments": {"Bash": "description"}},
+    {"max": 2, "match": "name-args", "with_observation": "yes"},
 ]
 
 

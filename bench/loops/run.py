@@ -41,8 +41,11 @@ import cases  # noqa: E402
 
 CORPUS = Path(os.environ.get("MAXREPEAT_SHARED", ROOT.parent / "shared")) / "corpus"
 BASE: dict[str, Any] = {"max": 2, "max_cycle_period": 2}
-RECOMMENDED_ARGS: dict[str, Any] = {"match": "name-args", "normalize": ["volatile"],
-                                    "ignore_arguments": ["description", "summary"]}
+NAME_ARGS_VOLATILE: dict[str, Any] = {"match": "name-args", "normalize": ["volatile"],
+                                      "ignore_arguments": ["description", "summary"]}
+#: the recommended settings (README, docs/near-duplicates.md): the same action AND the
+#: same answer, volatile text normalized in both
+RECOMMENDED_ARGS: dict[str, Any] = {**NAME_ARGS_VOLATILE, "with_observation": True}
 SETTINGS: dict[str, dict[str, Any]] = {
     "exact observation": {},
     "exact name-args": {"match": "name-args"},
@@ -52,9 +55,17 @@ SETTINGS: dict[str, dict[str, Any]] = {
     "observation + volatile + numbers": {"normalize": ["volatile", "numbers"]},
     "name-args + ignore description/summary": {"match": "name-args",
                                                "ignore_arguments": ["description", "summary"]},
-    "name-args + volatile + ignore description/summary": RECOMMENDED_ARGS,
-    "name-args + volatile + ignore + similarity 0.9": {**RECOMMENDED_ARGS, "similarity": 0.9},
+    "name-args + volatile + ignore description/summary": NAME_ARGS_VOLATILE,
+    "name-args + volatile + ignore + similarity 0.9": {**NAME_ARGS_VOLATILE, "similarity": 0.9},
     "name-args + volatile + ignore description/summary/thought": {
+        **NAME_ARGS_VOLATILE, "ignore_arguments": ["description", "summary", "thought"]},
+    "name-args + ignore + with_observation (no normalize)": {
+        "match": "name-args", "ignore_arguments": ["description", "summary"],
+        "with_observation": True},
+    "name-args + volatile + ignore + with_observation": RECOMMENDED_ARGS,
+    "name-args + volatile + ignore + with_observation + similarity 0.9": {
+        **RECOMMENDED_ARGS, "similarity": 0.9},
+    "name-args + volatile + ignore .../thought + with_observation": {
         **RECOMMENDED_ARGS, "ignore_arguments": ["description", "summary", "thought"]},
 }
 
@@ -220,10 +231,10 @@ def main(argv: list[str] | None = None) -> None:
             print(label)
         t = evaluate(setting, runs, args.verbose)
         rows.append((label, t))
-    print(f"\n{'setting':52} {'run P':>6} {'run R':>6} {'step P':>6} {'step R':>6} "
+    print(f"\n{'setting':66} {'run P':>6} {'run R':>6} {'step P':>6} {'step R':>6} "
           f"{'vol R':>6} {'rec vol R':>9} {'legit FP real':>14} {'legit FP all':>13}")
     for label, t in rows:
-        print(f"{label:52} {_ratio(t['det_ok'], t['det']):>6} {_ratio(t['found'], t['loops']):>6} "
+        print(f"{label:66} {_ratio(t['det_ok'], t['det']):>6} {_ratio(t['found'], t['loops']):>6} "
               f"{_ratio(t['st_hit'], t['st_det']):>6} {_ratio(t['st_hit'], t['st_lab']):>6} "
               f"{_ratio(t['vol_found'], t['vol']):>6} "
               f"{_ratio(t['rec_vol_found'], t['rec_vol']):>9} "
@@ -245,7 +256,7 @@ def main(argv: list[str] | None = None) -> None:
         for label, (s, w) in secs.items():
             base = "exact name-args" if "name-args" in label else (
                 "exact name" if label == "exact name" else "exact observation")
-            print(f"  {label:52} {s:7.3f} s  x{s / secs[base][0]:.2f}  | "
+            print(f"  {label:66} {s:7.3f} s  x{s / secs[base][0]:.2f}  | "
                   f"{w:7.3f} s  x{w / secs[base][1]:.2f}")
 
 

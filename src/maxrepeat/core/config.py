@@ -337,13 +337,15 @@ class MaxRepeatConfig:
         replace: Sequence[Mapping[str, str]] | None = None,
         similarity: float | None = None,
         similarity_min_length: int | None = None,
+        with_observation: bool | None = None,
     ) -> None:
         raw: dict[str, Any] = {"max": max, "max_cycle_period": max_cycle_period, "match": match}
         if tools is not None:
             raw["tools"] = list(tools) if isinstance(tools, (list, tuple)) else tools
         near_raw = {"ignore_arguments": ignore_arguments, "normalize": normalize,
                     "replace": replace, "similarity": similarity,
-                    "similarity_min_length": similarity_min_length}
+                    "similarity_min_length": similarity_min_length,
+                    "with_observation": with_observation}
         near_given = {k: _plain(v) for k, v in near_raw.items() if v is not None}
         raw.update(near_given)
         problems = check_config(raw)
@@ -393,6 +395,17 @@ class MaxRepeatConfig:
     def near(self) -> NearDup | None:
         """The near-duplicate settings, or None when matching is exact (the default)."""
         return self._near
+
+    @property
+    def observes(self) -> bool:
+        """Whether a step's key holds its observations (``observation`` mode, or
+        ``name-args`` with ``with_observation``): a verdict then waits for results.
+
+        >>> MaxRepeatConfig(3, match="name-args", with_observation=True).observes
+        True
+        """
+        return self.match == "observation" or (self._near is not None
+                                               and self._near.observation)
 
     @property
     def display_name(self) -> str:

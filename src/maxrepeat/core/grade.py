@@ -164,10 +164,12 @@ def result_from_table(
     """The result for a fingerprinted step table (listing at most ``max_runs`` runs)."""
     span, spans = search(table.ids, config.max_cycle_period, config.max)
     events = trajectory.events
-    best = _run(events, table, span, config.match) if span is not None else None
+    # previews show the results whenever the keys hold them (with_observation too)
+    shown = "observation" if config.observes else config.match
+    best = _run(events, table, span, shown) if span is not None else None
     # Only the listed runs get a Run (and its previews); the step count covers them all.
     listed = largest(spans, lambda s: rank(s.occurrences, s.period, s.start), max_runs)
-    runs = tuple(_run(events, table, s, config.match) for s in listed)
+    runs = tuple(_run(events, table, s, shown) for s in listed)
     return build_result(
         trajectory,
         config,

@@ -29,6 +29,7 @@ NEAR_EXPECT: Final = {
     "replace": "a non-empty list of {pattern, with} mappings",
     "similarity": "a number from 0.5 to 1",
     "similarity_min_length": "an integer >= 1",
+    "with_observation": "true or false",
 }
 NEAR_KEYS: Final = tuple(NEAR_EXPECT)
 NEAR_DESCRIPTIONS: Final = {
@@ -43,6 +44,9 @@ NEAR_DESCRIPTIONS: Final = {
                   "threshold as equal (see docs/design/near-duplicates.md).",
     "similarity_min_length": "Strings shorter than this are never compared by similarity "
                              "(default 200).",
+    "with_observation": "name-args only: a repeat must also get the same observation "
+                        "(after normalize/replace/similarity): a poll whose output "
+                        "changes is not a repeat.",
 }
 _LIST = {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}}
 NEAR_SCHEMAS: Final[dict[str, dict[str, Any]]] = {
@@ -58,6 +62,7 @@ NEAR_SCHEMAS: Final[dict[str, dict[str, Any]]] = {
                        "with": {"type": "string"}}}},
     "similarity": {"type": "number", "minimum": 0.5, "maximum": 1},
     "similarity_min_length": {"type": "integer", "minimum": 1, "default": 200},
+    "with_observation": {"type": "boolean", "default": False},
 }
 
 #: Argument names that carry the action itself in common agents' tools (Claude Code's
@@ -157,12 +162,18 @@ def check_near(config: Mapping[str, Any]) -> list[tuple[ConfigError, str | None]
             if (isinstance(value, bool) or not isinstance(value, (int, float))
                     or not 0.5 <= value <= 1):
                 errs.append(ConfigError(key, NEAR_EXPECT[key], _show(value)))
+        elif key == "with_observation":
+            if not isinstance(value, bool):
+                errs.append(ConfigError(key, NEAR_EXPECT[key], _show(value)))
+            elif match != "name-args":
+                errs.append(ConfigError(key, "used with match name-args", f"match {match}",
+                                        hint="observation mode compares observations already"))
         elif key == "similarity_min_length":
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 errs.append(ConfigError(key, NEAR_EXPECT[key], _show(value)))
             elif "similarity" not in config:
                 errs.append(ConfigError(key, "used with similarity", "no similarity"))
-        if key != "ignore_arguments" and not errs and match == "name":
+        if key not in ("ignore_arguments", "with_observation") and not errs and match == "name":
             errs.append(ConfigError(key, "used with match observation or name-args",
                                     "match name"))
         out.extend((e, key) for e in errs)
@@ -204,8 +215,9 @@ def _check_replace(value: Any) -> list[ConfigError]:
 
 def near_from(config: Mapping[str, Any]) -> NearDup | None:
     """The settings of a checked config mapping; None when no near-duplicate key is set."""
-    if not any(k in config for k in NEAR_KEYS):
-        return None
+    if not any(k in config for k in NEAR_KEYS if k != "with_observation") \
+            and not config.get("with_observation"):
+        return None  # with_observation: false alone is exact matching
     from .neardup import NearDup, expand_normalizers
     from .toolmatch import compile_pattern
 
@@ -224,4 +236,5 @@ def near_from(config: Mapping[str, Any]) -> NearDup | None:
         replace=tuple((re.compile(r["pattern"]), r["with"]) for r in config.get("replace", ())),
         similarity=float(sim) if sim is not None else None,
         min_length=int(config.get("similarity_min_length", 200)),
+        observation=bool(config.get("with_observation", False)),
     )

@@ -138,6 +138,7 @@ class NearDup:
     replace: tuple[tuple[re.Pattern[str], str], ...] = ()
     similarity: float | None = None
     min_length: int = 200
+    observation: bool = False  # with_observation (name-args): the answer is compared too
 
     @property
     def rewrites_strings(self) -> bool:

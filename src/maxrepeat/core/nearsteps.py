@@ -78,6 +78,8 @@ def near_keys(
     transform = Transform(near)
     keys: list[bytes | None] = []
     names: dict[str, bytes] = {}
+    if config.match == "name-args" and near.observation:
+        return _with_observation(events, steps, config, transform)
     if config.match == "name-args":
         raw_type = msgspec.Raw
         for step in (([i] for i in steps.calls) if isinstance(steps, SingleCallSteps) else steps):
@@ -118,6 +120,70 @@ def near_keys(
             keys.append(None)
         else:
             keys.append(_ONE_DIGEST + digests[0] if len(digests) == 1 else step_key(digests))
+    return keys
+
+
+def _arguments_digest(transform: Transform, name: str, nb: bytes, raw: Any) -> bytes:
+    """A call's name-args digest after the transform (as `reduce_call` makes it)."""
+    if type(raw) is msgspec.Raw:
+        # read from a file: decoded normalized, encoded without a second walk
+        return digest(nb + normalized_bytes(transform.arguments(name, comparison_value(raw))))
+    return digest(nb + canonical_bytes(transform.arguments(name, decode_value(raw))))
+
+
+def _with_observation(events: Sequence[Any], steps: Sequence[Sequence[int]],
+                      config: MaxRepeatConfig, transform: Transform) -> list[bytes | None]:
+    """``name-args`` with ``with_observation``: a call's key is its name-args digest and
+    its first result's (`observed_key`), so a repeat needs the same action and the same
+    answer (a call with none compares by its action and the no-observation mark). One pass in event order over the watched calls and every first result, as
+    the monitor meets them (one `Transform`: the similarity clusters see that order), and
+    an unusable value raises where the monitor fails: at its watched call, or at the
+    result of an already watched call."""
+    watched = {i for step in steps for i in step}
+    text = transform.text if transform.near.rewrites_strings else None
+    answers: dict[str, Any] = {}
+    called: set[str] = set()
+    args: dict[int, bytes] = {}
+    names: dict[str, bytes] = {}
+    for i, event in enumerate(events):
+        data = event.data
+        if event.type == TOOL_RESULT:
+            if data is None:
+                continue
+            cid = data.tool_call_id
+            if cid is None or cid in answers:
+                continue
+            try:
+                value = decode_value(data.result)
+                value = text(value) if text is not None and type(value) is str \
+                    else transform.value(value)
+                answers[cid] = None if is_empty(value) else digest(canonical_bytes(value))
+            except (RecursionError, ValueError, TypeError) as exc:
+                if cid in called:
+                    raise
+                answers[cid] = _Unusable(exc)
+        elif i in watched:
+            name = data.tool_name
+            nb = names.get(name)
+            if nb is None:
+                nb = names[name] = name_bytes(name)
+            args[i] = _arguments_digest(transform, name, nb, data.arguments)
+            cid = data.tool_call_id
+            if cid is not None:
+                called.add(cid)
+                key = answers.get(cid)
+                if isinstance(key, _Unusable):
+                    raise key.error
+    # No step is empty: a call without an answer (or with an empty one) still has its
+    # action, and is keyed by it and the no-observation mark (a think tool's empty
+    # answer between failing calls repeats as the rest of the cycle does).
+    keys: list[bytes | None] = []
+    for step in (([i] for i in steps.calls) if isinstance(steps, SingleCallSteps) else steps):
+        digests = []
+        for i in step:
+            cid = events[i].data.tool_call_id
+            digests.append(observed_key(args[i], answers.get(cid) if cid is not None else None))
+        keys.append(_ONE_DIGEST + digests[0] if len(digests) == 1 else step_key(digests))
     return keys
 
 

@@ -84,7 +84,7 @@ class StepGuard:
         monitors = [Monitor(c, name=n, format=format, id=id, source=source)
                     for c, n in zip(self.configs, unique_names(self.configs))]
         self.escalation = Escalation(monitors, self.policy)
-        ahead = [m for m in monitors if m.config.match != "observation"]
+        ahead = [m for m in monitors if not m.config.observes]  # judge a call before it runs
         self._ahead = Escalation(ahead, self.policy) if ahead else None
         self._open: list[str] = []
         self._in_step = False

@@ -217,7 +217,7 @@ def guard(
             decision = Decision(Action.NONE, None, tuple(m.result() for m in monitors))
         elif event == "PreToolUse":
             decision = esc.decide(at_least=Action.BLOCK, refused=True,
-                                  judged=[m.config.match != "observation" for m in monitors])
+                                  judged=[not m.config.observes for m in monitors])
         else:
             decision = esc.decide()
         stop = extra.pending_stop

@@ -66,12 +66,15 @@ class StepViews:
     """Makes `DoneStep` views of steps for one match mode and period bound; keeps the
     `Live` summary of the open step (not saved: rebuilt from the tail on demand)."""
 
-    __slots__ = ("observation", "period", "live")
+    __slots__ = ("observation", "period", "live", "empties")
 
-    def __init__(self, observation: bool, period: int) -> None:
+    def __init__(self, observation: bool, period: int, empties: bool = True) -> None:
         self.observation = observation
         self.period = period
         self.live: Live | None = None
+        # observation mode: a step whose calls all lack an observation is empty; with
+        # name-args + with_observation a call keeps its action, so no step is empty
+        self.empties = observation and empties
 
     def done(self, step: OpenStep, answers: dict[str, Answer]) -> DoneStep:
         """The step as the search sees it now (final once the step is settled)."""
@@ -84,7 +87,7 @@ class StepViews:
                 if answer is None or answer.key is None:
                     empties += 1
                 digests.append(observed(c.digest, answer))
-            empty = step_is_empty(empties, len(calls), self.period)
+            empty = self.empties and step_is_empty(empties, len(calls), self.period)
         else:
             digests = [c.digest for c in calls]
             empty = False
@@ -128,7 +131,7 @@ class StepViews:
             live.absorbed = len(calls)
             live.done = None
         n = len(calls)
-        empty = step_is_empty(live.empties, n, self.period)
+        empty = self.empties and step_is_empty(live.empties, n, self.period)
         view = DoneStep(step.index, calls[0].event, calls[-1].event, None if empty else b"",
                         self.preview(calls, answers), sorted(live.names), n)
         return view, live

@@ -48,7 +48,9 @@ class Tracker:
         self._config = config
         self._period = config.max_cycle_period
         self._match = config.match
-        self._observation = config.match == "observation"
+        # name-args with with_observation keys each call by its arguments' digest and
+        # its answer, exactly as observation mode keys it by its name's and its answer
+        self._observation = config.observes
         self._watches = watcher(config)
         self.st = State(
             version=STATE_VERSION,
@@ -59,7 +61,8 @@ class Tracker:
         # then costs its dict slot and id string only. Bounded, so unique values cost no
         # more than before; sharing equal immutable values cannot change a verdict.
         self._shared: dict[tuple[bytes | None, str, str | None], Answer] = {}
-        self._views = StepViews(self._observation, self._period)
+        self._views = StepViews(self._observation, self._period,
+                                empties=config.match == "observation")
         self._builder = ResultBuilder(config, max_runs)
         self._forget = forget_answers and self._observation
         self._transform: Transform | None = None
