@@ -74,8 +74,8 @@ def _on(enabled: bool, fn: Any, *args: Any) -> Any:
 
 
 def _table(table: Any) -> tuple[Any, ...]:
-    return (list(map(list, table.steps)), type(table.steps).__name__, table.keys, table.ids,
-            table.calls, dict(table.results))
+    return (list(map(list, table.steps)), type(table.steps).__name__, list(table.keys),
+            table.ids, table.calls, dict(table.results), table.empty_steps)
 
 
 def _outcome(fn: Any, *args: Any) -> Any:
@@ -265,3 +265,64 @@ def test_native_equals_pure_with_any_json_values(both: None, trajectory: dict[st
     [read] = read_bytes_as_trajectories(_spell(trajectory, style).encode(), "t.json")
     _compare(read, cfg)
     _compare(as_trajectory(trajectory), cfg)
+
+
+@native
+def test_first_results_table_is_the_reference_mapping(both: None) -> None:
+    """In observation mode the native table of first results (a C hash table) answers as
+    the reference's dict: the first result of an id stays, a result before its call
+    counts, ids without a result are absent, lookups of other objects miss."""
+    events = [{"type": "tool_result", "data": {"toolCallId": "early", "result": "r0"}},
+              {"type": "tool_call", "data": {"toolName": "a", "toolCallId": "early"}},
+              {"type": "tool_call", "data": {"toolName": "a", "toolCallId": "c1"}},
+              {"type": "tool_result", "data": {"toolCallId": "c1", "result": "first"}},
+              {"type": "tool_result", "data": {"toolCallId": "c1", "result": "second"}},
+              {"type": "tool_call", "data": {"toolName": "a", "toolCallId": "none"}},
+              {"type": "tool_call", "data": {"toolName": "b", "toolCallId": "é\u2028"}},
+              {"type": "tool_result", "data": {"toolCallId": "é\u2028", "result": [1]}}]
+    events += [{"type": "tool_call", "data": {"toolName": "x", "toolCallId": f"k{i}"}}
+               for i in range(3000)]  # the index grows
+    events += [{"type": "tool_result", "data": {"toolCallId": f"k{i}", "result": i}}
+               for i in range(0, 3000, 2)]
+    text = json.dumps({"events": events}).encode()
+    [read] = read_bytes_as_trajectories(text, "t.json")
+    cfg = maxrepeat.MaxRepeatConfig(2, match="observation")
+    nat = build_step_table(read.events, cfg).results
+    ref = build_step_table_pure(read.events, cfg).results
+    assert type(nat).__name__ == "FirstResults"
+    assert len(nat) == len(ref) == 1503
+    assert sorted(nat) == sorted(ref) and dict(nat) == dict(ref)
+    assert bytes(nat["c1"]) == b'"first"' and bytes(nat["early"]) == b'"r0"'
+    assert bytes(nat.get("é\u2028")) == b"[1]"
+    for missing in ("none", "k1", "zz", 3, None, b"c1"):
+        assert missing not in nat and nat.get(missing, "dflt") == "dflt"
+    with pytest.raises(KeyError):
+        nat["none"]
+
+
+@native
+@given(st.binary(max_size=40), st.binary(max_size=40))
+def test_fast_hash_tells_parts_apart(a: bytes, b: bytes) -> None:
+    """build_ids' 128-bit hash of one part: different bytes (trailing zero bytes and
+    block boundaries included) give different hashes."""
+    from maxrepeat.core import _native
+
+    assert (_native.fast_hash(a) == _native.fast_hash(b)) == (a == b)
+    assert _native.fast_hash(a) != _native.fast_hash(a + b"\x00")
+
+
+@native
+def test_grading_makes_no_blake2b_keys(both: None) -> None:
+    """Grading compares step ids only: on the native path the BLAKE2b keys (published as
+    Step.fingerprint) are made only when read, and then equal the reference's."""
+    from maxrepeat.core.fingerprints import NativeKeys
+    from maxrepeat.core.grade import _graded
+
+    t = {"events": [{"type": "tool_call", "data": {"toolName": "bash", "toolCallId": str(i),
+                                                    "arguments": {"n": i % 2}}}
+                    for i in range(8)]}
+    cfg = maxrepeat.MaxRepeatConfig(2, match="name-args", max_cycle_period=2)
+    result, _, table = _graded(t, cfg, None, 10)
+    assert table is not None and isinstance(table.keys, NativeKeys)
+    assert table.keys._keys is None and not result.passed
+    assert list(table.keys) == build_step_table_pure(as_trajectory(t).events, cfg).keys

@@ -1330,12 +1330,728 @@ static PyObject *digest(PyObject *self, PyObject *arg) {
     return PyBytes_FromStringAndSize((const char *)out, 16);
 }
 
+/* ------------------------------------------------------------------------------------ */
+/* build_ids: build_table's grading answer (the step ids and the first results), without */
+/* the BLAKE2b step keys. Grading compares fingerprints, it never publishes them: here a */
+/* call's fingerprint is a fast 128-bit hash of the same canonical bytes, and the table  */
+/* of first results by call id is a C hash table whose entries follow the calls. The     */
+/* keys (published through Step.fingerprint) are made by build_table when asked for.     */
+
+#define FH_M1 0x81b73dcde1212631ULL
+#define FH_M2 0x20a9dd094fc601efULL
+#define FH_M3 0xc7ac7fee53cfa507ULL
+#define FH_M4 0xd2bec571182f9665ULL
+#define FH_F1 0x55d425c0d6a0b41dULL
+#define FH_F2 0x332e9044c0089f01ULL
+
+/* Two 64-bit lanes; every step of a round is a bijection of the lane (add, rotate,
+ * multiply by an odd constant), so no input word is ever absorbed without effect. */
+typedef struct {
+    uint64_t a, b;
+} FH;
+
+static inline uint64_t fh_rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+
+static inline void fh_word(FH *s, uint64_t w) {
+    s->a = fh_rotl(s->a + w * FH_M1, 29) * FH_M2;
+    s->b = fh_rotl(s->b ^ (w * FH_M3), 37) * FH_M4;
+}
+
+static void fh_init(FH *s) {
+    s->a = FH_F1;
+    s->b = FH_F2;
+}
+
+/* One part: its bytes (the last word zero-padded), then its length, so that a sequence
+ * of parts is absorbed without ambiguity. */
+static void fh_part(FH *s, const uint8_t *p, size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) fh_word(s, load64(p + i));
+    if (i < n) {
+        uint8_t tail[8] = {0};
+        memcpy(tail, p + i, n - i);
+        fh_word(s, load64(tail));
+    }
+    fh_word(s, (uint64_t)n ^ 0xff00000000000000ULL);
+}
+
+static inline uint64_t fh_mix(uint64_t z, uint64_t m) {
+    z ^= z >> 32;
+    z *= m;
+    z ^= z >> 29;
+    z *= FH_M4;
+    z ^= z >> 32;
+    return z;
+}
+
+/* The 128-bit result: a bijection of the two lanes. */
+static void fh_final(const FH *s, uint64_t out[2]) {
+    uint64_t x = fh_mix(s->a, FH_M1);
+    uint64_t y = fh_mix(s->b ^ x, FH_M3);
+    out[0] = x + y;
+    out[1] = y;
+}
+
+/* The first result of each call id: entries in the order their ids were first seen (a
+ * call and its result are usually close, so the entry a call made is still in cache when
+ * its result arrives, and the fingerprint pass reads the entries in order), found by an
+ * open-addressing index over Python's (cached) string hash. Keys are exact str. */
+typedef struct {
+    PyObject *key;    /* the call id (a reference) */
+    PyObject *res;    /* its first result (a reference), NULL while none came */
+    Py_hash_t hash;
+} REntry;
+
+typedef struct {
+    REntry *e;
+    Py_ssize_t n, cap;
+    uint32_t *slot; /* entry index + 1; 0 is free */
+    size_t mask;
+} RTable;
+
+static void rt_free(RTable *t) {
+    for (Py_ssize_t i = 0; i < t->n; i++) {
+        Py_DECREF(t->e[i].key);
+        Py_XDECREF(t->e[i].res);
+    }
+    PyMem_Free(t->e);
+    PyMem_Free(t->slot);
+    memset(t, 0, sizeof(*t));
+}
+
+static int rt_same(PyObject *a, PyObject *b) {
+    if (a == b) return 1;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(a);
+    if (n != PyUnicode_GET_LENGTH(b) || PyUnicode_KIND(a) != PyUnicode_KIND(b)) return 0;
+    return memcmp(PyUnicode_DATA(a), PyUnicode_DATA(b), (size_t)n * PyUnicode_KIND(a)) == 0;
+}
+
+/* The entry index of an exact str key, or -1. */
+static Py_ssize_t rt_find(const RTable *t, PyObject *key, Py_hash_t h) {
+    if (t->slot == NULL) return -1;
+    size_t i = (size_t)h & t->mask;
+    while (1) {
+        uint32_t s = t->slot[i];
+        if (s == 0) return -1;
+        const REntry *e = &t->e[s - 1];
+        if (e->hash == h && rt_same(e->key, key)) return (Py_ssize_t)s - 1;
+        i = (i + 1) & t->mask;
+    }
+}
+
+static int rt_grow(RTable *t) {
+    size_t size = t->slot ? 2 * (t->mask + 1) : 1024;
+    if (size > ((size_t)1 << 32)) {
+        PyErr_SetString(PyExc_OverflowError, "too many call ids");
+        return -1;
+    }
+    uint32_t *slot = PyMem_Calloc(size, sizeof(uint32_t));
+    if (slot == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    size_t mask = size - 1;
+    for (Py_ssize_t k = 0; k < t->n; k++) {
+        size_t i = (size_t)t->e[k].hash & mask;
+        while (slot[i]) i = (i + 1) & mask;
+        slot[i] = (uint32_t)(k + 1);
+    }
+    PyMem_Free(t->slot);
+    t->slot = slot;
+    t->mask = mask;
+    return 0;
+}
+
+/* The entry of an exact str key, made when new; -1 on error. */
+static Py_ssize_t rt_entry(RTable *t, PyObject *key) {
+    Py_hash_t h = PyObject_Hash(key);
+    if (h == -1) return -1;
+    Py_ssize_t found = rt_find(t, key, h);
+    if (found >= 0) return found;
+    if (t->slot == NULL || (size_t)(t->n + 1) * 2 > t->mask + 1) {
+        if (rt_grow(t) < 0) return -1;
+    }
+    if (t->n == t->cap) {
+        Py_ssize_t cap = t->cap ? t->cap * 2 : 1024;
+        REntry *e = PyMem_Realloc(t->e, (size_t)cap * sizeof(REntry));
+        if (e == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        t->e = e;
+        t->cap = cap;
+    }
+    size_t i = (size_t)h & t->mask;
+    while (t->slot[i]) i = (i + 1) & t->mask;
+    t->slot[i] = (uint32_t)(t->n + 1);
+    Py_INCREF(key);
+    t->e[t->n].key = key;
+    t->e[t->n].res = NULL;
+    t->e[t->n].hash = h;
+    return t->n++;
+}
+
+/* FirstResults: the table as a read-only mapping (call id -> first result), what
+ * StepTable.results is on this path (previews and reports look a few ids up). It holds
+ * only strings and the trajectory's result values, so it is not tracked by the GC. */
+typedef struct {
+    PyObject_HEAD
+    RTable t;
+    Py_ssize_t answered;
+} FirstResults;
+
+static void fr_dealloc(FirstResults *self) {
+    rt_free(&self->t);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* The result of key, borrowed, or NULL (no error set when absent). */
+static PyObject *fr_lookup(FirstResults *self, PyObject *key) {
+    if (!PyUnicode_Check(key)) return NULL;
+    Py_hash_t h = PyObject_Hash(key);
+    if (h == -1) return NULL;
+    Py_ssize_t k = rt_find(&self->t, key, h);
+    return k < 0 ? NULL : self->t.e[k].res;
+}
+
+static Py_ssize_t fr_len(FirstResults *self) { return self->answered; }
+
+static PyObject *fr_getitem(FirstResults *self, PyObject *key) {
+    PyObject *v = fr_lookup(self, key);
+    if (v == NULL) {
+        if (!PyErr_Occurred()) PyErr_SetObject(PyExc_KeyError, key);
+        return NULL;
+    }
+    Py_INCREF(v);
+    return v;
+}
+
+static int fr_contains(FirstResults *self, PyObject *key) {
+    PyObject *v = fr_lookup(self, key);
+    if (v == NULL) return PyErr_Occurred() ? -1 : 0;
+    return 1;
+}
+
+static PyObject *fr_get(FirstResults *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs < 1 || nargs > 2) {
+        PyErr_SetString(PyExc_TypeError, "get(key, default=None)");
+        return NULL;
+    }
+    PyObject *v = fr_lookup(self, args[0]);
+    if (v == NULL) {
+        if (PyErr_Occurred()) return NULL;
+        v = nargs == 2 ? args[1] : Py_None;
+    }
+    Py_INCREF(v);
+    return v;
+}
+
+static PyObject *fr_keys(FirstResults *self, PyObject *unused) {
+    PyObject *out = PyList_New(self->answered);
+    if (out == NULL) return NULL;
+    Py_ssize_t j = 0;
+    for (Py_ssize_t i = 0; i < self->t.n; i++) {
+        if (self->t.e[i].res == NULL) continue;
+        Py_INCREF(self->t.e[i].key);
+        PyList_SET_ITEM(out, j++, self->t.e[i].key);
+    }
+    return out;
+}
+
+static PyObject *fr_iter(FirstResults *self) {
+    PyObject *keys = fr_keys(self, NULL);
+    if (keys == NULL) return NULL;
+    PyObject *it = PyObject_GetIter(keys);
+    Py_DECREF(keys);
+    return it;
+}
+
+static PyMappingMethods fr_mapping = {(lenfunc)fr_len, (binaryfunc)fr_getitem, NULL};
+static PySequenceMethods fr_sequence = {.sq_contains = (objobjproc)fr_contains};
+static PyMethodDef fr_methods[] = {
+    {"get", (PyCFunction)(void (*)(void))fr_get, METH_FASTCALL, "The first result of a call id, or the default."},
+    {"keys", (PyCFunction)fr_keys, METH_NOARGS, "The answered call ids."},
+    {NULL, NULL, 0, NULL}};
+
+static PyTypeObject FirstResultsType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "maxrepeat.core._native.FirstResults",
+    .tp_basicsize = sizeof(FirstResults),
+    .tp_dealloc = (destructor)fr_dealloc,
+    .tp_as_mapping = &fr_mapping,
+    .tp_as_sequence = &fr_sequence,
+    .tp_iter = (getiterfunc)fr_iter,
+    .tp_methods = fr_methods,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "The first result of each call id (read-only mapping).",
+};
+
+/* The name part of a call's hash: the UTF-8 bytes of the name (name_bytes without its
+ * length prefix, which fh_part adds); names that are not plain ASCII go through
+ * name_bytes (surrogates included, as the reference encodes them). */
+static int fh_name(Ctx *x, FH *s, PyObject *name) {
+    if (PyUnicode_IS_COMPACT_ASCII(name)) {
+        fh_part(s, (const uint8_t *)PyUnicode_DATA(name), (size_t)PyUnicode_GET_LENGTH(name));
+        return 0;
+    }
+    PyObject *nb = ctx_name_bytes(x, name);
+    if (nb == NULL) return -1;
+    fh_part(s, (const uint8_t *)PyBytes_AS_STRING(nb) + 8, (size_t)PyBytes_GET_SIZE(nb) - 8);
+    Py_DECREF(nb);
+    return 0;
+}
+
+/* The body part of a call's hash (call_digest's canonical bytes of value, absorbed into
+ * s): 0 absorbed, 1 an empty observation (nothing absorbed), -1 error. */
+static int fh_body(Ctx *x, FH *s, PyObject *value, int observe) {
+    x->scratch.n = 0;
+    if (value == Py_None) {
+        if (observe) return 1;
+        fh_part(s, (const uint8_t *)"jnull", 5);
+        return 0;
+    }
+    if (PyUnicode_CheckExact(value)) {
+        Py_ssize_t len;
+        const char *str = PyUnicode_AsUTF8AndSize(value, &len);
+        if (str == NULL) {
+            PyErr_Clear(); /* lone surrogates: the reference below */
+        } else {
+            if (observe && utf8_blank((const uint8_t *)str, len)) return 1;
+            if (buf_byte(&x->scratch, 's') < 0 || buf_put(&x->scratch, str, len) < 0) return -1;
+            fh_part(s, (const uint8_t *)x->scratch.p, (size_t)x->scratch.n);
+            return 0;
+        }
+    }
+    if (Py_TYPE(value) == (PyTypeObject *)x->raw_type) {
+        Py_buffer view;
+        if (PyObject_GetBuffer(value, &view, PyBUF_SIMPLE) < 0) return -1;
+        int empty = 0;
+        int rc = canon_raw(view.buf, view.len, observe, &x->scratch, &empty);
+        PyBuffer_Release(&view);
+        if (rc == FAIL) return -1;
+        if (rc == OK) {
+            if (empty) return 1;
+            fh_part(s, (const uint8_t *)x->scratch.p, (size_t)x->scratch.n);
+            return 0;
+        }
+    }
+    PyObject *body = PyObject_CallOneArg(observe ? x->observation : x->canonical, value);
+    if (body == NULL) return -1;
+    if (body == Py_None) {
+        Py_DECREF(body);
+        return 1;
+    }
+    if (!PyBytes_Check(body)) {
+        Py_DECREF(body);
+        PyErr_SetString(PyExc_TypeError, "canonical bytes must be bytes");
+        return -1;
+    }
+    fh_part(s, (const uint8_t *)PyBytes_AS_STRING(body), (size_t)PyBytes_GET_SIZE(body));
+    Py_DECREF(body);
+    return 0;
+}
+
+/* The watched calls of build_ids: event index, the hash state after the name (the whole
+ * hash in name and name-args mode), and in observation mode the call id's entry. */
+typedef struct {
+    Py_ssize_t *idx;
+    FH *h;
+    Py_ssize_t *ent; /* -1: no call id */
+    Py_ssize_t n, cap;
+    Py_ssize_t *start;
+    Py_ssize_t ns, scap;
+} ICalls;
+
+static int icalls_push(ICalls *c, Py_ssize_t i, const FH *h, Py_ssize_t ent, int new_step) {
+    if (c->n == c->cap) {
+        Py_ssize_t cap = c->cap ? c->cap * 2 : 1024;
+        Py_ssize_t *idx = PyMem_Realloc(c->idx, (size_t)cap * sizeof(Py_ssize_t));
+        if (idx) c->idx = idx;
+        FH *hs = idx ? PyMem_Realloc(c->h, (size_t)cap * sizeof(FH)) : NULL;
+        if (hs) c->h = hs;
+        Py_ssize_t *en = hs ? PyMem_Realloc(c->ent, (size_t)cap * sizeof(Py_ssize_t)) : NULL;
+        if (en) c->ent = en;
+        if (!en) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        c->cap = cap;
+    }
+    if (new_step) {
+        if (c->ns == c->scap) {
+            Py_ssize_t cap = c->scap ? c->scap * 2 : 1024;
+            Py_ssize_t *st = PyMem_Realloc(c->start, (size_t)cap * sizeof(Py_ssize_t));
+            if (!st) {
+                PyErr_NoMemory();
+                return -1;
+            }
+            c->start = st;
+            c->scap = cap;
+        }
+        c->start[c->ns++] = c->n;
+    }
+    c->idx[c->n] = i;
+    c->h[c->n] = *h;
+    c->ent[c->n] = ent;
+    c->n++;
+    return 0;
+}
+
+static void icalls_free(ICalls *c) {
+    PyMem_Free(c->idx);
+    PyMem_Free(c->h);
+    PyMem_Free(c->ent);
+    PyMem_Free(c->start);
+}
+
+static int hash_cmp(const void *a, const void *b) {
+    const uint64_t *x = a, *y = b;
+    if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
+    if (x[1] != y[1]) return x[1] < y[1] ? -1 : 1;
+    return 0;
+}
+
+/* The ids of build_step_table from 128-bit step hashes (NULL rows: empty steps): equal
+ * hashes share the id of their first step, or of their rank among the distinct hashes
+ * when some step is empty, as the reference numbers them. */
+static PyObject *ids_of_hashes(const uint64_t *sh, const uint8_t *empty, Py_ssize_t ns,
+                               int any_empty) {
+    PyObject *ids = PyList_New(ns);
+    if (ids == NULL) return NULL;
+    size_t size = 1024;
+    while (size < (size_t)ns * 2) size *= 2;
+    Py_ssize_t *slot = PyMem_Malloc(size * sizeof(Py_ssize_t)); /* step + 1; 0 free */
+    if (slot == NULL) {
+        Py_DECREF(ids);
+        return PyErr_NoMemory();
+    }
+    memset(slot, 0, size * sizeof(Py_ssize_t));
+    Py_ssize_t *id_of = any_empty ? PyMem_Malloc((size_t)(ns ? ns : 1) * sizeof(Py_ssize_t)) : NULL;
+    if (any_empty && id_of == NULL) {
+        PyMem_Free(slot);
+        Py_DECREF(ids);
+        return PyErr_NoMemory();
+    }
+    size_t mask = size - 1;
+    Py_ssize_t distinct = 0;
+    for (Py_ssize_t s = 0; s < ns; s++) {
+        Py_ssize_t id;
+        if (empty[s]) {
+            id = -1 - s;
+        } else {
+            const uint64_t *h = sh + 2 * s;
+            size_t i = (size_t)h[0] & mask;
+            Py_ssize_t first = -1;
+            while (slot[i]) {
+                const uint64_t *g = sh + 2 * (slot[i] - 1);
+                if (g[0] == h[0] && g[1] == h[1]) {
+                    first = slot[i] - 1;
+                    break;
+                }
+                i = (i + 1) & mask;
+            }
+            if (first < 0) {
+                slot[i] = s + 1;
+                first = s;
+                if (any_empty) id_of[s] = distinct++;
+            }
+            id = any_empty ? id_of[first] : first;
+        }
+        PyObject *v = PyLong_FromSsize_t(id);
+        if (v == NULL) {
+            PyMem_Free(slot);
+            PyMem_Free(id_of);
+            Py_DECREF(ids);
+            return NULL;
+        }
+        PyList_SET_ITEM(ids, s, v);
+    }
+    PyMem_Free(slot);
+    PyMem_Free(id_of);
+    return ids;
+}
+
+/* build_ids(events, mode, period, watches, raw_type, canonical, observation, name_bytes)
+ * -> None (the pure path must run) or
+ *    (calls_or_steps, single, first_results_or_None, ids, n_calls, empty_steps) */
+static PyObject *build_ids(PyObject *self, PyObject *args) {
+    PyObject *events, *watches;
+    int mode, period;
+    Ctx x = {0};
+    ICalls cs = {0};
+    if (!PyArg_ParseTuple(args, "OiiOOOOO", &events, &mode, &period, &watches, &x.raw_type,
+                          &x.canonical, &x.observation, &x.name_bytes))
+        return NULL;
+    PyObject *seq = PySequence_Fast(events, "events must be a sequence");
+    if (seq == NULL) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    int observe = mode == 2;
+
+    PyObject *result = NULL, *ids = NULL, *watched = NULL, *shape = NULL;
+    FirstResults *fr = NULL;
+    int single = 1, in_turn = 0, turn_has_step = 0;
+    uint64_t *sh = NULL, *buf = NULL;
+    uint8_t *empty = NULL;
+    Py_ssize_t buf_cap = 0, empties_total = 0;
+
+    x.names = PyDict_New();
+    watched = PyDict_New();
+    if (!x.names || !watched) goto error;
+    if (observe) {
+        fr = PyObject_New(FirstResults, &FirstResultsType);
+        if (fr == NULL) goto error;
+        memset(&fr->t, 0, sizeof(fr->t));
+        fr->answered = 0;
+    }
+
+    /* 1. group (core.steps.group_steps) and hash what is known at the call */
+    Slot sl_type = {0}, sl_data = {0}, sl_name = {0}, sl_cid = {0}, sl_res = {0}, sl_val = {0};
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *ev = items[i];
+        PyObject *type = get_attr(ev, S_type, &sl_type);
+        if (type == NULL) goto error;
+        int code = event_code(type);
+        Py_DECREF(type);
+        if (code < 0) goto fallback;
+        if (code == T_OTHER) continue;
+        if (code == T_START || code == T_END) {
+            in_turn = code == T_START;
+            turn_has_step = 0;
+            continue;
+        }
+        PyObject *data = get_attr(ev, S_data, &sl_data);
+        if (data == NULL) goto error;
+        if (code == T_RESULT) {
+            if (observe && data != Py_None) {
+                PyObject *cid = get_attr(data, S_tool_call_id, &sl_cid);
+                if (cid == NULL) {
+                    Py_DECREF(data);
+                    goto error;
+                }
+                if (cid != Py_None) {
+                    if (!PyUnicode_CheckExact(cid)) {
+                        Py_DECREF(cid);
+                        Py_DECREF(data);
+                        goto fallback;
+                    }
+                    Py_ssize_t k = rt_entry(&fr->t, cid);
+                    if (k >= 0 && fr->t.e[k].res == NULL) { /* the first result stays */
+                        PyObject *res = get_attr(data, S_result, &sl_res);
+                        if (res == NULL) k = -1;
+                        else {
+                            fr->t.e[k].res = res;
+                            fr->answered++;
+                        }
+                    }
+                    if (k < 0) {
+                        Py_DECREF(cid);
+                        Py_DECREF(data);
+                        goto error;
+                    }
+                }
+                Py_DECREF(cid);
+            }
+            Py_DECREF(data);
+            continue;
+        }
+        /* a call */
+        if (data == Py_None) {
+            Py_DECREF(data);
+            goto fallback;
+        }
+        PyObject *name = get_attr(data, S_tool_name, &sl_name);
+        if (name == NULL) {
+            Py_DECREF(data);
+            goto error;
+        }
+        if (!PyUnicode_CheckExact(name)) {
+            Py_DECREF(name);
+            Py_DECREF(data);
+            goto fallback;
+        }
+        if (watches != Py_None) {
+            PyObject *w = PyDict_GetItemWithError(watched, name);
+            if (w == NULL) {
+                PyObject *r = PyErr_Occurred() ? NULL : PyObject_CallOneArg(watches, name);
+                int t = r == NULL ? -1 : PyObject_IsTrue(r);
+                Py_XDECREF(r);
+                w = t ? Py_True : Py_False;
+                if (t < 0 || PyDict_SetItem(watched, name, w) < 0) {
+                    Py_DECREF(name);
+                    Py_DECREF(data);
+                    goto error;
+                }
+            }
+            if (w == Py_False) {
+                Py_DECREF(name);
+                Py_DECREF(data);
+                continue;
+            }
+        }
+        FH h;
+        fh_init(&h);
+        int rc = fh_name(&x, &h, name);
+        Py_DECREF(name);
+        Py_ssize_t ent = -1;
+        if (rc == 0 && mode == 1) {
+            PyObject *val = get_attr(data, S_arguments, &sl_val);
+            rc = val == NULL ? -1 : fh_body(&x, &h, val, 0);
+            Py_XDECREF(val);
+        } else if (rc == 0 && observe) {
+            PyObject *cid = get_attr(data, S_tool_call_id, &sl_val);
+            if (cid == NULL) {
+                rc = -1;
+            } else if (cid != Py_None) {
+                if (!PyUnicode_CheckExact(cid)) {
+                    Py_DECREF(cid);
+                    Py_DECREF(data);
+                    goto fallback;
+                }
+                ent = rt_entry(&fr->t, cid);
+                if (ent < 0) rc = -1;
+            }
+            Py_XDECREF(cid);
+        }
+        Py_DECREF(data);
+        if (rc < 0) goto error;
+        int new_step = !(in_turn && turn_has_step);
+        if (!new_step) single = 0;
+        if (in_turn) turn_has_step = 1;
+        if (icalls_push(&cs, i, &h, ent, new_step) < 0) goto error;
+    }
+
+    /* 2. step hashes (core.fingerprints.fingerprint_keys, hashed instead of joined) */
+    Py_ssize_t nsteps = cs.ns;
+    sh = PyMem_Malloc((size_t)(nsteps ? nsteps : 1) * 16);
+    empty = PyMem_Calloc((size_t)(nsteps ? nsteps : 1), 1);
+    if (sh == NULL || empty == NULL) {
+        PyErr_NoMemory();
+        goto error;
+    }
+    for (Py_ssize_t s = 0; s < nsteps; s++) {
+        Py_ssize_t a = cs.start[s], b = s + 1 < nsteps ? cs.start[s + 1] : cs.n;
+        Py_ssize_t k = b - a;
+        if (k > buf_cap) {
+            Py_ssize_t cap = k > 8 ? k : 8;
+            uint64_t *grown = PyMem_Realloc(buf, (size_t)cap * 16);
+            if (grown == NULL) {
+                PyErr_NoMemory();
+                goto error;
+            }
+            buf = grown;
+            buf_cap = cap;
+        }
+        Py_ssize_t empties = 0;
+        for (Py_ssize_t j = 0; j < k; j++) {
+            FH h = cs.h[a + j];
+            if (observe) {
+                Py_ssize_t ent = cs.ent[a + j];
+                PyObject *value = ent >= 0 ? fr->t.e[ent].res : NULL;
+                int r = 1;
+                if (value != NULL) {
+                    Py_INCREF(value);
+                    r = fh_body(&x, &h, value, 1);
+                    Py_DECREF(value);
+                }
+                if (r < 0) goto error;
+                if (r == 1) { /* "tool + no observation" (emptydigest) */
+                    static const char tag[] = "\x00no-observation";
+                    empties++;
+                    fh_part(&h, (const uint8_t *)tag, sizeof(tag) - 1);
+                }
+            }
+            fh_final(&h, buf + 2 * j);
+        }
+        if (observe && empties > 0 && (empties == k || period > 1)) {
+            empty[s] = 1; /* rules.step_is_empty */
+            empties_total++;
+            sh[2 * s] = sh[2 * s + 1] = 0;
+        } else if (k == 1) {
+            sh[2 * s] = buf[0];
+            sh[2 * s + 1] = buf[1];
+        } else {
+            /* a multiset: the sorted call hashes, hashed (with their count) */
+            qsort(buf, (size_t)k, 16, hash_cmp);
+            FH m;
+            fh_init(&m);
+            fh_word(&m, 0x6d756c7469736574ULL);
+            fh_part(&m, (const uint8_t *)buf, (size_t)k * 16);
+            fh_final(&m, sh + 2 * s);
+        }
+    }
+
+    /* 3. ids */
+    ids = ids_of_hashes(sh, empty, nsteps, empties_total > 0);
+    if (ids == NULL) goto error;
+
+    /* 4. the steps (as build_table gives them) */
+    shape = PyList_New(nsteps);
+    if (shape == NULL) goto error;
+    for (Py_ssize_t s = 0; s < nsteps; s++) {
+        Py_ssize_t a = cs.start[s], b = s + 1 < nsteps ? cs.start[s + 1] : cs.n;
+        PyObject *item;
+        if (single) {
+            item = PyLong_FromSsize_t(cs.idx[a]);
+        } else {
+            item = PyList_New(b - a);
+            for (Py_ssize_t j = a; item != NULL && j < b; j++) {
+                PyObject *v = PyLong_FromSsize_t(cs.idx[j]);
+                if (v == NULL) Py_CLEAR(item);
+                else PyList_SET_ITEM(item, j - a, v);
+            }
+        }
+        if (item == NULL) goto error;
+        PyList_SET_ITEM(shape, s, item);
+    }
+    result = Py_BuildValue("(OOOOnn)", shape, single ? Py_True : Py_False,
+                           fr ? (PyObject *)fr : Py_None, ids, cs.n, empties_total);
+    goto cleanup;
+
+fallback:
+    result = Py_None;
+    Py_INCREF(result);
+    goto cleanup;
+error:
+    result = NULL;
+cleanup:
+    Py_XDECREF(shape);
+    Py_XDECREF(fr);
+    Py_XDECREF(ids);
+    Py_XDECREF(watched);
+    Py_XDECREF(x.names);
+    buf_free(&x.scratch);
+    icalls_free(&cs);
+    PyMem_Free(sh);
+    PyMem_Free(empty);
+    PyMem_Free(buf);
+    Py_DECREF(seq);
+    return result;
+}
+
+/* fast_hash(data) -> the 16 bytes of build_ids' hash of one part (for the tests). */
+static PyObject *fast_hash(PyObject *self, PyObject *arg) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    FH s;
+    fh_init(&s);
+    fh_part(&s, view.buf, (size_t)view.len);
+    PyBuffer_Release(&view);
+    uint64_t out[2];
+    fh_final(&s, out);
+    uint8_t bytes[16];
+    put_le64(bytes, out[0]);
+    put_le64(bytes + 8, out[1]);
+    return PyBytes_FromStringAndSize((const char *)bytes, 16);
+}
+
 static PyMethodDef methods[] = {
     {"build_table", build_table, METH_VARARGS, "Group and fingerprint the watched steps."},
     {"events_readable", events_readable, METH_O, "Whether every call and result has data."},
     {"stretches", stretches, METH_VARARGS, "Maximal stretches of one period."},
     {"canonical", canonical, METH_VARARGS, "Canonical bytes of raw JSON (False: bail)."},
     {"digest", digest, METH_O, "16-byte BLAKE2b digest."},
+    {"build_ids", build_ids, METH_VARARGS, "Group the watched steps and number them."},
+    {"fast_hash", fast_hash, METH_O, "build_ids' 128-bit hash of one part."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native",
@@ -1353,5 +2069,14 @@ PyMODINIT_FUNC PyInit__native(void) {
     S_tool_result = PyUnicode_InternFromString("tool_result");
     if (!S_tool_call || !S_tool_result || !S_type || !S_data || !S_tool_name || !S_tool_call_id || !S_arguments || !S_result)
         return NULL;
-    return PyModule_Create(&module);
+    if (PyType_Ready(&FirstResultsType) < 0) return NULL;
+    PyObject *mod = PyModule_Create(&module);
+    if (mod == NULL) return NULL;
+    Py_INCREF(&FirstResultsType);
+    if (PyModule_AddObject(mod, "FirstResults", (PyObject *)&FirstResultsType) < 0) {
+        Py_DECREF(&FirstResultsType);
+        Py_DECREF(mod);
+        return NULL;
+    }
+    return mod;
 }

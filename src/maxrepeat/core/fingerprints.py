@@ -8,10 +8,10 @@ step's key is its sorted digests joined, interned to a small int for the pattern
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from itertools import count
 from operator import attrgetter
-from typing import Any, Final, cast
+from typing import Any, Final, cast, overload
 
 import msgspec
 
@@ -66,14 +66,14 @@ class StepTable(msgspec.Struct, frozen=True):
 
     steps: Sequence[list[int]]
     results: Mapping[str, Any]
-    keys: list[bytes | None]
+    keys: Sequence[bytes | None]
     ids: list[int]
     calls: int
 
     @property
     def empty_steps(self) -> int:
         """How many steps have an empty fingerprint."""
-        return sum(1 for k in self.keys if k is None)
+        return sum(1 for i in self.ids if i < 0)  # empty steps have negative ids
 
 
 def build_step_table(events: Sequence[Any], config: MaxRepeatConfig) -> StepTable:
@@ -93,7 +93,63 @@ _MODES: Final = {"name": 0, "name-args": 1, "observation": 2}
 def _native_table(native: Any, events: Sequence[Any], config: MaxRepeatConfig) -> StepTable | None:
     """`build_step_table_pure` done by the C extension; None when the trajectory has
     something unusual (a call without data or without a string tool name) that the pure
-    path reports."""
+    path reports.
+
+    Grading needs the ids, not the keys: ``build_ids`` numbers the steps by a fast
+    128-bit hash of the same canonical bytes, and keeps the first results by call id in
+    a C table; the keys (BLAKE2b, published as `Step.fingerprint`) are made by
+    ``build_table`` only when something reads them (`NativeKeys`)."""
+    out = native.build_ids(
+        events, _MODES[config.match], config.max_cycle_period,
+        watcher(config) if config.patterns else None, msgspec.Raw, canonical_bytes,
+        observation_bytes, name_bytes)
+    if out is None:
+        return None
+    shape, single, found, ids, n_calls, _ = out
+    steps: Sequence[list[int]] = SingleCallSteps(shape) if single else shape
+    results: Mapping[str, Any] = found if found is not None else LazyResults(events)
+    return StepTable(steps, results, NativeKeys(native, events, config, len(ids)), ids, n_calls)
+
+
+class NativeKeys(Sequence["bytes | None"]):
+    """The keys of a table built by ``build_ids``, made (by the C ``build_table``, the
+    same bytes as the reference's) the first time one is read."""
+
+    __slots__ = ("_native", "_events", "_config", "_n", "_keys")
+
+    def __init__(self, native: Any, events: Sequence[Any], config: MaxRepeatConfig,
+                 n: int) -> None:
+        self._native = native
+        self._events = events
+        self._config = config
+        self._n = n
+        self._keys: list[bytes | None] | None = None
+
+    def _all(self) -> list[bytes | None]:
+        if self._keys is None:
+            table = _native_keyed_table(self._native, self._events, self._config)
+            if table is None:  # pragma: no cover - build_ids would have handed it back
+                table = build_step_table_pure(self._events, self._config)
+            self._keys = list(table.keys)
+        return self._keys
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, index: int) -> bytes | None: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[bytes | None]: ...
+    def __getitem__(self, index: int | slice) -> bytes | None | Sequence[bytes | None]:
+        return self._all()[index]
+
+    def __iter__(self) -> Iterator[bytes | None]:
+        return iter(self._all())
+
+
+def _native_keyed_table(native: Any, events: Sequence[Any], config: MaxRepeatConfig
+                        ) -> StepTable | None:
+    """The table with its BLAKE2b keys, by the C extension (None: the pure path must run)."""
     out = native.build_table(
         events, _MODES[config.match], config.max_cycle_period,
         watcher(config) if config.patterns else None, msgspec.Raw, canonical_bytes,
