@@ -153,7 +153,6 @@ def _build(tracker: Tracker, events: Sequence[Any], table: StepTable, t: int, k:
     observation = config.match == "observation"
     steps = table.steps
     ids = table.ids[:t]
-    keys = table.keys
     views = tracker._views
     shared = tracker._shared
     reduced: dict[str, Answer] = {}
@@ -187,8 +186,10 @@ def _build(tracker: Tracker, events: Sequence[Any], table: StepTable, t: int, k:
         return steps[s][-1]
 
     front = Front(settled=t)
-    front.settled_empty = sum(1 for key in keys[:t] if key is None)
-    nonempty = next((s for s in range(t) if keys[s] is not None), None)
+    # Empty steps are those with negative ids (their keys, None, are made only when
+    # read on the native path: fingerprints.NativeKeys).
+    front.settled_empty = sum(1 for i in ids if i < 0)
+    nonempty = next((s for s in range(t) if ids[s] >= 0), None)
     front.first_nonempty = done(nonempty) if nonempty is not None else None
     front.window = [done(s) for s in range(max(0, t - 2 * period), t)]
     last = t - 1
