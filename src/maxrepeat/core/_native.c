@@ -2044,6 +2044,68 @@ static PyObject *fast_hash(PyObject *self, PyObject *arg) {
     return PyBytes_FromStringAndSize((const char *)bytes, 16);
 }
 
+/* ------------------------------------------------------------------------------------ */
+/* scan_json (readers._windows.scan_pure): the item boundaries of a JSON container in raw  */
+/* bytes, tracking only strings (with escapes) and brackets; resumable across blocks.     */
+/* Validation is msgspec's job (each window is decoded by it), so this only has to find   */
+/* the right boundaries in valid JSON.                                                    */
+
+/* scan_json(buf, pos, depth, in_str, esc, first)
+ *   -> (pos, depth, in_str, esc, last comma or -1) */
+static PyObject *scan_json(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t pos, depth;
+    int in_str, esc, first;
+    if (!PyArg_ParseTuple(args, "y*nniii", &view, &pos, &depth, &in_str, &esc, &first))
+        return NULL;
+    const uint8_t *b = view.buf;
+    Py_ssize_t n = view.len, last = -1;
+    if (pos < 0) pos = 0;
+    if (esc && pos < n) {
+        pos++;
+        esc = 0;
+    }
+    while (pos < n) {
+        if (in_str) {
+            /* memchr-speed hop to the next quote or backslash */
+            const uint8_t *q = memchr(b + pos, '"', (size_t)(n - pos));
+            const uint8_t *bs = memchr(b + pos, '\\', q ? (size_t)(q - (b + pos)) : (size_t)(n - pos));
+            if (bs != NULL) {
+                pos = bs - b;
+                if (pos + 1 >= n) {
+                    pos = n;
+                    esc = 1;
+                    break;
+                }
+                pos += 2;
+                continue;
+            }
+            if (q == NULL) {
+                pos = n;
+                break;
+            }
+            pos = q - b + 1;
+            in_str = 0;
+            continue;
+        }
+        uint8_t c = b[pos];
+        if (c == '"') {
+            in_str = 1;
+        } else if (c == '[' || c == '{') {
+            depth++;
+        } else if (c == ']' || c == '}') {
+            if (depth == 0) break;
+            depth--;
+        } else if (c == ',' && depth == 0) {
+            if (first) break;
+            last = pos;
+        }
+        pos++;
+    }
+    PyBuffer_Release(&view);
+    return Py_BuildValue("(nniin)", pos, depth, in_str, esc, last);
+}
+
 static PyMethodDef methods[] = {
     {"build_table", build_table, METH_VARARGS, "Group and fingerprint the watched steps."},
     {"events_readable", events_readable, METH_O, "Whether every call and result has data."},
@@ -2052,6 +2114,7 @@ static PyMethodDef methods[] = {
     {"digest", digest, METH_O, "16-byte BLAKE2b digest."},
     {"build_ids", build_ids, METH_VARARGS, "Group the watched steps and number them."},
     {"fast_hash", fast_hash, METH_O, "build_ids' 128-bit hash of one part."},
+    {"scan_json", scan_json, METH_VARARGS, "Item boundaries of a JSON container in raw bytes."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native",

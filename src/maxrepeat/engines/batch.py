@@ -112,10 +112,11 @@ def iter_unit(
         else:
             # Streaming through monitors gives results only: not when the graders depend
             # on the trajectory (its stimulus) or a report wants its steps.
-            streamed = _large_single(source, fmt) if graders.fixed and detail is None else None
-            if streamed is not None:
-                yield _grade_streamed(streamed, graders)
-                continue
+            if graders.fixed and detail is None and _large_single(source, fmt):
+                graded = _grade_large(source, graders)
+                if graded is not None:
+                    yield graded
+                    continue
             stream = read_source(source, fmt)
         for item in stream:
             yield grade_item(item, graders, source.name, detail)
@@ -124,24 +125,47 @@ def iter_unit(
             spool.close()
 
 
-def _large_single(source: Any, fmt: str) -> Any:
-    """The streamed form of a native single-trajectory document above the streaming
-    threshold, or None (everything else is read the usual way)."""
+def _large_single(source: Any, fmt: str) -> bool:
+    """Whether ``source`` may be a native single-trajectory document above the streaming
+    threshold (everything else is read the usual way)."""
     if source.path is None or fmt not in ("auto", "vally"):
-        return None
+        return False
     from ..readers import detect
+    from ..readers._json import first_json_char
     from ..readers.vally import stream_threshold
 
     if file_size(source.path) <= stream_threshold():
-        return None
-    from ..readers._vally_stream import stream_one_trajectory
-
+        return False
     try:
         if source.is_jsonl() or (fmt == "auto" and detect(source).name != "vally"):
-            return None
+            return False
     except (OSError, TrajectoryFormatError):
+        return False
+    return first_json_char(source.head) == b"{"
+
+
+def _grade_large(source: Any, graders: Graders) -> Graded | None:
+    """A large single-trajectory document graded without loading it: window by window
+    (`engines.windowed`), else through monitors (`engines.streamed`); None when it must
+    be read whole (content the streaming readers do not read exactly)."""
+    from ..readers._windows import windowed_document
+    from .windowed import grade_windowed
+
+    doc = windowed_document(source)
+    if doc is not None:
+        try:
+            graded = grade_windowed(doc, graders)
+        except OSError as exc:
+            message = f"{source.name}: cannot read: {exc.strerror or exc}"
+            return Graded(graders.errors(source.name, message, source=source.name), message)
+        if graded is not None:
+            return graded
+    from ..readers._vally_stream import stream_one_trajectory
+
+    streamed = stream_one_trajectory(source)
+    if streamed is None:
         return None
-    return stream_one_trajectory(source)
+    return _grade_streamed(streamed, graders)
 
 
 def _grade_streamed(streamed: Any, graders: Graders) -> Graded:
