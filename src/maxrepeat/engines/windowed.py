@@ -34,7 +34,8 @@ import msgspec
 from ..core.config import MaxRepeatConfig
 from ..core.errors import MalformedValueError, TrajectoryFormatError, UnsafeMatchError
 from ..core.events import TOOL_CALL, TOOL_RESULT, TURN_END, TURN_START, Trajectory
-from ..core.fingerprints import build_step_table
+from ..core import accel
+from ..core.fingerprints import StepTable, _native_keyed_table, build_step_table_pure
 from ..core.grade import build_result, error_result, internal_error
 from ..core.preview import step_preview
 from ..core.result import GraderResult
@@ -151,7 +152,7 @@ class _Grader:
     def feed(self, offset: int, events: list[Any]) -> None:
         config = self.config
         try:
-            table = build_step_table(events, config)
+            table = _keyed_table(events, config)
         except TrajectoryFormatError:
             raise NotWindowed("checked path") from None  # its message names the event
         except RecursionError:
@@ -200,6 +201,17 @@ class _Grader:
                             runs=runs, watched_steps=self.search.steps,
                             watched_calls=self.calls, empty_steps=self.search.empty,
                             loop_steps=covered, runs_total=total)
+
+
+def _keyed_table(events: list[Any], config: MaxRepeatConfig) -> StepTable:
+    """`build_step_table` with the steps' keys made: a window's steps are compared with
+    the previous window's by key (the ids number the steps of one table only)."""
+    native = accel.native
+    if native is not None:
+        table = _native_keyed_table(native, events, config)
+        if table is not None:
+            return table
+    return build_step_table_pure(events, config)
 
 
 # --- observation mode: each id's first result, on disk ----------------------------------
