@@ -360,6 +360,24 @@ static int encode_string(Buf *out, const char *s, Py_ssize_t n) {
 
 static int canon_value(Cur *c, Buf *out, int depth);
 
+/* Near-duplicate hooks (_near.c): while near_keys canonicalizes, g_near_mask names the
+ * normalizers on, and a string value that one of them could change (near_dirty) BAILs
+ * to the reference; g_near_ignore (a tuple of UTF-8 bytes) names top-level keys left
+ * out. Both are 0/NULL otherwise: the exact paths never see them. */
+static int g_near_mask = 0;
+static PyObject *g_near_ignore = NULL;
+static int near_dirty(const uint8_t *s, Py_ssize_t n, int mask);
+
+static int near_ignored(const char *key, Py_ssize_t n) {
+    Py_ssize_t k = PyTuple_GET_SIZE(g_near_ignore);
+    for (Py_ssize_t i = 0; i < k; i++) {
+        PyObject *b = PyTuple_GET_ITEM(g_near_ignore, i);
+        if (PyBytes_GET_SIZE(b) == n && memcmp(PyBytes_AS_STRING(b), key, (size_t)n) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 typedef struct {
     Py_ssize_t koff, klen, voff, vlen;
     const char *base;
@@ -409,7 +427,12 @@ static int canon_object(Cur *c, Buf *out, int depth) {
         }
         c->p++;
         Py_ssize_t voff = tmp->n;
+        /* near: a top-level key left out is parsed (not checked) and not written */
+        int left_out = depth == 0 && g_near_ignore != NULL && near_ignored(tmp->p + koff, klen);
+        int mask = g_near_mask;
+        if (left_out) g_near_mask = 0;
         rc = canon_value(c, tmp, depth + 1);
+        g_near_mask = mask;
         if (rc != OK) goto done;
         if (nm == cap) {
             Py_ssize_t bigger = cap ? cap * 2 : 8;
@@ -425,7 +448,7 @@ static int canon_object(Cur *c, Buf *out, int depth) {
         ms[nm].koff = koff;
         ms[nm].klen = klen;
         ms[nm].voff = voff;
-        ms[nm].vlen = tmp->n - voff;
+        ms[nm].vlen = left_out ? -1 : tmp->n - voff;
         nm++;
         skip_ws(c);
         if (c->p < c->end && *c->p == ',') {
@@ -448,8 +471,10 @@ static int canon_object(Cur *c, Buf *out, int depth) {
         }
     }
     if (buf_byte(out, '{') < 0) goto fail;
-    for (Py_ssize_t i = 0; i < nm; i++) {
-        if (i && buf_byte(out, ',') < 0) goto fail;
+    for (Py_ssize_t i = 0, first = 1; i < nm; i++) {
+        if (ms[i].vlen < 0) continue; /* left out (near-duplicate ignore_arguments) */
+        if (!first && buf_byte(out, ',') < 0) goto fail;
+        first = 0;
         if (encode_string(out, tmp->p + ms[i].koff, ms[i].klen) < 0) goto fail;
         if (buf_byte(out, ':') < 0) goto fail;
         if (buf_put(out, tmp->p + ms[i].voff, ms[i].vlen) < 0) goto fail;
@@ -581,12 +606,15 @@ static int canon_value(Cur *c, Buf *out, int depth) {
                 }
             }
             if (q < end && *q == '"') {
+                if (g_near_mask && near_dirty(c->p + 1, q - c->p - 1, g_near_mask)) return BAIL;
                 if (buf_put(out, c->p, q + 1 - c->p) < 0) return FAIL;
                 c->p = q + 1;
                 return OK;
             }
             g_str.n = 0;
             int rc = decode_string(c, &g_str);
+            if (rc == OK && g_near_mask && near_dirty((const uint8_t *)g_str.p, g_str.n, g_near_mask))
+                rc = BAIL;
             if (rc == OK) rc = encode_string(out, g_str.p, g_str.n) < 0 ? FAIL : OK;
             if (g_str.cap > (1 << 20)) buf_free(&g_str);
             return rc;
@@ -650,6 +678,7 @@ static int canon_raw(const uint8_t *raw, Py_ssize_t n, int observe, Buf *out, in
         }
         if (plain) {
             if (odd) return BAIL;
+            if (g_near_mask && near_dirty(raw + 1, n - 2, g_near_mask)) return BAIL;
             if (observe && blank) {
                 *empty = 1;
                 return OK;
@@ -669,6 +698,9 @@ static int canon_raw(const uint8_t *raw, Py_ssize_t n, int observe, Buf *out, in
         if (rc != OK) return rc;
         skip_ws(&c);
         if (c.p != c.end) return BAIL;
+        if (g_near_mask && near_dirty((const uint8_t *)out->p + mark + 1, out->n - mark - 1,
+                                      g_near_mask))
+            return BAIL;
         if (observe && utf8_blank((const uint8_t *)out->p + mark + 1, out->n - mark - 1)) {
             out->n = mark;
             *empty = 1;
@@ -1203,6 +1235,9 @@ cleanup:
     Py_DECREF(seq);
     return result;
 }
+
+/* near-duplicate keys: near_keys, near_dirty (a separate file, same module) */
+#include "_near.c"
 
 /* events_readable(events) -> core.steps.events_readable_pure: every tool_call has data
  * with a tool name (not None), every tool_result has data. */
@@ -2108,6 +2143,8 @@ static PyObject *scan_json(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"build_table", build_table, METH_VARARGS, "Group and fingerprint the watched steps."},
+    {"near_keys", near_keys, METH_VARARGS, "Near-duplicate step keys (None: pure path)."},
+    {"near_dirty", py_near_dirty, METH_VARARGS, "Whether a normalizer could change a text."},
     {"events_readable", events_readable, METH_O, "Whether every call and result has data."},
     {"stretches", stretches, METH_VARARGS, "Maximal stretches of one period."},
     {"canonical", canonical, METH_VARARGS, "Canonical bytes of raw JSON (False: bail)."},
@@ -2130,6 +2167,7 @@ PyMODINIT_FUNC PyInit__native(void) {
     S_result = PyUnicode_InternFromString("result");
     S_tool_call = PyUnicode_InternFromString("tool_call");
     S_tool_result = PyUnicode_InternFromString("tool_result");
+    nz_init(); /* _near.c */
     if (!S_tool_call || !S_tool_result || !S_type || !S_data || !S_tool_name || !S_tool_call_id || !S_arguments || !S_result)
         return NULL;
     if (PyType_Ready(&FirstResultsType) < 0) return NULL;

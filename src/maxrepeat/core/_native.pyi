@@ -40,3 +40,17 @@ class FirstResults:
     def keys(self) -> list[str]: ...
 def scan_json(buf: bytes, pos: int, depth: int, in_str: int, esc: int, first: int, /
               ) -> tuple[int, int, int, int, int]: ...
+def near_keys(
+    events: Sequence[Any],
+    shape: list[int] | list[list[int]],
+    single: bool,
+    mode: int,
+    period: int,
+    mask: int,
+    raw_type: type,
+    tool_info: Callable[[str], tuple[bytes, tuple[bytes, ...]]],
+    fallback_args: Callable[[str, Any], bytes],
+    fallback_obs: Callable[[Any], bytes | None],
+    /,
+) -> tuple[list[bytes | None], dict[Any, Any] | None] | None: ...
+def near_dirty(text: str, mask: int, /) -> bool: ...

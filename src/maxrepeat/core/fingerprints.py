@@ -28,6 +28,7 @@ __all__ = [
     "build_step_table_pure",
     "fingerprint_keys",
     "make_steps",
+    "intern_ids",
     "step_key",
     "name_bytes",
     "digest",
@@ -82,6 +83,12 @@ def build_step_table(events: Sequence[Any], config: MaxRepeatConfig) -> StepTabl
     native = accel.native
     if native is not None and config.near is None:
         table = _native_table(native, events, config)
+        if table is not None:
+            return table
+    elif native is not None and config.match != "name":
+        from .nearsteps import native_near_table  # it builds on this module
+
+        table = native_near_table(native, events, config)
         if table is not None:
             return table
     return build_step_table_pure(events, config)
@@ -176,6 +183,16 @@ def build_step_table_pure(events: Sequence[Any], config: MaxRepeatConfig) -> Ste
         keys = near_keys(events, steps, config)
     else:
         keys = fingerprint_keys(events, steps, results, config)
+    n_calls = len(steps) if isinstance(steps, SingleCallSteps) else sum(map(len, steps))
+    return StepTable(steps, results, keys, intern_ids(keys), n_calls)
+
+
+def intern_ids(keys: list[bytes | None]) -> list[int]:
+    """One int per step key: equal keys, equal ints; each empty key its own negative int.
+
+    >>> intern_ids([b"a", None, b"a", b"b"])
+    [0, -2, 0, 1]
+    """
     if None in keys:
         intern: dict[bytes, int] = {}
         ids: list[int] = []
@@ -184,11 +201,9 @@ def build_step_table_pure(events: Sequence[Any], config: MaxRepeatConfig) -> Ste
                 ids.append(-1 - i)
             else:
                 ids.append(intern.setdefault(key, len(intern)))
-    else:
-        # Equal keys get the id of their first step (ids need only be equal or not).
-        ids = list(map({}.setdefault, keys, count()))  # type: ignore[arg-type]
-    n_calls = len(steps) if isinstance(steps, SingleCallSteps) else sum(map(len, steps))
-    return StepTable(steps, results, keys, ids, n_calls)
+        return ids
+    # Equal keys get the id of their first step (ids need only be equal or not).
+    return list(map({}.setdefault, keys, count()))  # type: ignore[arg-type]
 
 
 _ONE_DIGEST: Final = (1).to_bytes(8, "little") + (16).to_bytes(8, "little")

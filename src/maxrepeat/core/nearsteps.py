@@ -11,20 +11,22 @@ only if a watched step uses it, as in the monitor.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from typing import Any, Final
 
 import msgspec
 
 from .canonical import (canonical_bytes, comparison_value, decode_value, is_empty,
-                        normalized_bytes)
+                        normalized_bytes, observation_bytes)
 from .config import MaxRepeatConfig
 from .events import TOOL_RESULT
 from .neardup import Transform
 from .rules import step_is_empty
-from .steps import SingleCallSteps
-from .fingerprints import digest, name_bytes, step_key
+from .steps import LazyResults, SingleCallSteps, watcher
+from .fingerprints import StepTable, digest, intern_ids, name_bytes, step_key
+from .normalizers import native_mask
 
-__all__ = ["near_keys", "observed_key", "NO_OBSERVATION"]
+__all__ = ["near_keys", "native_near_table", "observed_key", "NO_OBSERVATION"]
 
 NO_OBSERVATION: Final = b"\x00no-observation"
 #: `step_key` of one 16-byte digest is this prefix and the digest
@@ -123,12 +125,64 @@ def near_keys(
     return keys
 
 
-def _arguments_digest(transform: Transform, name: str, nb: bytes, raw: Any) -> bytes:
-    """A call's name-args digest after the transform (as `reduce_call` makes it)."""
+def _arguments_body(transform: Transform, name: str, raw: Any) -> bytes:
+    """A call's arguments after the transform, as canonical bytes (`reduce_call`'s)."""
     if type(raw) is msgspec.Raw:
         # read from a file: decoded normalized, encoded without a second walk
-        return digest(nb + normalized_bytes(transform.arguments(name, comparison_value(raw))))
-    return digest(nb + canonical_bytes(transform.arguments(name, decode_value(raw))))
+        return normalized_bytes(transform.arguments(name, comparison_value(raw)))
+    return canonical_bytes(transform.arguments(name, decode_value(raw)))
+
+
+def _arguments_digest(transform: Transform, name: str, nb: bytes, raw: Any) -> bytes:
+    """A call's name-args digest after the transform (as `reduce_call` makes it)."""
+    return digest(nb + _arguments_body(transform, name, raw))
+
+
+def native_near_table(native: Any, events: Sequence[Any],
+                      config: MaxRepeatConfig) -> StepTable | None:
+    """`build_step_table` with near-duplicate settings by the C extension (``near_keys``
+    of core/_near.c), or None when the pure path must run: settings whose rewrite of a
+    string depends on more than the string (``replace`` is user code, ``similarity``
+    keeps clusters), an unusual trajectory, or a value the reference cannot compare.
+
+    C only proves strings unchanged: a value holding a string that a normalizer could
+    change is rewritten and encoded here, by the same functions as the pure path
+    (``fallback_*``), so both paths give the same keys (tests/test_near_native.py).
+    """
+    near = config.near
+    assert near is not None
+    if near.replace or near.similarity is not None or config.match == "name":
+        return None
+    out = native.build_table(
+        events, 0, config.max_cycle_period, watcher(config) if config.patterns else None,
+        msgspec.Raw, canonical_bytes, observation_bytes, name_bytes)
+    if out is None:
+        return None
+    shape, single, _, _, _, n_calls = out
+    transform = Transform(near)
+    text = transform.text if near.rewrites_strings else None
+
+    def tool_info(name: str) -> tuple[bytes, tuple[bytes, ...]]:
+        ignored = near.ignored(name) if config.match == "name-args" else frozenset()
+        return name_bytes(name), tuple(k.encode("utf-8", "surrogatepass") for k in sorted(ignored))
+
+    def fallback_obs(result: Any) -> bytes | None:
+        value = decode_value(result)
+        value = text(value) if text is not None and type(value) is str \
+            else transform.value(value)
+        return None if is_empty(value) else canonical_bytes(value)
+
+    mode = (2 if config.match == "observation" else 3 if near.observation else 1)
+    got = native.near_keys(
+        events, shape, single, mode, config.max_cycle_period,
+        native_mask(near.normalizers), msgspec.Raw, tool_info,
+        partial(_arguments_body, transform), fallback_obs)
+    if got is None:
+        return None
+    keys, found = got
+    steps: Sequence[list[int]] = SingleCallSteps(shape) if single else shape
+    results: Any = found if found is not None else LazyResults(events)
+    return StepTable(steps, results, keys, intern_ids(keys), n_calls)
 
 
 def _with_observation(events: Sequence[Any], steps: Sequence[Sequence[int]],

@@ -19,7 +19,8 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Final
 
-__all__ = ["NORMALIZERS", "VOLATILE", "expand_normalizers", "rewriter"]
+__all__ = ["NORMALIZERS", "VOLATILE", "NATIVE_BITS", "expand_normalizers", "native_mask",
+           "rewriter"]
 
 _Sub = tuple["re.Pattern[str]", "str | Callable[[re.Match[str]], str]"]
 
@@ -264,3 +265,22 @@ def _volatile() -> Callable[[str], str]:
 
 
 _rewrite_volatile: Final = _volatile()
+
+
+#: The native path's check (core/_near.c, ``near_dirty``) per normalizer: one bit each, the
+#: five of `_BLOCK` sharing the bit of their combined scan. The check is true for every
+#: text a normalizer with its bit could change; such a text is rewritten here, in Python.
+NATIVE_BITS: Final = {"ansi": 1, "trailing-whitespace": 2, "timestamps": 4, "durations": 4,
+                      "ids": 4, "addresses": 4, "pids": 4, "temp-paths": 8, "numbers": 16}
+
+
+def native_mask(names: Sequence[str]) -> int:
+    """The `NATIVE_BITS` of the normalizers ``names``.
+
+    >>> native_mask(["ansi", "numbers"]), native_mask(VOLATILE)
+    (17, 15)
+    """
+    mask = 0
+    for name in names:
+        mask |= NATIVE_BITS[name]
+    return mask

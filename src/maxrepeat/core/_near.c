@@ -1,0 +1,482 @@
+/* Near-duplicate keys in C (core/nearsteps.py; docs/design/near-duplicates.md, "Cost").
+ *
+ * Included by _native.c (one extension module; it uses its JSON canonicalizer, BLAKE2b and
+ * event-field reads). The pure Python path stays the reference and the definition:
+ *
+ * - C never rewrites a string. `near_dirty` is a check that is true for every string one
+ *   of the enabled built-in normalizers could change (a superset, the same pre-checks as
+ *   core/normalizers.py, with any doubt counted as "could"). While `near_keys` runs,
+ *   `g_near_mask` is set and the canonicalizer BAILs on a string value that is dirty, so
+ *   the whole value goes to the Python reference (`fallback_args` / `fallback_obs`: the
+ *   Transform, then canonical bytes). A clean value's rewrite is itself, so its canonical
+ *   bytes are the raw value's.
+ * - `ignore_arguments` is done here: top-level members named in `g_near_ignore` are left
+ *   out of the canonical object (their values are still parsed, not checked).
+ * - Only settings whose rewrite is a pure function of each string are taken (no `replace`,
+ *   no `similarity`: nearsteps decides). Any exception from the reference (a value that
+ *   cannot be compared) makes `near_keys` return None: the pure path then runs whole and
+ *   raises where it must.
+ */
+
+/* the normalizer bits (core.normalizers.NATIVE_BITS) */
+enum { NZ_ANSI = 1, NZ_TRAIL = 2, NZ_BLOCK = 4, NZ_TEMP = 8, NZ_NUMBERS = 16 };
+
+static int nz_digit(uint8_t b) { return b >= '0' && b <= '9'; }
+
+static int nz_hex(uint8_t b) {
+    return nz_digit(b) || (b >= 'a' && b <= 'f') || (b >= 'A' && b <= 'F');
+}
+
+/* Whether the character before s[i] is a word character (\w). Non-ASCII counts as not
+ * one: a match is then possible, so the text is dirty (the doubt goes to Python). */
+static int nz_word_before(const uint8_t *s, Py_ssize_t i) {
+    if (i == 0) return 0;
+    uint8_t b = s[i - 1];
+    return nz_digit(b) || (b >= 'A' && b <= 'Z') || (b >= 'a' && b <= 'z') || b == '_';
+}
+
+/* a unit's first character of the durations pre-check: [numsµh] */
+static int nz_unit(const uint8_t *s, Py_ssize_t n, Py_ssize_t p) {
+    if (p >= n) return 0;
+    uint8_t b = s[p];
+    if (b == 'n' || b == 'u' || b == 'm' || b == 's' || b == 'h') return 1;
+    return b == 0xC2 && p + 1 < n && s[p + 1] == 0xB5; /* µ */
+}
+
+/* the tail of the durations pre-check at p: m[0-9] | ' '?[numsµh] ('m' alone is a unit) */
+static int nz_tail(const uint8_t *s, Py_ssize_t n, Py_ssize_t p) {
+    if (nz_unit(s, n, p)) return 1;
+    return p < n && s[p] == ' ' && nz_unit(s, n, p + 1);
+}
+
+static Py_ssize_t nz_run(const uint8_t *s, Py_ssize_t n, Py_ssize_t p, int (*in)(uint8_t)) {
+    Py_ssize_t q = p;
+    while (q < n && in(s[q])) q++;
+    return q - p;
+}
+
+static int nz_pair(uint8_t a, uint8_t b) {
+    static const char *pairs[] = {"on", "ue", "ed", "hu", "ri", "at", "un", "an", "eb",
+                                  "ar", "pr", "ay", "ul", "ug", "ep", "ct", "ov", "ec"};
+    for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++)
+        if (pairs[i][0] == a && pairs[i][1] == b) return 1;
+    return 0;
+}
+
+static int nz_at(const uint8_t *s, Py_ssize_t n, Py_ssize_t p, const char *word) {
+    Py_ssize_t k = (Py_ssize_t)strlen(word);
+    return p + k <= n && memcmp(s + p, word, (size_t)k) == 0;
+}
+
+/* core.normalizers._BLOCK_SCAN at position i (s[i] in [0-9A-Za-fpP], no \w before it). */
+static int nz_block_at(const uint8_t *s, Py_ssize_t n, Py_ssize_t i) {
+    uint8_t c = s[i];
+    if (nz_digit(c)) {
+        /* [0-9]{3}- */
+        if (nz_run(s, n, i + 1, nz_digit) >= 3 && i + 4 < n && s[i + 4] == '-') return 1;
+        /* [0-9]?:[0-9]{2}: */
+        if (i + 4 < n && s[i + 1] == ':' && nz_digit(s[i + 2]) && nz_digit(s[i + 3]) &&
+            s[i + 4] == ':')
+            return 1;
+        if (i + 5 < n && nz_digit(s[i + 1]) && s[i + 2] == ':' && nz_digit(s[i + 3]) &&
+            nz_digit(s[i + 4]) && s[i + 5] == ':')
+            return 1;
+        /* [5-9][0-9]{8} */
+        if (i + 1 < n && s[i + 1] >= '5' && s[i + 1] <= '9' &&
+            nz_run(s, n, i + 2, nz_digit) >= 8)
+            return 1;
+        /* [0-9]*(\.[0-9]+)?(m[0-9]| ?[numsµh]): only the longest digit runs can be
+         * followed by the tail (a shorter run leaves a digit next) */
+        Py_ssize_t j = i + 1 + nz_run(s, n, i + 1, nz_digit);
+        if (nz_tail(s, n, j)) return 1;
+        if (j + 1 < n && s[j] == '.' && nz_digit(s[j + 1])) {
+            Py_ssize_t k = j + 1 + nz_run(s, n, j + 1, nz_digit);
+            if (nz_tail(s, n, k)) return 1;
+        }
+        /* (?<=\[[0-9])[0-9]{1,6}\] */
+        if (i > 0 && s[i - 1] == '[') {
+            Py_ssize_t m = nz_run(s, n, i + 1, nz_digit);
+            if (m >= 1 && m <= 6 && i + 1 + m < n && s[i + 1 + m] == ']') return 1;
+        }
+        /* (?<=0)x[0-9a-fA-F]{4} */
+        if (c == '0' && i + 1 < n && s[i + 1] == 'x' && nz_run(s, n, i + 2, nz_hex) >= 4)
+            return 1;
+    }
+    if (c >= 'A' && c <= 'Z' && i + 2 < n && nz_pair(s[i + 1], s[i + 2])) return 1;
+    /* (?<=[0-9a-fA-F])[0-9a-fA-F]{7} */
+    if (nz_hex(c) && nz_run(s, n, i + 1, nz_hex) >= 7) return 1;
+    if (c == 'p' || c == 'P') {
+        static const char *words[] = {"id", "ID", "gid", "GID", "rocess", "ort", "ORT"};
+        for (size_t w = 0; w < sizeof(words) / sizeof(words[0]); w++)
+            if (nz_at(s, n, i + 1, words[w])) return 1;
+    }
+    return 0;
+}
+
+/* What a byte may start (one pass over the text, a table lookup per byte). */
+enum { NB_START = 1, NB_DIGIT = 2, NB_SPECIAL = 4 };
+static uint8_t nz_class[256];
+
+static void nz_init(void) {
+    for (int c = '0'; c <= '9'; c++) nz_class[c] = NB_START | NB_DIGIT;
+    for (int c = 'A'; c <= 'Z'; c++) nz_class[c] = NB_START;
+    for (int c = 'a'; c <= 'f'; c++) nz_class[c] = NB_START;
+    nz_class['p'] = NB_START;
+    const char *special = "\x1b\n\\/:s";
+    for (const char *p = special; *p; p++) nz_class[(uint8_t)*p] |= NB_SPECIAL;
+}
+
+static int nz_before(const uint8_t *s, Py_ssize_t i, const char *word) {
+    Py_ssize_t k = (Py_ssize_t)strlen(word);
+    return i >= k && memcmp(s + i - k, word, (size_t)k) == 0;
+}
+
+/* The substrings the pre-checks look for (core.normalizers._PRECHECKS, _BLOCK_NEEDLES and
+ * _trailing), at a byte of NB_SPECIAL. */
+static int nz_special(const uint8_t *s, Py_ssize_t n, Py_ssize_t i, int mask) {
+    switch (s[i]) {
+        case 0x1b: return (mask & NZ_ANSI) != 0;
+        case '\n':
+            return (mask & NZ_TRAIL) && i > 0 && (s[i - 1] == ' ' || s[i - 1] == '\t' ||
+                                                  s[i - 1] == '\r');
+        case '\\': return (mask & NZ_TEMP) != 0;
+        case '/':
+            return (mask & NZ_TEMP) && (nz_at(s, n, i, "/tmp/") || nz_at(s, n, i, "/var/") ||
+                                        nz_at(s, n, i, "/dev/shm/"));
+        case ':':
+            return (mask & NZ_BLOCK) &&
+                   ((i > 0 && s[i - 1] == ']') || nz_at(s, n, i, ":::") || nz_at(s, n, i, "::1:") ||
+                    nz_before(s, i, "localhost") || nz_before(s, i, "127.0.0.1") ||
+                    nz_before(s, i, "0.0.0.0"));
+        case 's': return (mask & NZ_BLOCK) && nz_at(s, n, i, "shellId");
+    }
+    return 0;
+}
+
+/* Whether one of the normalizers in mask could change the UTF-8 text s (see above). */
+static int near_dirty(const uint8_t *s, Py_ssize_t n, int mask) {
+    if (n == 0) return 0;
+    if (mask & NZ_TRAIL) {
+        /* _trailing: the last character is white space (str.isspace; any non-ASCII one is
+         * taken as possibly so); " \n", "\t\n", "\r\n" inside are found below */
+        uint8_t last = s[n - 1];
+        if (last >= 0x80 || last == ' ' || (last >= 9 && last <= 13) || (last >= 28 && last <= 31))
+            return 1;
+    }
+    int block = mask & NZ_BLOCK, numbers = mask & NZ_NUMBERS;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint8_t k = nz_class[s[i]];
+        if (!k) continue;
+        if ((k & NB_SPECIAL) && nz_special(s, n, i, mask)) return 1;
+        if ((k & NB_DIGIT) && numbers) return 1;
+        if ((k & NB_START) && block && !nz_word_before(s, i) && nz_block_at(s, n, i)) return 1;
+    }
+    return 0;
+}
+
+/* near_dirty(text, mask) -> bool: the check, for the tests. */
+static PyObject *py_near_dirty(PyObject *self, PyObject *args) {
+    const char *s;
+    Py_ssize_t n;
+    int mask;
+    if (!PyArg_ParseTuple(args, "s#i", &s, &n, &mask)) return NULL;
+    return PyBool_FromLong(near_dirty((const uint8_t *)s, n, mask));
+}
+
+/* One tool's settings: its name bytes, and the argument keys left out (UTF-8 bytes). */
+static PyObject *near_tool(PyObject *cache, PyObject *tool_info, PyObject *name) {
+    PyObject *info = PyDict_GetItemWithError(cache, name);
+    if (info != NULL) return info; /* borrowed */
+    if (PyErr_Occurred()) return NULL;
+    info = PyObject_CallOneArg(tool_info, name);
+    if (info == NULL) return NULL;
+    if (!PyTuple_Check(info) || PyTuple_GET_SIZE(info) != 2 ||
+        !PyBytes_Check(PyTuple_GET_ITEM(info, 0)) || !PyTuple_Check(PyTuple_GET_ITEM(info, 1))) {
+        Py_DECREF(info);
+        PyErr_SetString(PyExc_TypeError, "tool_info must return (bytes, tuple of bytes)");
+        return NULL;
+    }
+    int rc = PyDict_SetItem(cache, name, info);
+    Py_DECREF(info);
+    return rc < 0 ? NULL : info;
+}
+
+/* The canonical bytes of a raw JSON value into out with the near settings on: OK, BAIL
+ * (a dirty string, or anything the canonicalizer leaves to the reference) or FAIL. */
+static int near_canon(PyObject *value, PyObject *raw_type, int mask, PyObject *ignore,
+                      int observe, Buf *out, int *empty) {
+    if (Py_TYPE(value) != (PyTypeObject *)raw_type) return BAIL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(value, &view, PyBUF_SIMPLE) < 0) return FAIL;
+    g_near_mask = mask;
+    g_near_ignore = ignore;
+    out->n = 0;
+    int rc = canon_raw(view.buf, view.len, observe, out, empty);
+    g_near_mask = 0;
+    g_near_ignore = NULL;
+    PyBuffer_Release(&view);
+    return rc;
+}
+
+/* Whether a Python error is one the reference raises for a value it cannot compare (the
+ * pure path then runs and reports it): anything but MemoryError and the like. */
+static int near_value_error(void) {
+    return PyErr_ExceptionMatches(PyExc_Exception) && !PyErr_ExceptionMatches(PyExc_MemoryError);
+}
+
+/* The digest of an observation after the transform into out: 0, 1 when missing or empty,
+ * -1 error, -2 the reference raised (go pure). */
+static int near_obs(PyObject *value, PyObject *raw_type, int mask, PyObject *fallback,
+                    Buf *scratch, uint8_t out[16]) {
+    if (value == NULL) return 1;
+    int empty = 0;
+    int rc = near_canon(value, raw_type, mask, NULL, 1, scratch, &empty);
+    if (rc == FAIL) return -1;
+    if (rc == OK) {
+        if (empty) return 1;
+        blake2b16((const uint8_t *)scratch->p, (size_t)scratch->n, NULL, 0, out);
+        return 0;
+    }
+    PyObject *body = PyObject_CallOneArg(fallback, value);
+    if (body == NULL) return near_value_error() ? (PyErr_Clear(), -2) : -1;
+    if (body == Py_None) {
+        Py_DECREF(body);
+        return 1;
+    }
+    if (!PyBytes_Check(body)) {
+        Py_DECREF(body);
+        PyErr_SetString(PyExc_TypeError, "fallback_obs must return bytes or None");
+        return -1;
+    }
+    blake2b16((const uint8_t *)PyBytes_AS_STRING(body), (size_t)PyBytes_GET_SIZE(body), NULL, 0,
+              out);
+    Py_DECREF(body);
+    return 0;
+}
+
+/* digest(a + b"\x01" + key) or digest(a + NO_OBSERVATION): nearsteps.observed_key */
+static void near_observed(const uint8_t *a, Py_ssize_t na, const uint8_t *key, uint8_t out[16]) {
+    static const char tag[] = "\x00no-observation";
+    if (key == NULL) {
+        blake2b16(a, (size_t)na, (const uint8_t *)tag, sizeof(tag) - 1, out);
+        return;
+    }
+    uint8_t tail[17];
+    tail[0] = 1;
+    memcpy(tail + 1, key, 16);
+    blake2b16(a, (size_t)na, tail, 17, out);
+}
+
+/* near_keys(events, shape, single, mode, period, mask, raw_type, tool_info, fallback_args,
+ *           fallback_obs) -> (keys, results) or None when the pure path must run: keys one
+ * per step (bytes, or None for an empty step); results the first result of each call id
+ * (modes 2 and 3; None in mode 1). mode 1: name-args; 2: observation; 3: name-args with
+ * with_observation. shape/single: build_table's grouping. tool_info(name) -> (name bytes,
+ * ignored keys as UTF-8 bytes); fallback_args(name, value) -> the canonical bytes of the
+ * transformed arguments; fallback_obs(value) -> those of the transformed observation, or
+ * None when it is empty. */
+static PyObject *near_keys(PyObject *self, PyObject *args) {
+    PyObject *events, *shape, *raw_type, *tool_info, *fallback_args, *fallback_obs;
+    int single, mode, period, mask;
+    if (!PyArg_ParseTuple(args, "OOpiiiOOOO", &events, &shape, &single, &mode, &period, &mask,
+                          &raw_type, &tool_info, &fallback_args, &fallback_obs))
+        return NULL;
+    if (!PyList_CheckExact(shape) || mode < 1 || mode > 3) {
+        PyErr_SetString(PyExc_ValueError, "near_keys: bad shape or mode");
+        return NULL;
+    }
+    PyObject *seq = PySequence_Fast(events, "events must be a sequence");
+    if (seq == NULL) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    PyObject *result = NULL, *keys = NULL, *results = NULL, *tools = PyDict_New();
+    Buf scratch = {0};
+    Entry *es = NULL;
+    uint8_t *dig = NULL;
+    Py_ssize_t es_cap = 0;
+    Slot sl_type = {0}, sl_data = {0}, sl_name = {0}, sl_cid = {0}, sl_res = {0}, sl_args = {0};
+    if (tools == NULL) goto error;
+
+    /* the first result of each call id (observation_keys: every result, watched or not) */
+    if (mode != 1) {
+        results = PyDict_New();
+        if (results == NULL) goto error;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *type = get_attr(items[i], S_type, &sl_type);
+            if (type == NULL) goto error;
+            int code = event_code(type);
+            Py_DECREF(type);
+            if (code != T_RESULT) continue;
+            PyObject *data = get_attr(items[i], S_data, &sl_data);
+            if (data == NULL) goto error;
+            if (data != Py_None) {
+                PyObject *cid = get_attr(data, S_tool_call_id, &sl_cid);
+                PyObject *res = cid == NULL || cid == Py_None ? NULL : get_attr(data, S_result, &sl_res);
+                int bad = cid == NULL || (cid != Py_None && (res == NULL ||
+                          PyDict_SetDefault(results, cid, res) == NULL));
+                Py_XDECREF(res);
+                Py_XDECREF(cid);
+                if (bad) {
+                    Py_DECREF(data);
+                    goto error;
+                }
+            }
+            Py_DECREF(data);
+        }
+    }
+
+    Py_ssize_t nsteps = PyList_GET_SIZE(shape);
+    keys = PyList_New(nsteps);
+    if (keys == NULL) goto error;
+    for (Py_ssize_t s = 0; s < nsteps; s++) {
+        PyObject *item = PyList_GET_ITEM(shape, s);
+        Py_ssize_t k = single ? 1 : (PyList_Check(item) ? PyList_GET_SIZE(item) : -1);
+        if (k < 1) goto pure;
+        if (k > es_cap) {
+            Py_ssize_t cap = k > 8 ? k : 8;
+            Entry *grown = PyMem_Realloc(es, (size_t)cap * sizeof(Entry));
+            if (grown) es = grown;
+            uint8_t *dgrown = grown ? PyMem_Realloc(dig, (size_t)cap * 16) : NULL;
+            if (dgrown) dig = dgrown;
+            if (!grown || !dgrown) {
+                PyErr_NoMemory();
+                goto error;
+            }
+            es_cap = cap;
+        }
+        Py_ssize_t empties = 0;
+        for (Py_ssize_t j = 0; j < k; j++) {
+            Py_ssize_t i = PyLong_AsSsize_t(single ? item : PyList_GET_ITEM(item, j));
+            if (i == -1 && PyErr_Occurred()) goto error;
+            if (i < 0 || i >= n) goto pure;
+            PyObject *data = get_attr(items[i], S_data, &sl_data);
+            if (data == NULL) goto error;
+            PyObject *name = data == Py_None ? NULL : get_attr(data, S_tool_name, &sl_name);
+            if (name == NULL || !PyUnicode_CheckExact(name)) {
+                Py_XDECREF(name);
+                Py_DECREF(data);
+                if (PyErr_Occurred()) goto error;
+                goto pure;
+            }
+            PyObject *info = near_tool(tools, tool_info, name);
+            if (info == NULL) {
+                Py_DECREF(name);
+                Py_DECREF(data);
+                goto error;
+            }
+            PyObject *nb = PyTuple_GET_ITEM(info, 0);
+            uint8_t *d = dig + 16 * j;
+            uint8_t argd[16];
+            const uint8_t *prefix = (const uint8_t *)PyBytes_AS_STRING(nb);
+            Py_ssize_t nprefix = PyBytes_GET_SIZE(nb);
+            if (mode != 2) { /* the arguments' digest: digest(name bytes + body) */
+                PyObject *value = get_attr(data, S_arguments, &sl_args);
+                if (value == NULL) {
+                    Py_DECREF(name);
+                    Py_DECREF(data);
+                    goto error;
+                }
+                PyObject *ignore = PyTuple_GET_ITEM(info, 1);
+                int empty = 0;
+                int rc = near_canon(value, raw_type, mask, PyTuple_GET_SIZE(ignore) ? ignore : NULL,
+                                    0, &scratch, &empty);
+                if (rc == FAIL) {
+                    Py_DECREF(value);
+                    Py_DECREF(name);
+                    Py_DECREF(data);
+                    goto error;
+                }
+                PyObject *body = NULL;
+                if (rc == BAIL) {
+                    body = PyObject_CallFunctionObjArgs(fallback_args, name, value, NULL);
+                    if (body == NULL || !PyBytes_Check(body)) {
+                        Py_DECREF(value);
+                        Py_DECREF(name);
+                        Py_DECREF(data);
+                        if (body == NULL && near_value_error()) {
+                            PyErr_Clear();
+                            goto pure;
+                        }
+                        if (body != NULL) {
+                            Py_DECREF(body);
+                            PyErr_SetString(PyExc_TypeError, "fallback_args must return bytes");
+                        }
+                        goto error;
+                    }
+                }
+                Py_DECREF(value);
+                if (body != NULL) {
+                    blake2b16(prefix, (size_t)nprefix, (const uint8_t *)PyBytes_AS_STRING(body),
+                              (size_t)PyBytes_GET_SIZE(body), argd);
+                    Py_DECREF(body);
+                } else {
+                    blake2b16(prefix, (size_t)nprefix, (const uint8_t *)scratch.p,
+                              (size_t)scratch.n, argd);
+                }
+                prefix = argd;
+                nprefix = 16;
+            }
+            Py_DECREF(name);
+            if (mode == 1) {
+                memcpy(d, argd, 16);
+            } else {
+                PyObject *cid = get_attr(data, S_tool_call_id, &sl_cid);
+                if (cid == NULL) {
+                    Py_DECREF(data);
+                    goto error;
+                }
+                PyObject *value = cid == Py_None ? NULL : PyDict_GetItemWithError(results, cid);
+                Py_DECREF(cid);
+                if (value == NULL && PyErr_Occurred()) {
+                    Py_DECREF(data);
+                    goto error;
+                }
+                uint8_t obs[16];
+                Py_XINCREF(value);
+                int r = near_obs(value, raw_type, mask, fallback_obs, &scratch, obs);
+                Py_XDECREF(value);
+                if (r == -1) {
+                    Py_DECREF(data);
+                    goto error;
+                }
+                if (r == -2) {
+                    Py_DECREF(data);
+                    goto pure;
+                }
+                if (r == 1) empties++;
+                near_observed(prefix, nprefix, r == 0 ? obs : NULL, d);
+            }
+            Py_DECREF(data);
+            es[j].d = d;
+            es[j].n = 16;
+        }
+        PyObject *key;
+        if (mode == 2 && empties > 0 && (empties == k || period > 1)) {
+            key = Py_None; /* rules.step_is_empty (observation mode only) */
+            Py_INCREF(key);
+        } else {
+            key = step_key(es, k);
+            if (key == NULL) goto error;
+        }
+        PyList_SET_ITEM(keys, s, key);
+    }
+    result = PyTuple_Pack(2, keys, results ? results : Py_None);
+    goto cleanup;
+pure:
+    result = Py_None;
+    Py_INCREF(result);
+    goto cleanup;
+error:
+    result = NULL;
+cleanup:
+    g_near_mask = 0;
+    g_near_ignore = NULL;
+    Py_XDECREF(keys);
+    Py_XDECREF(results);
+    Py_XDECREF(tools);
+    buf_free(&scratch);
+    PyMem_Free(es);
+    PyMem_Free(dig);
+    Py_DECREF(seq);
+    return result;
+}
