@@ -141,7 +141,7 @@ def test_native_near_keys_equal_the_pure_path(events: list[dict[str, Any]],
             assert native_near_table(accel.native, traj.events, cfg) is not None
         got = build_step_table(traj.events, cfg)
         want = build_step_table_pure(traj.events, cfg)
-        assert (list(map(list, got.steps)), got.keys, got.ids, got.calls) == \
+        assert (list(map(list, got.steps)), list(got.keys), got.ids, got.calls) == \
             (list(map(list, want.steps)), want.keys, want.ids, want.calls)
         assert dict(got.results) == dict(want.results)
         native_result = maxrepeat.grade(traj, cfg).to_dict()
