@@ -143,6 +143,27 @@ def test_every_call_decides_as_a_full_read(tmp_path: Path, seed: int) -> None:
         _strip(grade(traj, c, name=n)) for c, n in zip(CONFIGS, NAMES)]
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_a_first_read_decides_as_a_full_read(tmp_path: Path, seed: int) -> None:
+    """Without saved state (the monitors built from the batch tables, `Monitor.from_events`)
+    every call decides as the full read, reused call ids and copied records included."""
+    path = tmp_path / "s.jsonl"
+    path.write_text("")
+    with path.open("a") as fh:
+        for k, (before, payload, after) in enumerate(_session(seed, 60)):
+            fh.write("".join(before))
+            fh.flush()
+            payload = {**payload, "transcript_path": str(path)}
+            verdict = guard(payload, CONFIGS, cache_dir=tmp_path / f"fresh-{k}")
+            want, _ = _full_read(path, payload, None)
+            got = verdict.decision
+            assert verdict.read_from == 0
+            assert [_strip(r) for r in got.results] == [_strip(r) for r in want.results], k
+            assert (got.action, got.message) == (want.action, want.message), k
+            fh.write("".join(after))
+            fh.flush()
+
+
 def test_saved_state_stays_small_in_a_long_session(tmp_path: Path) -> None:
     """Results of final steps are forgotten and ids kept as 8-byte digests: the state of
     a 3,000-call session is a few tens of kB, not one entry per answered call."""

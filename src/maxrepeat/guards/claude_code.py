@@ -30,7 +30,7 @@ by `maxrepeat.guards.session` (verified against the transcript, never trusted).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -123,9 +123,14 @@ def hook_output(event: str, decision: Decision, *, stop: str | None = None) -> d
 
 
 def _feed(stream: SessionStream, monitors: list[Monitor], record: dict[str, Any],
-          lenient: bool, extra: _Extra) -> None:
+          lenient: bool, extra: _Extra, collect: list[Event] | None = None) -> None:
+    """Feed a record's events of the session to the monitors, or (``collect``) add them
+    to the list the monitors are built from at the end (`Monitor.from_events`)."""
     key, events = stream.record(record, lenient)
     if key == stream.primary:
+        if collect is not None:
+            collect.extend(events)  # call ids are checked once, at the end (`_collected`)
+            return
         if not extra.exact:
             for e in events:
                 cid = e.data.tool_call_id if e.type == "tool_call" and e.data else None
@@ -164,11 +169,19 @@ def guard(
     names = unique_names(configs)
 
     def monitor(c: MaxRepeatConfig, n: str, exact: bool, data: bytes | None = None,
-                lenient: bool = False) -> Monitor:
+                lenient: bool = False, events: list[Event] | None = None) -> Monitor:
         kw: dict[str, Any] = {"name": n, "id": session_id, "source": path,
                               "format": "claude-code", "lenient": lenient,
                               "forget_answers": not exact}
+        if events is not None:
+            return Monitor.from_events(events, c, **kw)
         return Monitor.from_bytes(data, c, **kw) if data is not None else Monitor(c, **kw)
+
+    def built(events: list[Event], lenient: bool) -> list[Monitor]:
+        """Fresh monitors that have taken ``events`` (a first read, built from the
+        batch tables instead of fed event by event)."""
+        return [monitor(c, n, extra.exact, lenient=lenient, events=events)
+                for c, n in zip(configs, names)]
 
     with GuardSession(cache_dir, agent="claude-code", session=session_id, log=path,
                       signature=signature_of(configs, names, policy)) as gs:
@@ -194,7 +207,8 @@ def guard(
         read_from = snap.offset if snap is not None else 0
         try:
             saved = _advance(gs, path, stream, monitors, extra, read_from,
-                             snap.lines if snap is not None else 0)
+                             snap.lines if snap is not None else 0,
+                             built if snap is None else None)
         except _Reused:
             # a call id came back: read everything again, keeping every answer (what
             # the guard said so far, and a stop it still owes, stay as they were)
@@ -202,7 +216,7 @@ def guard(
             extra = _Extra(pending_stop=extra.pending_stop, exact=True)
             monitors = [monitor(c, n, True) for c, n in zip(configs, names)]
             read_from = 0
-            saved = _advance(gs, path, stream, monitors, extra, 0, 0)
+            saved = _advance(gs, path, stream, monitors, extra, 0, 0, built)
         saved_reader, saved_monitors, saved_calls = saved
         cid = payload.get("tool_use_id")
         subagent = isinstance(payload.get("agent_id"), str)
@@ -235,16 +249,26 @@ def guard(
 
 
 def _advance(gs: GuardSession, path: str, stream: SessionStream, monitors: list[Monitor],
-             extra: _Extra, offset: int, lines: int) -> tuple[bytes, list[bytes], Marks]:
+             extra: _Extra, offset: int, lines: int,
+             build: Callable[[list[Event], bool], list[Monitor]] | None = None,
+             ) -> tuple[bytes, list[bytes], Marks]:
     """Feed the transcript's complete lines from ``offset`` on, then its unterminated last
     line when it reads as a record; what the next call starts from (reader, monitors and
     call ids after the complete lines). `_Reused` when a call id comes back while the
-    monitors forget answers."""
+    monitors forget answers. ``build``: the monitors are fresh; the complete lines' events
+    are collected and ``build(events, lenient)`` replaces them (a first read costs about
+    what ``maxrepeat grade`` of the transcript costs, not the monitors' per-event work)."""
+    collect: list[Event] | None = [] if build is not None else None
     for number, raw in gs.lines(offset, lines):
         if raw.strip():
             record, lenient = record_of_line(raw, path, number)
             extra.learned.learn(record)
-            _feed(stream, monitors, record, lenient, extra)
+            _feed(stream, monitors, record, lenient, extra, collect)
+    if build is not None and collect is not None:
+        if not extra.exact:
+            _collected(collect, extra.calls)
+        primary = stream.primary
+        monitors[:] = build(collect, primary is not None and stream.lenient(primary))
     # What the next call starts from: the complete lines only (the partial last line
     # and the current result are read from the transcript once it holds them).
     saved = (msgspec.msgpack.encode(stream), [m.to_bytes() for m in monitors],
@@ -257,3 +281,14 @@ def _advance(gs: GuardSession, path: str, stream: SessionStream, monitors: list[
         else:
             _feed(stream, monitors, record, lenient, extra)
     return saved
+
+
+def _collected(events: list[Event], calls: Marks) -> None:
+    """Add the call ids of ``events`` to ``calls`` (empty: a first read); `_Reused` when
+    one comes twice (what `_feed` checks call by call, in one pass)."""
+    cids = [e.data.tool_call_id for e in events if e.type == "tool_call" and e.data]
+    cids = [c for c in cids if c is not None]
+    marks = list(map(mark, cids))
+    if len(set(marks)) != len(marks) or (len(calls) and any(m in calls for m in marks)):
+        raise _Reused
+    calls.data += b"".join(marks)

@@ -75,7 +75,7 @@ __all__ = ["GuardSession", "Snapshot", "default_cache_dir", "signature_of", "CAC
            "BLOCK", "block_digests", "seal", "unseal"]
 
 #: Changes whenever the saved layout changes; part of every saved state.
-CACHE_FORMAT: Final = 5
+CACHE_FORMAT: Final = 6
 #: The log is verified in blocks of this many bytes (hashing one takes ~0.3 ms).
 BLOCK: Final = 256 * 1024
 #: How the log is checked against a saved state: ``"full"`` (every block, every call)

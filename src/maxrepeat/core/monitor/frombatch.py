@@ -34,11 +34,14 @@ twice), every event is fed, as before.
 
 from __future__ import annotations
 
+from collections import Counter, deque
 from collections.abc import Mapping, Sequence
-from typing import Any
+from itertools import accumulate, compress, islice, repeat
+from operator import attrgetter
+from typing import Any, Final
 
 from ..errors import TrajectoryFormatError
-from ..events import TOOL_CALL, TOOL_RESULT, TURN_END, TURN_START, EventLike, event_from_dict
+from ..events import TOOL_RESULT, TURN_END, TURN_START, EventLike, event_from_dict
 from ..fingerprints import StepTable, build_step_table
 from ..result import Run
 from ..rules import Cover, copies, is_primitive, rank, run_end
@@ -60,8 +63,10 @@ def prime(tracker: Tracker, events: Sequence[EventLike | Mapping[str, Any]], whe
     typed: Sequence[Any] = events
     if tracker.st.events == 0 and tracker._transform is None and events:
         try:
-            typed = [event_from_dict(e, i) if isinstance(e, Mapping) else e
-                     for i, e in enumerate(events)]
+            # event dicts become Events (a type test per kind of value, not per event)
+            if any(issubclass(kind, Mapping) for kind in set(map(type, events))):
+                typed = [event_from_dict(e, i) if isinstance(e, Mapping) else e
+                         for i, e in enumerate(events)]
             state = _plain_state(tracker, typed)
         except TrajectoryFormatError:
             typed, state = events, None  # the fed monitor reports it, at its event
@@ -75,79 +80,94 @@ def prime(tracker: Tracker, events: Sequence[EventLike | Mapping[str, Any]], whe
     return k
 
 
+_TYPE: Final = attrgetter("type")
+_DATA: Final = attrgetter("data")
+_CALL_ID: Final = attrgetter("tool_call_id")
+# One byte per event: turn boundaries and results are what the split point depends on.
+_CODES: Final = {TURN_START: b"S"[0], TURN_END: b"E"[0], TOOL_RESULT: b"R"[0]}
+_IS_RESULT: Final = bytes(1 if i == b"R"[0] else 0 for i in range(256))
+
+
 def _plain_state(tracker: Tracker, events: Sequence[Any]) -> State | None:
     """The fed state after the longest prefix of ``events`` at which it is plain (see the
-    module), or None when it cannot be built here (then everything is fed)."""
+    module), or None when it cannot be built here (then everything is fed). The work per
+    event is done by C loops (map, compress, accumulate), as in `core.steps`."""
     config = tracker._config
     observation = config.match == "observation"
     table = build_step_table(events, config)
     steps = table.steps
     n = len(events)
-    types = [e.type for e in events]
-    # Turn boundaries: the event index of the last one before each point decides in_turn.
-    bounds = [i for i, t in enumerate(types) if t == TURN_START or t == TURN_END]
+    codes = bytes(map(_CODES.get, map(_TYPE, events), repeat(0, n)))
 
     def in_turn_at(k: int) -> bool:
         """Whether a turn is open after events[:k]."""
-        lo, hi = 0, len(bounds)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if bounds[mid] < k:
-                lo = mid + 1
-            else:
-                hi = mid
-        return lo > 0 and types[bounds[lo - 1]] == TURN_START
+        return codes.rfind(b"S", 0, k) > codes.rfind(b"E", 0, k)
 
-    first_result: dict[str, int] = {}
-    results_of: dict[str, int] = {}
+    # the first result of each call id (where it is), and the ids answered twice
+    first_result: dict[Any, int] = {}
+    twice: set[str] = set()
     if observation:
-        for i, t in enumerate(types):
-            if t == TOOL_RESULT:
-                data = events[i].data
-                cid = data.tool_call_id if data is not None else None
-                if cid is not None:
-                    first_result.setdefault(cid, i)
-                    results_of[cid] = results_of.get(cid, 0) + 1
-
-    def cid_of(i: int) -> str | None:
-        cid: str | None = events[i].data.tool_call_id
-        return cid
-
+        where = list(compress(range(n), codes.translate(_IS_RESULT)))
+        cids = list(map(_CALL_ID, map(_DATA, map(events.__getitem__, where))))
+        # in the order the first results came (the monitor's answers keep that order)
+        deque(map(first_result.setdefault, cids, where), maxlen=0)
+        first_result.pop(None, None)
+        if len(first_result) != len(cids) - cids.count(None):
+            twice = {c for c, m in Counter(cids).items() if m > 1 and c is not None}
+    if isinstance(steps, SingleCallSteps):
+        firsts = steps.calls
+        flat = steps.calls
+    else:
+        firsts = [step[0] for step in steps]
+        flat = [i for step in steps for i in step]
+    call_ids = list(map(_CALL_ID, map(_DATA, map(events.__getitem__, flat))))
+    t_count = len(steps)
+    # The latest first result (n + 1: none) of a call of steps[:s+1], for each s; a call
+    # without an id waits for nothing (-1).
+    never = n + 1
+    if observation:
+        lookup: dict[Any, int] = {**first_result, None: -1}
+        answered = list(map(lookup.get, call_ids, repeat(never)))
+        if not isinstance(steps, SingleCallSteps):
+            it = iter(answered)
+            answered = [max(islice(it, len(step))) for step in steps]
+        latest = list(accumulate(answered, max))
+    else:
+        latest = [-1] * t_count
     # The last step is still open at the end when it is a turn's step and no boundary
     # followed its first call.
-    t_count = len(steps)
     last_open = False
     if t_count:
-        first = steps[t_count - 1][0]
-        last_open = in_turn_at(first) and not (bounds and bounds[-1] > first)
-    # The largest t such that steps[:t] are closed and answered by events[:k], k being
-    # the first event of step t (or the end when every step qualifies).
-    never = n + 1
-    t, k = 0, 0 if t_count else n
-    latest = -1  # the latest first result of a call in the steps so far
-    for s in range(t_count):
-        first = steps[s][0]
-        if latest < first:
-            t, k = s, first
-        if observation:
-            for i in steps[s]:
-                cid = cid_of(i)
-                if cid is not None:
-                    latest = max(latest, first_result.get(cid, never))
-    if t_count and not last_open and latest < n:
+        first = firsts[-1]
+        last_open = in_turn_at(first) and codes.find(b"S", first) < 0 \
+            and codes.find(b"E", first) < 0
+    # The largest t such that steps[:t] are closed and answered within events[:k], k
+    # being the first event of step t (or the end when every step qualifies).
+    if not t_count:
+        t, k = 0, n
+    elif not last_open and latest[-1] < n:
         t, k = t_count, n
+    else:
+        t = t_count - 1
+        while t > 0 and latest[t - 1] >= firsts[t]:
+            t -= 1
+        k = firsts[t]
     if k == 0:
         return None
-    if tracker._forget:
-        used = [cid for s in range(t) for i in steps[s] if (cid := cid_of(i)) is not None]
-        if len(set(used)) != len(used) or any(results_of[c] > 1 for c in used):
+    calls = t if isinstance(steps, SingleCallSteps) else sum(map(len, steps[:t]))
+    used: set[str] = set()
+    if observation and tracker._forget:
+        taken = [c for c in call_ids[:calls] if c is not None]
+        used = set(taken)
+        if len(used) != len(taken) or not twice.isdisjoint(used):
             return None  # forgetting is exact only while ids are unique: feed them
-    return _build(tracker, events, table, t, k, in_turn_at(k), first_result)
+    return _build(tracker, events, table, t, k, in_turn_at(k), first_result, used, calls)
 
 
 def _build(tracker: Tracker, events: Sequence[Any], table: StepTable, t: int, k: int,
-           in_turn: bool, first_result: dict[str, int]) -> State:
-    """The plain state after events[:k], whose steps are the table's first ``t``."""
+           in_turn: bool, first_result: dict[Any, int], used: set[str], calls: int) -> State:
+    """The plain state after events[:k], whose steps are the table's first ``t`` (holding
+    ``calls`` calls); ``used``: the call ids whose answers the monitor forgot."""
     config = tracker._config
     period = config.max_cycle_period
     observation = config.match == "observation"
@@ -170,16 +190,16 @@ def _build(tracker: Tracker, events: Sequence[Any], table: StepTable, t: int, k:
         """Step s as the monitor reduces it (its calls and their answers)."""
         d = made.get(s)
         if d is None:
-            calls = []
+            reduced_calls = []
             local: dict[str, Answer] = {}
             for i in steps[s]:
                 data = events[i].data
                 cid = data.tool_call_id
-                calls.append(reduce_call(i, data.tool_name, cid, data.arguments,
-                                         config.match))
+                reduced_calls.append(reduce_call(i, data.tool_name, cid, data.arguments,
+                                                 config.match))
                 if observation and cid is not None and cid in first_result:
                     local[cid] = answer(cid)
-            d = made[s] = views.done(OpenStep(s, calls, closed=True), local)
+            d = made[s] = views.done(OpenStep(s, reduced_calls, closed=True), local)
         return d
 
     def last_event(s: int) -> int:
@@ -240,16 +260,8 @@ def _build(tracker: Tracker, events: Sequence[Any], table: StepTable, t: int, k:
     front.loop_steps = sum(cover.add(r.start_step, r.end_step) for r in runs)
     answers: dict[str, Answer] = {}
     if observation:
-        used: set[str] = set()
-        if tracker._forget:
-            used = {cid for s in range(t) for i in steps[s]
-                    if (cid := events[i].data.tool_call_id) is not None}
         for cid, i in first_result.items():  # in the order the results came
             if i < k and cid not in used:
                 answers[cid] = answer(cid)
-    if isinstance(steps, SingleCallSteps):
-        calls = t
-    else:
-        calls = sum(len(steps[s]) for s in range(t))
     return State(version=STATE_VERSION, front=front, events=k, in_turn=in_turn,
                  open_turn=False, steps=t, calls=calls, answers=answers)
