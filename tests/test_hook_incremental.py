@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ import pytest
 
 import maxrepeat
 from maxrepeat import MaxRepeatConfig, Monitor, grade
+from maxrepeat.core import accel
 from maxrepeat.core.events import Event, EventData
 from maxrepeat.guards.claude_code import guard
 from maxrepeat.guards.claude_code_results import Learned, predicted_result
@@ -191,6 +193,19 @@ def test_saved_state_stays_small_in_a_long_session(tmp_path: Path) -> None:
     assert sizes[1] - sizes[0] < 2000 * 40, sizes
 
 
+@pytest.fixture(params=["hash128", "blake2b"])
+def block_hash(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The log's blocks checked with the native extension's hash128, or (pure path,
+    ``MAXREPEAT_PURE=1``) with BLAKE2b."""
+    if request.param == "hash128" and not accel.available():
+        pytest.skip("the native extension is not built")
+    was = accel.use_native(request.param == "hash128")
+    try:
+        yield str(request.param)
+    finally:
+        accel.use_native(was)
+
+
 def _blocks_session(tmp_path: Path, log: Path) -> GuardSession:
     return GuardSession(tmp_path / "c", agent="test", session="S", log=str(log),
                         signature="sig")
@@ -198,7 +213,7 @@ def _blocks_session(tmp_path: Path, log: Path) -> GuardSession:
 
 @pytest.mark.parametrize("mode", ["full", "sampled"])
 def test_a_rewrite_away_from_the_checked_blocks_is_seen(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str, block_hash: str) -> None:
     """A same-length rewrite of a middle block, with nothing appended. By default every
     block is checked at every call: the next call sees it (issue 18). Sampled
     (``MAXREPEAT_HOOK_CHECK=sampled``), a call checks the first block, the block at the
@@ -233,7 +248,7 @@ def test_a_rewrite_away_from_the_checked_blocks_is_seen(
 
 @pytest.mark.parametrize("where", ["head", "at-offset", "appended-only"])
 def test_the_first_block_and_the_block_at_the_offset_are_checked_every_call(
-        tmp_path: Path, where: str) -> None:
+        tmp_path: Path, where: str, block_hash: str) -> None:
     log = tmp_path / "log.jsonl"
     line = b'{"pad": "' + b"x" * 1000 + b'"}\n'
     body = line * (4 * BLOCK // len(line) + 7)
@@ -256,3 +271,45 @@ def test_the_first_block_and_the_block_at_the_offset_are_checked_every_call(
             gs.store(Snapshot(gs.offset, gs.line_count, b"", []))
     with _blocks_session(tmp_path, log) as gs:  # the new blocks' digests were saved
         assert (gs.restore() is not None) == (where == "appended-only")
+
+
+def test_a_state_checked_with_the_other_hash_is_ignored(tmp_path: Path) -> None:
+    """Block digests made by hash128 mean nothing to BLAKE2b and the other way round:
+    a state saved on one path is read again from the start on the other (never used)."""
+    if not accel.available():
+        pytest.skip("the native extension is not built")
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(b'{"pad": "' + b"x" * 1000 + b'"}\n' * 300)
+    was = accel.use_native(True)
+    try:
+        for first, second in ((True, False), (False, True)):
+            accel.use_native(first)
+            with _blocks_session(tmp_path, log) as gs:
+                for _ in gs.lines():
+                    pass
+                gs.store(Snapshot(gs.offset, gs.line_count, b"", []))
+            with _blocks_session(tmp_path, log) as gs:
+                assert gs.restore() is not None
+            accel.use_native(second)
+            with _blocks_session(tmp_path, log) as gs:
+                assert gs.restore() is None
+    finally:
+        accel.use_native(was)
+
+
+def test_hash128_sees_every_one_bit_change_and_every_length() -> None:
+    """The native block hash: every one-bit change of a random 1 KiB buffer, and every
+    zero-padded length, gives another digest (a sanity check, not a proof)."""
+    if not accel.available():
+        pytest.skip("the native extension is not built")
+    from maxrepeat.core import _native
+
+    base = bytearray(random.Random(14).randbytes(1024))
+    seen = {_native.hash128(bytes(base))}
+    for bit in range(len(base) * 8):
+        changed = bytearray(base)
+        changed[bit // 8] ^= 1 << (bit % 8)
+        seen.add(_native.hash128(bytes(changed)))
+    assert len(seen) == len(base) * 8 + 1
+    assert len({_native.hash128(bytes(n)) for n in range(300)}) == 300
+    assert _native.hash128(memoryview(b"abc")) == _native.hash128(b"abc")

@@ -1366,6 +1366,87 @@ static PyObject *digest(PyObject *self, PyObject *arg) {
 }
 
 /* ------------------------------------------------------------------------------------ */
+/* hash128(data) -> 16 bytes: a fast NON-cryptographic hash of a buffer, for the hook
+ * cache's check that a log still holds the bytes a saved state was read from
+ * (guards/session.py; docs/design/guards.md says why a non-cryptographic hash is enough
+ * there). Four independent 64-bit lanes take 32 bytes per round, each word multiplied in
+ * and rotated so that a change anywhere reaches every bit of its lane; the lanes and the
+ * length are then folded into two 64-bit halves by two different mixes and a
+ * xor-shift-multiply finish. It runs at about memory speed and releases the GIL. Constants:
+ * the first hexadecimal digits of pi (odd, so every multiplication is invertible). */
+
+#define H_C1 0x243F6A8885A308D3ULL
+#define H_C2 0x13198A2E03707345ULL
+#define H_C3 0xA4093822299F31D1ULL
+#define H_C4 0x082EFA98EC4E6C89ULL
+#define H_C5 0x452821E638D01377ULL
+
+static inline uint64_t h_rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+
+static inline uint64_t h_word(const uint8_t *p) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    w = __builtin_bswap64(w); /* the same digests on every machine */
+#endif
+    return w;
+}
+
+static inline uint64_t h_round(uint64_t lane, uint64_t w) {
+    lane += w * H_C5;
+    lane = h_rotl(lane, 31);
+    return lane * H_C1;
+}
+
+static inline uint64_t h_finish(uint64_t h, uint64_t m1, uint64_t m2) {
+    h ^= h >> 33;
+    h *= m1;
+    h ^= h >> 29;
+    h *= m2;
+    h ^= h >> 32;
+    return h;
+}
+
+static void hash128_of(const uint8_t *p, size_t n, uint8_t out[16]) {
+    uint64_t v0 = H_C1, v1 = H_C2, v2 = H_C3, v3 = H_C4;
+    size_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        v0 = h_round(v0, h_word(p + i));
+        v1 = h_round(v1, h_word(p + i + 8));
+        v2 = h_round(v2, h_word(p + i + 16));
+        v3 = h_round(v3, h_word(p + i + 24));
+    }
+    uint64_t *lanes[4] = {&v0, &v1, &v2, &v3};
+    int k = 0;
+    for (; i + 8 <= n; i += 8, k++) *lanes[k] = h_round(*lanes[k], h_word(p + i));
+    if (i < n) { /* the last 1-7 bytes, zero-padded (the length below tells them apart) */
+        uint8_t last[8] = {0};
+        memcpy(last, p + i, n - i);
+        *lanes[k] = h_round(*lanes[k], h_word(last));
+    }
+    uint64_t len = (uint64_t)n;
+    uint64_t a = v0 ^ h_rotl(v1, 17) ^ h_rotl(v2, 31) ^ h_rotl(v3, 47) ^ (len * H_C3);
+    uint64_t b = h_rotl(v0, 7) + h_rotl(v1, 23) * H_C2 + h_rotl(v2, 41) + v3 * H_C4 + len;
+    a = h_finish(a, H_C2, H_C4);
+    b = h_finish(b ^ a, H_C3, H_C5);
+    for (int j = 0; j < 8; j++) {
+        out[j] = (uint8_t)(a >> (8 * j));
+        out[8 + j] = (uint8_t)(b >> (8 * j));
+    }
+}
+
+static PyObject *hash128(PyObject *self, PyObject *arg) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    uint8_t out[16];
+    Py_BEGIN_ALLOW_THREADS
+    hash128_of((const uint8_t *)view.buf, (size_t)view.len, out);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    return PyBytes_FromStringAndSize((const char *)out, 16);
+}
+
+/* ------------------------------------------------------------------------------------ */
 /* build_ids: build_table's grading answer (the step ids and the first results), without */
 /* the BLAKE2b step keys. Grading compares fingerprints, it never publishes them: here a */
 /* call's fingerprint is a fast 128-bit hash of the same canonical bytes, and the table  */
@@ -2142,6 +2223,7 @@ static PyObject *scan_json(PyObject *self, PyObject *args) {
 }
 
 static PyMethodDef methods[] = {
+    {"hash128", hash128, METH_O, "16-byte non-cryptographic hash of a buffer (fast)."},
     {"build_table", build_table, METH_VARARGS, "Group and fingerprint the watched steps."},
     {"near_keys", near_keys, METH_VARARGS, "Near-duplicate step keys (None: pure path)."},
     {"near_dirty", py_near_dirty, METH_VARARGS, "Whether a normalizer could change a text."},

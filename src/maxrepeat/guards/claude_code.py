@@ -286,8 +286,8 @@ def _advance(gs: GuardSession, path: str, stream: SessionStream, monitors: list[
 def _collected(events: list[Event], calls: Marks) -> None:
     """Add the call ids of ``events`` to ``calls`` (empty: a first read); `_Reused` when
     one comes twice (what `_feed` checks call by call, in one pass)."""
-    cids = [e.data.tool_call_id for e in events if e.type == "tool_call" and e.data]
-    cids = [c for c in cids if c is not None]
+    cids: list[str] = [e.data.tool_call_id for e in events
+                       if e.type == "tool_call" and e.data and e.data.tool_call_id is not None]
     marks = list(map(mark, cids))
     if len(set(marks)) != len(marks) or (len(calls) and any(m in calls for m in marks)):
         raise _Reused

@@ -52,7 +52,7 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, Final
@@ -60,6 +60,7 @@ from typing import IO, Any, Final
 import msgspec
 
 from .. import __version__
+from ..core import accel
 from ..core.config import MaxRepeatConfig
 from ..core.errors import TrajectoryFormatError
 from ..core.monitor import STATE_VERSION
@@ -72,7 +73,7 @@ except ImportError:  # pragma: no cover - Windows
 
 __all__ = ["GuardSession", "Snapshot", "default_cache_dir", "signature_of", "CACHE_FORMAT",
            "CHECKS", "check_mode",
-           "BLOCK", "block_digests", "seal", "unseal"]
+           "BLOCK", "block_digests", "block_hash", "seal", "unseal"]
 
 #: Changes whenever the saved layout changes; part of every saved state.
 CACHE_FORMAT: Final = 6
@@ -140,8 +141,23 @@ def signature_of(configs: Sequence[MaxRepeatConfig], names: Sequence[str],
                       sort_keys=True, default=str)
 
 
-def _digest(data: bytes) -> bytes:
+def _digest(data: bytes | memoryview) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def block_hash() -> tuple[str, Callable[[bytes | memoryview], bytes]]:
+    """The name and function of the 16-byte hash the log's blocks are checked with: the
+    native extension's `hash128` where it is built and active (non-cryptographic, ~13 GB/s;
+    ``docs/design/guards.md`` says why that is enough here), else BLAKE2b (~0.9 GB/s).
+    The name is part of a saved state's version: a state hashed the other way is ignored.
+
+    >>> name, fn = block_hash(); name in ("hash128", "blake2b") and len(fn(b"x")) == 16
+    True
+    """
+    native = accel.native
+    if native is not None:
+        return "hash128", native.hash128
+    return "blake2b", _digest
 
 
 def _read_at(fh: IO[bytes], start: int, size: int) -> bytes:
@@ -149,20 +165,34 @@ def _read_at(fh: IO[bytes], start: int, size: int) -> bytes:
     return fh.read(size)
 
 
-def block_digests(fh: IO[bytes], start: int, end: int) -> bytes:
-    """The digests of the complete `BLOCK`-byte blocks of ``fh`` from block ``start`` to
-    block ``end`` (exclusive), 16 bytes each; shorter when the file ends first.
+def block_digests(fh: IO[bytes], start: int, end: int,
+                  digest: Callable[[bytes | memoryview], bytes] | None = None) -> bytes:
+    """The digests (``digest``, default: `block_hash`'s) of the complete `BLOCK`-byte
+    blocks of ``fh`` from block ``start`` to block ``end`` (exclusive), 16 bytes each;
+    shorter when the file ends first. Blocks are read into one buffer, not a new bytes
+    object each.
 
     >>> import io
     >>> len(block_digests(io.BytesIO(bytes(3 * BLOCK)), 1, 3))
     32
     """
+    if digest is None:
+        digest = block_hash()[1]
     out = []
-    for i in range(start, end):
-        chunk = _read_at(fh, i * BLOCK, BLOCK)
-        if len(chunk) < BLOCK:
+    if end <= start:
+        return b""
+    buf = memoryview(bytearray(BLOCK))
+    fh.seek(start * BLOCK)
+    for _ in range(start, end):
+        got = 0
+        while got < BLOCK:
+            n = fh.readinto(buf[got:])  # type: ignore[attr-defined]
+            if not n:
+                break
+            got += n
+        if got < BLOCK:
             break
-        out.append(_digest(chunk))
+        out.append(digest(buf))
     return b"".join(out)
 
 
@@ -205,7 +235,8 @@ class GuardSession:
         self.session = session or ""
         self.log = log
         self.signature = signature
-        self.version = f"{__version__}/{STATE_VERSION}/{CACHE_FORMAT}"
+        self.hash_name, self._hash = block_hash()
+        self.version = f"{__version__}/{STATE_VERSION}/{CACHE_FORMAT}/{self.hash_name}"
         key = hashlib.sha256(
             f"{agent}\0{self.session}\0{log or ''}".encode("utf-8", "surrogatepass")
         ).hexdigest()[:40]
@@ -273,7 +304,7 @@ class GuardSession:
         """The digest of the partial block that ends at ``offset``."""
         assert self._fh is not None
         start = offset - offset % BLOCK
-        return _digest(_read_at(self._fh, start, offset - start))
+        return self._hash(_read_at(self._fh, start, offset - start))
 
     def _verify(self, saved: _Saved) -> bool:
         """Whether the log still matches ``saved`` where this call checks it (every
@@ -290,17 +321,18 @@ class GuardSession:
             return False
         if count == 0:
             return True
-        if block_digests(fh, 0, 1) != blocks[:_D]:
+        if block_digests(fh, 0, 1, self._hash) != blocks[:_D]:
             return False
         if self.check == "full":
-            if block_digests(fh, 1, count) != blocks[_D:]:
+            if block_digests(fh, 1, count, self._hash) != blocks[_D:]:
                 return False
             self._blocks = blocks
             return True
         cursor = saved.audit % count
         for _ in range(min(count - 1, 1 + (self.size - offset) // BLOCK)):
             cursor = cursor % (count - 1) + 1  # block 0 is checked every time
-            if block_digests(fh, cursor, cursor + 1) != blocks[cursor * _D:(cursor + 1) * _D]:
+            if block_digests(fh, cursor, cursor + 1, self._hash) != \
+                    blocks[cursor * _D:(cursor + 1) * _D]:
                 return False
         self._audit = cursor
         self._blocks = blocks
@@ -361,7 +393,7 @@ class GuardSession:
             # the blocks checked when restoring are kept; only the new ones are hashed
             count = snap.offset // BLOCK
             blocks = self._blocks[:count * _D]
-            blocks += block_digests(self._fh, len(blocks) // _D, count)
+            blocks += block_digests(self._fh, len(blocks) // _D, count, self._hash)
             tail = self._tail(snap.offset)
         data = seal(msgspec.msgpack.encode(_Saved(self.version, self.agent, self.session,
                                                   self.log or "", self.signature, check,
