@@ -1236,9 +1236,6 @@ cleanup:
     return result;
 }
 
-/* near-duplicate keys: near_keys, near_dirty (a separate file, same module) */
-#include "_near.c"
-
 /* events_readable(events) -> core.steps.events_readable_pure: every tool_call has data
  * with a tool name (not None), every tool_result has data. */
 static PyObject *events_readable(PyObject *self, PyObject *events) {
@@ -2222,9 +2219,13 @@ static PyObject *scan_json(PyObject *self, PyObject *args) {
     return Py_BuildValue("(nniin)", pos, depth, in_str, esc, last);
 }
 
+/* near-duplicate grading: near_ids, near_keys, near_dirty (a separate file, same module) */
+#include "_near.c"
+
 static PyMethodDef methods[] = {
     {"hash128", hash128, METH_O, "16-byte non-cryptographic hash of a buffer (fast)."},
     {"build_table", build_table, METH_VARARGS, "Group and fingerprint the watched steps."},
+    {"near_ids", near_ids, METH_VARARGS, "Near-duplicate step ids (None: pure path)."},
     {"near_keys", near_keys, METH_VARARGS, "Near-duplicate step keys (None: pure path)."},
     {"near_dirty", py_near_dirty, METH_VARARGS, "Whether a normalizer could change a text."},
     {"events_readable", events_readable, METH_O, "Whether every call and result has data."},

@@ -54,4 +54,17 @@ def near_keys(
     fallback_obs: Callable[[Any], bytes | None],
     /,
 ) -> tuple[list[bytes | None], dict[Any, Any] | None] | None: ...
+def near_ids(
+    events: Sequence[Any],
+    shape: list[int] | list[list[int]],
+    single: bool,
+    mode: int,
+    period: int,
+    mask: int,
+    raw_type: type,
+    tool_info: Callable[[str], tuple[bytes, tuple[bytes, ...]]],
+    fallback_args: Callable[[str, Any], bytes],
+    fallback_obs: Callable[[Any], bytes | None],
+    /,
+) -> tuple[list[int], FirstResults | None, int] | None: ...
 def near_dirty(text: str, mask: int, /) -> bool: ...

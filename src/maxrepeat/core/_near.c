@@ -63,10 +63,9 @@ static int nz_pair(uint8_t a, uint8_t b) {
     return 0;
 }
 
-static int nz_at(const uint8_t *s, Py_ssize_t n, Py_ssize_t p, const char *word) {
-    Py_ssize_t k = (Py_ssize_t)strlen(word);
-    return p + k <= n && memcmp(s + p, word, (size_t)k) == 0;
-}
+/* whether the literal word stands at s[p] */
+#define nz_at(s, n, p, word) \
+    ((p) + (Py_ssize_t)sizeof(word) - 1 <= (n) && memcmp((s) + (p), word, sizeof(word) - 1) == 0)
 
 /* core.normalizers._BLOCK_SCAN at position i (s[i] in [0-9A-Za-fpP], no \w before it). */
 static int nz_block_at(const uint8_t *s, Py_ssize_t n, Py_ssize_t i) {
@@ -106,9 +105,10 @@ static int nz_block_at(const uint8_t *s, Py_ssize_t n, Py_ssize_t i) {
     /* (?<=[0-9a-fA-F])[0-9a-fA-F]{7} */
     if (nz_hex(c) && nz_run(s, n, i + 1, nz_hex) >= 7) return 1;
     if (c == 'p' || c == 'P') {
-        static const char *words[] = {"id", "ID", "gid", "GID", "rocess", "ort", "ORT"};
-        for (size_t w = 0; w < sizeof(words) / sizeof(words[0]); w++)
-            if (nz_at(s, n, i + 1, words[w])) return 1;
+        if (nz_at(s, n, i + 1, "id") || nz_at(s, n, i + 1, "ID") || nz_at(s, n, i + 1, "gid") ||
+            nz_at(s, n, i + 1, "GID") || nz_at(s, n, i + 1, "rocess") ||
+            nz_at(s, n, i + 1, "ort") || nz_at(s, n, i + 1, "ORT"))
+            return 1;
     }
     return 0;
 }
@@ -126,10 +126,10 @@ static void nz_init(void) {
     for (const char *p = special; *p; p++) nz_class[(uint8_t)*p] |= NB_SPECIAL;
 }
 
-static int nz_before(const uint8_t *s, Py_ssize_t i, const char *word) {
-    Py_ssize_t k = (Py_ssize_t)strlen(word);
-    return i >= k && memcmp(s + i - k, word, (size_t)k) == 0;
-}
+/* whether the literal word ends just before s[i] */
+#define nz_before(s, i, word) \
+    ((i) >= (Py_ssize_t)sizeof(word) - 1 && \
+     memcmp((s) + (i) - (sizeof(word) - 1), word, sizeof(word) - 1) == 0)
 
 /* The substrings the pre-checks look for (core.normalizers._PRECHECKS, _BLOCK_NEEDLES and
  * _trailing), at a byte of NB_SPECIAL. */
@@ -141,14 +141,17 @@ static int nz_special(const uint8_t *s, Py_ssize_t n, Py_ssize_t i, int mask) {
                                                   s[i - 1] == '\r');
         case '\\': return (mask & NZ_TEMP) != 0;
         case '/':
-            return (mask & NZ_TEMP) && (nz_at(s, n, i, "/tmp/") || nz_at(s, n, i, "/var/") ||
-                                        nz_at(s, n, i, "/dev/shm/"));
+            return (mask & NZ_TEMP) && i + 1 < n && (s[i + 1] == 't' || s[i + 1] == 'v' ||
+                                                     s[i + 1] == 'd') &&
+                   (nz_at(s, n, i, "/tmp/") || nz_at(s, n, i, "/var/") ||
+                    nz_at(s, n, i, "/dev/shm/"));
         case ':':
             return (mask & NZ_BLOCK) &&
                    ((i > 0 && s[i - 1] == ']') || nz_at(s, n, i, ":::") || nz_at(s, n, i, "::1:") ||
                     nz_before(s, i, "localhost") || nz_before(s, i, "127.0.0.1") ||
                     nz_before(s, i, "0.0.0.0"));
-        case 's': return (mask & NZ_BLOCK) && nz_at(s, n, i, "shellId");
+        case 's':
+            return (mask & NZ_BLOCK) && i + 1 < n && s[i + 1] == 'h' && nz_at(s, n, i, "shellId");
     }
     return 0;
 }
@@ -164,7 +167,14 @@ static int near_dirty(const uint8_t *s, Py_ssize_t n, int mask) {
             return 1;
     }
     int block = mask & NZ_BLOCK, numbers = mask & NZ_NUMBERS;
+    if (!(mask & (NZ_ANSI | NZ_TRAIL | NZ_TEMP)) && !block && !numbers) return 0;
     for (Py_ssize_t i = 0; i < n; i++) {
+        /* eight bytes at a time while none of them can start anything (one branch) */
+        while (i + 8 <= n && !(nz_class[s[i]] | nz_class[s[i + 1]] | nz_class[s[i + 2]] |
+                               nz_class[s[i + 3]] | nz_class[s[i + 4]] | nz_class[s[i + 5]] |
+                               nz_class[s[i + 6]] | nz_class[s[i + 7]]))
+            i += 8;
+        if (i >= n) break;
         uint8_t k = nz_class[s[i]];
         if (!k) continue;
         if ((k & NB_SPECIAL) && nz_special(s, n, i, mask)) return 1;
@@ -477,6 +487,248 @@ cleanup:
     buf_free(&scratch);
     PyMem_Free(es);
     PyMem_Free(dig);
+    Py_DECREF(seq);
+    return result;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* near_ids: what grading needs (the step ids, the first results), as build_ids gives it */
+/* for exact matching: each call hashed by build_ids' 128-bit hash (FH) of the parts its  */
+/* reference key is made of (name bytes; the transformed arguments' canonical bytes; a  */
+/* mark and the transformed observation's canonical bytes, or the no-observation mark),  */
+/* so equal keys give equal ids; the BLAKE2b keys (near_keys) are made only when read.   */
+
+/* The canonical bytes of a value after the transform, absorbed into h as one part:
+ * 0 absorbed, 1 empty observation (nothing absorbed), -1 error, -2 go pure. */
+static int near_part(FH *h, PyObject *value, PyObject *raw_type, int mask, PyObject *ignore,
+                     int observe, PyObject *fallback, PyObject *name, Buf *scratch) {
+    int empty = 0;
+    int rc = near_canon(value, raw_type, mask, ignore, observe, scratch, &empty);
+    if (rc == FAIL) return -1;
+    if (rc == OK) {
+        if (empty) return 1;
+        fh_part(h, (const uint8_t *)scratch->p, (size_t)scratch->n);
+        return 0;
+    }
+    PyObject *body = observe ? PyObject_CallOneArg(fallback, value)
+                             : PyObject_CallFunctionObjArgs(fallback, name, value, NULL);
+    if (body == NULL) return near_value_error() ? (PyErr_Clear(), -2) : -1;
+    if (body == Py_None && observe) {
+        Py_DECREF(body);
+        return 1;
+    }
+    if (!PyBytes_Check(body)) {
+        Py_DECREF(body);
+        PyErr_SetString(PyExc_TypeError, "a fallback must return bytes");
+        return -1;
+    }
+    fh_part(h, (const uint8_t *)PyBytes_AS_STRING(body), (size_t)PyBytes_GET_SIZE(body));
+    Py_DECREF(body);
+    return 0;
+}
+
+/* near_ids(events, shape, single, mode, period, mask, raw_type, tool_info, fallback_args,
+ *          fallback_obs) -> (ids, first_results_or_None, empty_steps) or None when the
+ * pure path must run (arguments as near_keys'). */
+static PyObject *near_ids(PyObject *self, PyObject *args) {
+    PyObject *events, *shape, *raw_type, *tool_info, *fallback_args, *fallback_obs;
+    int single, mode, period, mask;
+    if (!PyArg_ParseTuple(args, "OOpiiiOOOO", &events, &shape, &single, &mode, &period, &mask,
+                          &raw_type, &tool_info, &fallback_args, &fallback_obs))
+        return NULL;
+    if (!PyList_CheckExact(shape) || mode < 1 || mode > 3) {
+        PyErr_SetString(PyExc_ValueError, "near_ids: bad shape or mode");
+        return NULL;
+    }
+    PyObject *seq = PySequence_Fast(events, "events must be a sequence");
+    if (seq == NULL) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    PyObject *result = NULL, *ids = NULL, *tools = PyDict_New();
+    FirstResults *fr = NULL;
+    Buf scratch = {0};
+    uint64_t *sh = NULL, *buf = NULL;
+    uint8_t *empty = NULL;
+    Py_ssize_t buf_cap = 0, empties_total = 0;
+    Slot sl_type = {0}, sl_data = {0}, sl_name = {0}, sl_cid = {0}, sl_res = {0}, sl_args = {0};
+    if (tools == NULL) goto error;
+
+    /* the first result of each call id (observation_keys: every result, watched or not) */
+    if (mode != 1) {
+        fr = PyObject_New(FirstResults, &FirstResultsType);
+        if (fr == NULL) goto error;
+        memset(&fr->t, 0, sizeof(fr->t));
+        fr->answered = 0;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *type = get_attr(items[i], S_type, &sl_type);
+            if (type == NULL) goto error;
+            int code = event_code(type);
+            Py_DECREF(type);
+            if (code != T_RESULT) continue;
+            PyObject *data = get_attr(items[i], S_data, &sl_data);
+            if (data == NULL) goto error;
+            if (data == Py_None) {
+                Py_DECREF(data);
+                continue;
+            }
+            PyObject *cid = get_attr(data, S_tool_call_id, &sl_cid);
+            if (cid == NULL) {
+                Py_DECREF(data);
+                goto error;
+            }
+            if (cid != Py_None) {
+                if (!PyUnicode_CheckExact(cid)) {
+                    Py_DECREF(cid);
+                    Py_DECREF(data);
+                    goto pure;
+                }
+                Py_ssize_t k = rt_entry(&fr->t, cid);
+                if (k >= 0 && fr->t.e[k].res == NULL) { /* the first result stays */
+                    PyObject *res = get_attr(data, S_result, &sl_res);
+                    if (res == NULL) k = -1;
+                    else {
+                        fr->t.e[k].res = res;
+                        fr->answered++;
+                    }
+                }
+                if (k < 0) {
+                    Py_DECREF(cid);
+                    Py_DECREF(data);
+                    goto error;
+                }
+            }
+            Py_DECREF(cid);
+            Py_DECREF(data);
+        }
+    }
+
+    Py_ssize_t nsteps = PyList_GET_SIZE(shape);
+    sh = PyMem_Malloc((size_t)(nsteps ? nsteps : 1) * 16);
+    empty = PyMem_Calloc((size_t)(nsteps ? nsteps : 1), 1);
+    if (sh == NULL || empty == NULL) {
+        PyErr_NoMemory();
+        goto error;
+    }
+    for (Py_ssize_t s = 0; s < nsteps; s++) {
+        PyObject *item = PyList_GET_ITEM(shape, s);
+        Py_ssize_t k = single ? 1 : (PyList_Check(item) ? PyList_GET_SIZE(item) : -1);
+        if (k < 1) goto pure;
+        if (k > buf_cap) {
+            Py_ssize_t cap = k > 8 ? k : 8;
+            uint64_t *grown = PyMem_Realloc(buf, (size_t)cap * 16);
+            if (grown == NULL) {
+                PyErr_NoMemory();
+                goto error;
+            }
+            buf = grown;
+            buf_cap = cap;
+        }
+        Py_ssize_t empties = 0;
+        for (Py_ssize_t j = 0; j < k; j++) {
+            Py_ssize_t i = PyLong_AsSsize_t(single ? item : PyList_GET_ITEM(item, j));
+            if (i == -1 && PyErr_Occurred()) goto error;
+            if (i < 0 || i >= n) goto pure;
+            PyObject *data = get_attr(items[i], S_data, &sl_data);
+            if (data == NULL) goto error;
+            PyObject *name = data == Py_None ? NULL : get_attr(data, S_tool_name, &sl_name);
+            if (name == NULL || !PyUnicode_CheckExact(name)) {
+                Py_XDECREF(name);
+                Py_DECREF(data);
+                if (PyErr_Occurred()) goto error;
+                goto pure;
+            }
+            PyObject *info = near_tool(tools, tool_info, name);
+            int r = info == NULL ? -1 : 0;
+            FH h;
+            fh_init(&h);
+            if (r == 0) {
+                PyObject *nb = PyTuple_GET_ITEM(info, 0);
+                fh_part(&h, (const uint8_t *)PyBytes_AS_STRING(nb), (size_t)PyBytes_GET_SIZE(nb));
+            }
+            if (r == 0 && mode != 2) {
+                PyObject *value = get_attr(data, S_arguments, &sl_args);
+                PyObject *ignore = PyTuple_GET_ITEM(info, 1);
+                r = value == NULL ? -1 : near_part(&h, value, raw_type, mask,
+                                                   PyTuple_GET_SIZE(ignore) ? ignore : NULL, 0,
+                                                   fallback_args, name, &scratch);
+                Py_XDECREF(value);
+            }
+            Py_DECREF(name);
+            if (r == 0 && mode != 1) {
+                PyObject *cid = get_attr(data, S_tool_call_id, &sl_cid);
+                PyObject *value = NULL;
+                if (cid == NULL) {
+                    r = -1;
+                } else if (cid != Py_None) {
+                    if (!PyUnicode_CheckExact(cid)) {
+                        r = -2;
+                    } else {
+                        Py_hash_t hh = PyObject_Hash(cid);
+                        Py_ssize_t e = hh == -1 ? -2 : rt_find(&fr->t, cid, hh);
+                        if (e == -2) r = -1;
+                        else if (e >= 0) value = fr->t.e[e].res;
+                    }
+                }
+                Py_XDECREF(cid);
+                if (r == 0) {
+                    int o = 1;
+                    if (value != NULL) {
+                        Py_INCREF(value);
+                        o = near_part(&h, value, raw_type, mask, NULL, 1, fallback_obs, NULL,
+                                      &scratch);
+                        Py_DECREF(value);
+                    }
+                    if (o < 0) {
+                        r = o;
+                    } else if (o == 1) { /* the no-observation mark */
+                        empties++;
+                        fh_part(&h, (const uint8_t *)"\x00", 1);
+                    } else {
+                        fh_part(&h, (const uint8_t *)"\x01", 1);
+                    }
+                }
+            }
+            Py_DECREF(data);
+            if (r == -1) goto error;
+            if (r == -2) goto pure;
+            fh_final(&h, buf + 2 * j);
+        }
+        if (mode == 2 && empties > 0 && (empties == k || period > 1)) {
+            empty[s] = 1; /* rules.step_is_empty (observation mode only) */
+            empties_total++;
+            sh[2 * s] = sh[2 * s + 1] = 0;
+        } else if (k == 1) {
+            sh[2 * s] = buf[0];
+            sh[2 * s + 1] = buf[1];
+        } else { /* a multiset: the sorted call hashes, hashed (as build_ids does) */
+            qsort(buf, (size_t)k, 16, hash_cmp);
+            FH m;
+            fh_init(&m);
+            fh_word(&m, 0x6d756c7469736574ULL);
+            fh_part(&m, (const uint8_t *)buf, (size_t)k * 16);
+            fh_final(&m, sh + 2 * s);
+        }
+    }
+    ids = ids_of_hashes(sh, empty, nsteps, empties_total > 0);
+    if (ids == NULL) goto error;
+    result = Py_BuildValue("(OOn)", ids, fr ? (PyObject *)fr : Py_None, empties_total);
+    goto cleanup;
+pure:
+    result = Py_None;
+    Py_INCREF(result);
+    goto cleanup;
+error:
+    result = NULL;
+cleanup:
+    g_near_mask = 0;
+    g_near_ignore = NULL;
+    Py_XDECREF(ids);
+    Py_XDECREF(fr);
+    Py_XDECREF(tools);
+    buf_free(&scratch);
+    PyMem_Free(sh);
+    PyMem_Free(empty);
+    PyMem_Free(buf);
     Py_DECREF(seq);
     return result;
 }

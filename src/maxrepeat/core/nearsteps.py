@@ -23,7 +23,7 @@ from .events import TOOL_RESULT
 from .neardup import Transform
 from .rules import step_is_empty
 from .steps import LazyResults, SingleCallSteps, watcher
-from .fingerprints import StepTable, digest, intern_ids, name_bytes, step_key
+from .fingerprints import NativeKeys, StepTable, digest, name_bytes, step_key
 from .normalizers import native_mask
 
 __all__ = ["near_keys", "native_near_table", "observed_key", "NO_OBSERVATION"]
@@ -140,26 +140,45 @@ def _arguments_digest(transform: Transform, name: str, nb: bytes, raw: Any) -> b
 
 def native_near_table(native: Any, events: Sequence[Any],
                       config: MaxRepeatConfig) -> StepTable | None:
-    """`build_step_table` with near-duplicate settings by the C extension (``near_keys``
-    of core/_near.c), or None when the pure path must run: settings whose rewrite of a
-    string depends on more than the string (``replace`` is user code, ``similarity``
-    keeps clusters), an unusual trajectory, or a value the reference cannot compare.
+    """`build_step_table` with near-duplicate settings by the C extension (core/_near.c),
+    or None when the pure path must run: settings whose rewrite of a string depends on
+    more than the string (``replace`` is user code, ``similarity`` keeps clusters), an
+    unusual trajectory, or a value the reference cannot compare.
 
     C only proves strings unchanged: a value holding a string that a normalizer could
     change is rewritten and encoded here, by the same functions as the pure path
-    (``fallback_*``), so both paths give the same keys (tests/test_near_native.py).
+    (``fallback_*``), so both paths give the same keys (tests/test_near_native.py). As for
+    exact matching (``build_ids``), grading gets the step ids (calls hashed by a fast
+    128-bit hash of the parts of their keys) and the first results; the BLAKE2b keys
+    (``near_keys``) are made when something reads them (`_NearKeys`).
     """
     near = config.near
     assert near is not None
     if near.replace or near.similarity is not None or config.match == "name":
         return None
-    out = native.build_table(
+    out = native.build_ids(
         events, 0, config.max_cycle_period, watcher(config) if config.patterns else None,
         msgspec.Raw, canonical_bytes, observation_bytes, name_bytes)
     if out is None:
         return None
-    shape, single, _, _, _, n_calls = out
-    transform = Transform(near)
+    shape, single, _, _, n_calls, _ = out
+    args = _native_args(native, events, shape, single, config)
+    got = native.near_ids(*args)
+    if got is None:
+        return None
+    ids, found = got[0], got[1]
+    steps: Sequence[list[int]] = SingleCallSteps(shape) if single else shape
+    results: Any = found if found is not None else LazyResults(events)
+    return StepTable(steps, results, _NearKeys(native, args, events, config, len(ids)), ids,
+                     n_calls)
+
+
+def _native_args(native: Any, events: Sequence[Any], shape: Any, single: bool,
+                 config: MaxRepeatConfig) -> tuple[Any, ...]:
+    """The arguments of ``near_ids`` and ``near_keys`` for one grouped trajectory."""
+    near = config.near
+    assert near is not None
+    transform = Transform(near)  # pure here (no similarity): its cache only saves work
     text = transform.text if near.rewrites_strings else None
 
     def tool_info(name: str) -> tuple[bytes, tuple[bytes, ...]]:
@@ -173,16 +192,30 @@ def native_near_table(native: Any, events: Sequence[Any],
         return None if is_empty(value) else canonical_bytes(value)
 
     mode = (2 if config.match == "observation" else 3 if near.observation else 1)
-    got = native.near_keys(
-        events, shape, single, mode, config.max_cycle_period,
-        native_mask(near.normalizers), msgspec.Raw, tool_info,
-        partial(_arguments_body, transform), fallback_obs)
-    if got is None:
-        return None
-    keys, found = got
-    steps: Sequence[list[int]] = SingleCallSteps(shape) if single else shape
-    results: Any = found if found is not None else LazyResults(events)
-    return StepTable(steps, results, keys, intern_ids(keys), n_calls)
+    return (events, shape, single, mode, config.max_cycle_period, native_mask(near.normalizers),
+            msgspec.Raw, tool_info, partial(_arguments_body, transform), fallback_obs)
+
+
+class _NearKeys(NativeKeys):
+    """The keys of a table built by ``near_ids``: made by ``near_keys`` (the reference's
+    bytes) the first time one is read, or by the pure path if it hands them back."""
+
+    __slots__ = ("_args",)
+
+    def __init__(self, native: Any, args: tuple[Any, ...], events: Sequence[Any],
+                 config: MaxRepeatConfig, n: int) -> None:
+        super().__init__(native, events, config, n)
+        self._args = args
+
+    def _all(self) -> list[bytes | None]:
+        if self._keys is None:
+            got = self._native.near_keys(*self._args)
+            if got is None:  # a value the reference rejects: near_ids handed it back too
+                from .fingerprints import build_step_table_pure
+
+                got = (list(build_step_table_pure(self._events, self._config).keys), None)
+            self._keys = list(got[0])
+        return self._keys
 
 
 def _with_observation(events: Sequence[Any], steps: Sequence[Sequence[int]],
