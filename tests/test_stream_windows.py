@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import maxrepeat
 from maxrepeat.core import accel
+from maxrepeat.engines import windowed
 from maxrepeat.engines.batch import BatchGrader
 from maxrepeat.engines.driver import Graders
 from maxrepeat.engines.windowed import grade_windowed, segments
@@ -72,10 +73,13 @@ def _doc(events: list[dict[str, Any]], indent: int | None, id_after: bool) -> st
 @given(events=_events(), window=st.integers(1, 400), block=st.integers(1, 97),
        period=st.integers(1, 4), above=st.integers(1, 3), max_runs=st.integers(0, 3),
        indent=st.sampled_from([None, 1]), id_after=st.booleans(),
-       native=st.booleans())
+       native=st.booleans(), bloom=st.sampled_from([1, 8, None]))
 def test_windowed_equals_in_memory(tmp_path: Path, events: list[dict[str, Any]], window: int,
                                    block: int, period: int, above: int, max_runs: int,
-                                   indent: int | None, id_after: bool, native: bool) -> None:
+                                   indent: int | None, id_after: bool, native: bool,
+                                   bloom: int | None) -> None:
+    """``bloom``: bytes of the filters that find the call ids spanning segments (one
+    byte: nearly every id looks like one, which must change nothing)."""
     text = _doc(events, indent, id_after)
     path = tmp_path / "t.json"
     path.write_text(text)
@@ -83,11 +87,15 @@ def test_windowed_equals_in_memory(tmp_path: Path, events: list[dict[str, Any]],
     configs = [maxrepeat.MaxRepeatConfig(above, max_cycle_period=period, match=m)
                for m in ("name", "name-args", "observation")]
     was = accel.use_native(native)
+    sizes = windowed.SEEN_BYTES, windowed.SPANS_BYTES
+    if bloom is not None:
+        windowed.SEEN_BYTES = windowed.SPANS_BYTES = bloom  # type: ignore[misc]
     try:
         doc = WindowedDocument(Source.from_path(path), window=window, block=block)
         graded = grade_windowed(doc, Graders(configs, max_runs=max_runs))
     finally:
         accel.use_native(was)
+        windowed.SEEN_BYTES, windowed.SPANS_BYTES = sizes  # type: ignore[misc]
     assert graded is not None
     expected = [maxrepeat.grade(traj, c, max_runs=max_runs).to_dict() for c in configs]
     assert [r.to_dict() for r in graded.results] == expected
@@ -138,6 +146,24 @@ def test_native_scanner_equals_the_pure_one(value: Any, cut: int, first: bool) -
         if got_p[0] < len(part):
             break
         state_p = state_n = got_p[1:4]
+
+
+@pytest.mark.skipif(not accel.available(), reason="the native extension is not built")
+@given(st.lists(st.text(max_size=3), max_size=30), st.lists(st.text(max_size=3), max_size=30),
+       st.sampled_from([1, 2, 64]))
+def test_native_bloom_equals_the_pure_one(first: list[str], second: list[str], size: int
+                                          ) -> None:
+    from maxrepeat.core import _native
+
+    bits_p, bits_n = bytearray(size), bytearray(size)
+    assert windowed.bloom_pure(bits_p, first, True) == _native.bloom(bits_n, first, 1)
+    assert bits_p == bits_n
+    hits = windowed.bloom_pure(bits_p, second, False)
+    assert hits == _native.bloom(bits_n, second, 0)
+    events = [maxrepeat.tool_call("x", k) for k in second] + [maxrepeat.turn_start()]
+    assert _native.bloom_events(bits_n, events, 0) == hits
+    assert set(range(len(second))) - set(hits) <= {i for i, k in enumerate(second)
+                                                   if k not in first}  # never a false no
 
 
 @pytest.mark.parametrize("text", [

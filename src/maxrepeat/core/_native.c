@@ -2222,6 +2222,113 @@ static PyObject *scan_json(PyObject *self, PyObject *args) {
 /* near-duplicate grading: near_ids, near_keys, near_dirty (a separate file, same module) */
 #include "_near.c"
 
+/* ------------------------------------------------------------------------------------ */
+/* bloom (engines.windowed.bloom_pure): a Bloom filter over Python's hashes of strings,   */
+/* for the windowed grader's "was this call id seen in an earlier segment" (an answer    */
+/* that may be a false yes, never a false no: it only decides where exact work is done). */
+
+static void bloom_probes(Py_hash_t h, uint64_t mask, uint64_t out[3]) {
+    uint64_t a = (uint64_t)h, b = ((a * 0x9E3779B97F4A7C15ULL) >> 17) | 1;
+    for (int j = 0; j < 3; j++) out[j] = (a + (uint64_t)j * b) & mask;
+}
+
+/* bloom(bits, keys, add) -> indices of the keys (None: none) whose bits were all set before this call;
+ * with add, every key's bits are then set. len(bits) must be a power of two. */
+static PyObject *bloom(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    PyObject *keys;
+    int add;
+    if (!PyArg_ParseTuple(args, "w*Oi", &view, &keys, &add)) return NULL;
+    uint64_t nbits = (uint64_t)view.len * 8;
+    if (view.len == 0 || (nbits & (nbits - 1)) != 0) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "bloom needs a power-of-two number of bytes");
+        return NULL;
+    }
+    PyObject *seq = PySequence_Fast(keys, "keys must be a sequence");
+    if (seq == NULL) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    uint8_t *bits = view.buf;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    PyObject *out = PyList_New(0);
+    uint64_t pr[3];
+    for (Py_ssize_t i = 0; out != NULL && i < n; i++) {
+        if (items[i] == Py_None) continue; /* no key */
+        Py_hash_t h = PyObject_Hash(items[i]);
+        if (h == -1) {
+            Py_CLEAR(out);
+            break;
+        }
+        bloom_probes(h, nbits - 1, pr);
+        int hit = 1;
+        for (int j = 0; j < 3; j++)
+            if (!(bits[pr[j] >> 3] & (1u << (pr[j] & 7)))) hit = 0;
+        if (hit) {
+            PyObject *v = PyLong_FromSsize_t(i);
+            if (v == NULL || PyList_Append(out, v) < 0) Py_CLEAR(out);
+            Py_XDECREF(v);
+        }
+    }
+    if (out != NULL && add) {
+        for (Py_ssize_t i = 0; i < n; i++) {
+            if (items[i] == Py_None) continue;
+            bloom_probes(PyObject_Hash(items[i]), nbits - 1, pr); /* hashes are cached */
+            for (int j = 0; j < 3; j++) bits[pr[j] >> 3] |= (uint8_t)(1u << (pr[j] & 7));
+        }
+    }
+    Py_DECREF(seq);
+    PyBuffer_Release(&view);
+    return out;
+}
+
+/* bloom_events(bits, events, add): bloom() over each event's data.tool_call_id (events
+ * without data or without an id have no key); returns event indices. */
+static PyObject *bloom_events(PyObject *self, PyObject *args) {
+    PyObject *bits, *events;
+    int add;
+    if (!PyArg_ParseTuple(args, "OOi", &bits, &events, &add)) return NULL;
+    PyObject *seq = PySequence_Fast(events, "events must be a sequence");
+    if (seq == NULL) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    PyObject *keys = PyList_New(n);
+    if (keys == NULL) {
+        Py_DECREF(seq);
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *key = Py_None;
+        Py_INCREF(key);
+        PyObject *data = PyObject_GetAttr(items[i], S_data);
+        if (data == NULL) {
+            PyErr_Clear();
+        } else {
+            if (data != Py_None) {
+                PyObject *cid = PyObject_GetAttr(data, S_tool_call_id);
+                if (cid == NULL) {
+                    PyErr_Clear();
+                } else if (PyUnicode_Check(cid)) {
+                    Py_SETREF(key, cid);
+                } else {
+                    Py_DECREF(cid);
+                }
+            }
+            Py_DECREF(data);
+        }
+        PyList_SET_ITEM(keys, i, key);
+    }
+    Py_DECREF(seq);
+    PyObject *call = Py_BuildValue("(OOi)", bits, keys, add);
+    Py_DECREF(keys);
+    if (call == NULL) return NULL;
+    PyObject *out = bloom(self, call);
+    Py_DECREF(call);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"hash128", hash128, METH_O, "16-byte non-cryptographic hash of a buffer (fast)."},
     {"build_table", build_table, METH_VARARGS, "Group and fingerprint the watched steps."},
@@ -2235,6 +2342,8 @@ static PyMethodDef methods[] = {
     {"build_ids", build_ids, METH_VARARGS, "Group the watched steps and number them."},
     {"fast_hash", fast_hash, METH_O, "build_ids' 128-bit hash of one part."},
     {"scan_json", scan_json, METH_VARARGS, "Item boundaries of a JSON container in raw bytes."},
+    {"bloom", bloom, METH_VARARGS, "Test (and add) keys in a Bloom filter of string hashes."},
+    {"bloom_events", bloom_events, METH_VARARGS, "bloom() over the events' call ids."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native",

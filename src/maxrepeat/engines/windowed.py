@@ -24,8 +24,7 @@ refuses (`NotWindowed`). See docs/design/streaming.md.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
-from itertools import compress
+from collections.abc import Iterable, Iterator, Sequence
 from operator import attrgetter
 from typing import Any, Final
 
@@ -50,8 +49,6 @@ __all__ = ["grade_windowed", "CACHE_KIB"]
 CACHE_KIB: Final = 4096
 _TYPE: Final = attrgetter("type")
 _DATA: Final = attrgetter("data")
-_CALL_ID: Final = attrgetter("tool_call_id")
-_RESULT: Final = attrgetter("result")
 _IN_LIST: Final = 500  # ids per SELECT (SQLite's limit on parameters is far above)
 
 
@@ -64,7 +61,7 @@ def grade_windowed(doc: WindowedDocument, graders: Graders) -> Graded | None:
     firsts: _FirstResults | None = None
     try:
         if observe:
-            firsts = _FirstResults.fill(doc.windows())
+            firsts = _FirstResults.fill(doc.windows(light=True))
         runs = [_Grader(c, n, graders.max_runs) for c, n in zip(graders.configs, graders.names)]
         for offset, events in segments(doc.windows()):
             substituted: list[Any] | None = None
@@ -74,7 +71,7 @@ def grade_windowed(doc: WindowedDocument, graders: Graders) -> Graded | None:
                 if g.config.match == "observation":
                     if substituted is None:
                         assert firsts is not None
-                        substituted = firsts.substitute(events)
+                        substituted = firsts.substitute(offset, events)
                     g.feed(offset, substituted)
                 else:
                     g.feed(offset, events)
@@ -214,11 +211,27 @@ def _keyed_table(events: list[Any], config: MaxRepeatConfig) -> StepTable:
     return build_step_table_pure(events, config)
 
 
-# --- observation mode: each id's first result, on disk ----------------------------------
+# --- observation mode: each id's first result -------------------------------------------
+# Most call ids live in one segment (the call and its result a few events apart): there,
+# the segment's own first result is the document's, and the segment is graded as it is.
+# The others are found by two Bloom filters (a false "yes" costs a little exact work, a
+# "no" is always true): ``seen`` holds every id of the segments read so far, ``spans``
+# the ids met again in a later segment. The first pass stores the results whose id was
+# seen in an earlier segment; the grading pass stores the results whose id spans
+# segments, then gives each call whose id spans segments the earliest stored result
+# (by event index) in place of the segment's own. Every result of such an id is stored by
+# one pass or the other (those in segments up to the call's by the grading pass, those
+# after it by the first pass), so the earliest stored is the document's first.
+
+#: bytes of the two Bloom filters (powers of two): 8 MiB keep false hits near 3e-4 at
+#: two million distinct ids
+SEEN_BYTES: Final = 8 * 1024 * 1024
+SPANS_BYTES: Final = 1024 * 1024
 
 
 class _FirstResults:
-    """The first result of every call id of the document, in a temporary SQLite table."""
+    """The first result of every call id that spans segments, in a temporary SQLite
+    table (see above)."""
 
     def __init__(self) -> None:
         import sqlite3
@@ -229,12 +242,14 @@ class _FirstResults:
         for pragma in ("journal_mode=OFF", "synchronous=OFF", f"cache_size=-{CACHE_KIB}",
                        "temp_store=FILE", "locking_mode=EXCLUSIVE"):
             self.db.execute("PRAGMA " + pragma)
-        self.db.execute("CREATE TABLE results (cid TEXT PRIMARY KEY, ans BLOB)"
-                        " WITHOUT ROWID")
+        self.db.execute("CREATE TABLE results (cid TEXT PRIMARY KEY, idx INTEGER NOT NULL,"
+                        " ans BLOB) WITHOUT ROWID")
+        self.seen = bytearray(SEEN_BYTES)
+        self.spans = bytearray(SPANS_BYTES)
 
     @classmethod
     def fill(cls, windows: Iterable[tuple[int, list[Any]]]) -> _FirstResults:
-        """One pass: each id's first result (in event order; the first one wins)."""
+        """The first pass (see above)."""
         import sqlite3
 
         try:
@@ -242,10 +257,12 @@ class _FirstResults:
         except (sqlite3.Error, OSError):
             raise NotWindowed("no database") from None
         try:
-            add = "INSERT OR IGNORE INTO results VALUES (?, ?)"
-            for _, events in windows:
-                rows = _result_rows(events)
-                self.db.executemany(add, rows)
+            for offset, events in segments(windows):
+                hits = bloom_events(self.seen, events, True)
+                if hits:
+                    again = {_id_of(events[i]) for i in hits}
+                    bloom(self.spans, list(again), True)
+                    self._store(offset, events, again)
             self.db.commit()
         except (sqlite3.Error, MemoryError, UnicodeEncodeError):
             self.close()
@@ -255,22 +272,51 @@ class _FirstResults:
             raise
         return self
 
-    def substitute(self, events: list[Any]) -> list[Any]:
-        """``events`` with their results' ids taken away and, at the end, the first
-        result of each id their calls carry."""
-        types = list(map(_TYPE, events))
-        cids = {d.tool_call_id for d in map(_DATA, compress(events, map(TOOL_CALL.__eq__,
-                                                                          types)))
-                if d is not None and d.tool_call_id is not None}
-        out = [_BARE if t == TOOL_RESULT else e for e, t in zip(events, types)]
-        wanted = list(cids)
-        for a in range(0, len(wanted), _IN_LIST):
-            part = wanted[a:a + _IN_LIST]
-            query = ("SELECT cid, ans FROM results WHERE cid IN ("
-                     + ",".join("?" * len(part)) + ")")
-            for cid, ans in self.db.execute(query, part):
-                out.append(_Event(TOOL_RESULT, _Data(
-                    tool_call_id=cid, result=None if ans is None else msgspec.Raw(ans))))
+    def _store(self, offset: int, events: list[Any], chosen: set[str | None]) -> list[int]:
+        """Store the results of ``events`` whose id is ``chosen``; the indices of the
+        events (calls and results) with such an id."""
+        small = bytearray(_small_bloom(len(chosen)))
+        bloom(small, list(chosen), True)
+        at = [j for j in bloom_events(small, events, False) if _id_of(events[j]) in chosen]
+        rows = [(_id_of(events[j]), offset + j, events[j].data.result) for j in at
+                if events[j].type == TOOL_RESULT]
+        if rows:  # the earliest result of an id wins, whichever pass stored it
+            self.db.executemany(
+                "INSERT INTO results VALUES (?, ?, ?) ON CONFLICT(cid) DO UPDATE SET"
+                " idx = excluded.idx, ans = excluded.ans WHERE excluded.idx < results.idx",
+                rows)
+        return at
+
+    def substitute(self, offset: int, events: list[Any]) -> list[Any]:
+        """``events`` as the grader reads them: unchanged, unless a call's id spans
+        segments; then its results here lose their id, and its first result is appended."""
+        import sqlite3
+
+        hits = bloom_events(self.spans, events, False)
+        if not hits:
+            return events
+        spanning = {_id_of(events[i]) for i in hits}
+        try:
+            at = self._store(offset, events, spanning)
+            wanted = list({_id_of(events[j]) for j in at if events[j].type == TOOL_CALL})
+            if not wanted:
+                return events
+            firsts: list[tuple[str, Any]] = []
+            for a in range(0, len(wanted), _IN_LIST):
+                part = wanted[a:a + _IN_LIST]
+                query = ("SELECT cid, ans FROM results WHERE cid IN ("
+                         + ",".join("?" * len(part)) + ")")
+                firsts.extend(self.db.execute(query, part))
+        except (sqlite3.Error, UnicodeEncodeError):
+            raise NotWindowed("database") from None
+        gone = set(wanted)
+        out = list(events)
+        for j in at:
+            if events[j].type == TOOL_RESULT and _id_of(events[j]) in gone:
+                out[j] = _BARE
+        for cid, ans in firsts:
+            out.append(_Event(TOOL_RESULT, _Data(
+                tool_call_id=cid, result=None if ans is None else msgspec.Raw(ans))))
         return out
 
     def close(self) -> None:
@@ -280,12 +326,64 @@ class _FirstResults:
             self._dir.cleanup()
 
 
-def _result_rows(events: list[Any]) -> Iterator[tuple[str, Any]]:
-    """(id, result bytes or None) of each result event with an id, in order."""
-    datas = [d for d in map(_DATA, compress(events, map(TOOL_RESULT.__eq__,
-                                                        map(_TYPE, events))))
-             if d is not None and d.tool_call_id is not None]
-    return zip(map(_CALL_ID, datas), map(_RESULT, datas))
+def _id_of(event: Any) -> str | None:
+    """An event's call id (None when it has none)."""
+    data = event.data
+    cid = data.tool_call_id if data is not None else None
+    return cid if isinstance(cid, str) else None
+
+
+def _small_bloom(n: int) -> int:
+    """Bytes of a Bloom filter for ``n`` keys (a power of two, ~32 bits a key)."""
+    size = 64
+    while size < 4 * n:
+        size *= 2
+    return size
+
+
+def bloom_pure(bits: bytearray, keys: Sequence[str | None], add: bool) -> list[int]:
+    """Indices of ``keys`` (None: no key) whose bits were all set before this call (a Bloom filter over
+    ``hash()``, three probes); with ``add``, every key's bits are then set.
+
+    >>> bits = bytearray(64)
+    >>> bloom_pure(bits, ["a", "b"], True), bloom_pure(bits, ["b", "c"], False)[:1]
+    ([], [0])
+    """
+    mask = len(bits) * 8 - 1
+    probes = []
+    hits = []
+    for i, key in enumerate(keys):
+        if key is None:
+            continue
+        a = hash(key) & 0xFFFFFFFFFFFFFFFF
+        b = (((a * 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF) >> 17) | 1
+        ps = [(a + j * b) & mask for j in range(3)]
+        probes.append(ps)
+        if all(bits[p >> 3] & (1 << (p & 7)) for p in ps):
+            hits.append(i)
+    if add:
+        for ps in probes:
+            for p in ps:
+                bits[p >> 3] |= 1 << (p & 7)
+    return hits
+
+
+def bloom(bits: bytearray, keys: Sequence[str | None], add: bool) -> list[int]:
+    """`bloom_pure`, by the native extension when it is active."""
+    native = accel.native
+    if native is not None and hasattr(native, "bloom"):
+        found: list[int] = native.bloom(bits, keys, int(add))
+        return found
+    return bloom_pure(bits, keys, add)
+
+
+def bloom_events(bits: bytearray, events: Sequence[Any], add: bool) -> list[int]:
+    """`bloom` over the call id of each event (`_id_of`): indices of events."""
+    native = accel.native
+    if native is not None and hasattr(native, "bloom_events"):
+        found: list[int] = native.bloom_events(bits, events, int(add))
+        return found
+    return bloom_pure(bits, [_id_of(e) for e in events], add)
 
 
 def _structs() -> tuple[Any, Any]:

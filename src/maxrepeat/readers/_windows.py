@@ -21,7 +21,7 @@ shape (the in-memory path then reports them through its checked path), events th
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import IO, Any, Final
 
 import msgspec
@@ -35,7 +35,7 @@ from .vally import _id_of, _Traj
 __all__ = ["NotWindowed", "WindowedDocument", "scan", "scan_pure", "WINDOW", "MEMBER_LIMIT"]
 
 #: bytes of events decoded at a time (whole items; one larger item is a window alone)
-WINDOW: Final = 4 * 1024 * 1024
+WINDOW: Final = 1024 * 1024
 #: a top-level member other than ``events`` larger than this takes the slow path
 MEMBER_LIMIT: Final = 64 * 1024 * 1024
 _WS: Final = b" \t\r\n"
@@ -128,6 +128,7 @@ class _Blocks:
         self.block = block
         self.buf = b""
         self.pos = 0
+        self.base = 0  # the file offset of buf[0]
 
     def more(self) -> bool:
         """Drop what was consumed (before ``pos``) and read one more block."""
@@ -135,6 +136,7 @@ class _Blocks:
         if not chunk:
             return False
         self.buf = self.buf[self.pos:] + chunk
+        self.base += self.pos
         self.pos = 0
         return True
 
@@ -158,7 +160,10 @@ class WindowedDocument:
 
     ``windows()`` is one pass: (index of the window's first event, its events) in order,
     then the rest of the document is checked; afterwards ``id`` is the trajectory's id.
-    Raises `NotWindowed` (see the module) or `OSError`.
+    Raises `NotWindowed` (see the module) or `OSError`. A pass after a complete one reads
+    the windows where the first found them (no scanning, no other member).
+    ``windows(light=True)`` decodes only the events' types, call ids and results (a
+    pass that needs nothing else; the events are not checked, a later full pass is).
     """
 
     def __init__(self, source: Source, window: int | None = None, block: int | None = None
@@ -169,12 +174,23 @@ class WindowedDocument:
         self.window = window = window if window is not None else WINDOW
         self.block = block if block is not None else max(window // 2, 64 * 1024)
         self.id: str | None = None
+        #: (file offset, end, first event) of each window, once a pass was complete
+        self._cuts: list[tuple[int, int, int]] | None = None
 
-    def windows(self) -> Iterator[tuple[int, list[Any]]]:
+    def windows(self, light: bool = False) -> Iterator[tuple[int, list[Any]]]:
+        decode = _decode_light if light else _decode_window
         with open(self.path, "rb") as fh:
-            yield from self._pass(fh)
+            if self._cuts is not None:
+                for a, b, first in self._cuts:
+                    fh.seek(a)
+                    yield first, decode(fh.read(b - a))
+                return
+            cuts: list[tuple[int, int, int]] = []
+            yield from self._pass(fh, decode, cuts)
+            self._cuts = cuts
 
-    def _pass(self, fh: IO[bytes]) -> Iterator[tuple[int, list[Any]]]:
+    def _pass(self, fh: IO[bytes], decode: Callable[[bytes], list[Any]],
+              cuts: list[tuple[int, int, int]]) -> Iterator[tuple[int, list[Any]]]:
         src = _Blocks(fh, self.block)
         if not src.more():
             raise NotWindowed("empty")
@@ -202,7 +218,7 @@ class WindowedDocument:
                 if src.skip_ws() != 0x5B:
                     raise NotWindowed("events is not an array")
                 src.pos += 1
-                yield from self._events(src)
+                yield from self._events(src, decode, cuts)
                 events = True
             else:
                 value = self._value(src)
@@ -253,7 +269,8 @@ class WindowedDocument:
             scanned = pos - consumed
             start = 0
 
-    def _events(self, src: _Blocks) -> Iterator[tuple[int, list[Any]]]:
+    def _events(self, src: _Blocks, decode: Callable[[bytes], list[Any]],
+                cuts: list[tuple[int, int, int]]) -> Iterator[tuple[int, list[Any]]]:
         """The windows of the events array (``src`` just after its ``[``)."""
         first_event = 0
         start = src.pos
@@ -264,14 +281,16 @@ class WindowedDocument:
             if pos < len(src.buf):  # the array's end
                 if src.buf[pos] != 0x5D:
                     raise NotWindowed("events")
-                got = _decode_window(src.buf[start:pos])
+                got = decode(src.buf[start:pos])
                 src.pos = pos + 1
                 if got:
+                    cuts.append((src.base + start, src.base + pos, first_event))
                     yield first_event, got
                 return
             state = (d, s, e)
             if last >= 0 and last - start >= self.window:
-                got = _decode_window(src.buf[start:last])
+                got = decode(src.buf[start:last])
+                cuts.append((src.base + start, src.base + last, first_event))
                 yield first_event, got
                 first_event += len(got)
                 start = last + 1
@@ -291,6 +310,33 @@ def _decode_window(items: bytes) -> list[Any]:
     if events is None or not events_readable(events):
         raise NotWindowed("events")
     return events
+
+
+class _LightData(msgspec.Struct, rename="camel", gc=False):
+    tool_call_id: str | None = None
+    result: msgspec.Raw = None  # type: ignore[assignment]
+
+
+class _LightEvent(msgspec.Struct, gc=False):
+    type: str
+    data: _LightData | None = None
+
+
+class _LightTraj(msgspec.Struct, gc=False):
+    events: list[_LightEvent] | None = None
+
+
+_DECODE_LIGHT: Final = msgspec.json.Decoder(_LightTraj).decode
+
+
+def _decode_light(items: bytes) -> list[Any]:
+    try:
+        wire = _DECODE_LIGHT(b'{"events":[' + items + b']}')
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+        raise NotWindowed("window") from None
+    if wire.events is None:
+        raise NotWindowed("events")
+    return wire.events
 
 
 def _decode_member(key: bytes, value: bytes) -> _Traj:
