@@ -23,7 +23,7 @@ from maxrepeat.core.config import unique_names
 from maxrepeat.guards import agentlog
 from maxrepeat.guards.agentlog import HookCall, _Extra, judge
 from maxrepeat.guards.policy import Action, Decision, Policy
-from maxrepeat.guards.session import GuardSession, signature_of
+from maxrepeat.guards.session import GuardSession, Snapshot, signature_of
 
 CONFIGS = [
     MaxRepeatConfig(max=2, max_cycle_period=2, match="observation"),
@@ -33,16 +33,22 @@ READERS = {"codex": ("id", "exec_command"), "gemini-cli": ("absent", "run_shell_
            "copilot-cli": ("unanswered", "bash")}
 
 
+def _state(cache: Path, call: HookCall) -> tuple[GuardSession, Snapshot | None]:
+    sig = signature_of(CONFIGS, unique_names(CONFIGS), Policy(), call.reader,
+                       agentlog.RESUME_FORMAT)
+    gs = GuardSession(cache, agent=call.reader, session=call.session, log=call.log,
+                      signature=sig, missing_ok=True)
+    with gs:
+        return gs, gs.restore()
+
+
 def _forget_monitors(cache: Path, call: HookCall) -> None:
-    """Make the saved monitors of the reference run unusable (a full feed next call)."""
-    sig = signature_of(CONFIGS, unique_names(CONFIGS), Policy(), call.reader)
-    with GuardSession(cache, agent=call.reader, session=call.session, log=call.log,
-                      signature=sig, missing_ok=True) as gs:
-        snap = gs.restore()
-        if snap is not None:
-            extra = msgspec.msgpack.decode(snap.extra, type=_Extra)
-            extra.fed_digest = b""
-            gs.store(msgspec.structs.replace(snap, extra=msgspec.msgpack.encode(extra)))
+    """Drop the reader state and the monitors of the reference run (the next call reads
+    the whole log and feeds new monitors), keeping the escalation memory."""
+    gs, snap = _state(cache, call)
+    if snap is not None:
+        with gs:
+            gs.store(msgspec.structs.replace(snap, reader=b"", monitors=[]))
 
 
 def _same(a: Decision, b: Decision) -> bool:
@@ -193,32 +199,96 @@ def test_every_call_decides_as_a_full_feed(tmp_path: Path, reader: str, seed: in
     assert spoke > 0
 
 
-def test_a_call_id_that_comes_back_is_fed_again_with_every_result() -> None:
-    """The readers drop a call whose id was seen (a resumed log repeats them), so this
-    safety net is checked on events directly: monitors resumed after a history whose
-    call ids were forgotten, then given a history reusing one, answer as monitors fed
-    the whole history keeping every result."""
-    from maxrepeat import Monitor
-    from maxrepeat.core.events import tool_call, tool_result, turn_end, turn_start
-    from maxrepeat.guards.agentlog import _fed_monitors
-    from maxrepeat.guards.session import Snapshot
+def test_a_call_id_that_comes_back_decides_as_a_full_read(tmp_path: Path) -> None:
+    """A Gemini message whose call id came back from a settled message (the reader
+    joins it to the first one's turn) decides as a read of the whole log at every call."""
+    path = tmp_path / "log.jsonl"
+    log = _Log("gemini-cli", path, random.Random(1))
+    resumed_cache, full_cache = tmp_path / "resumed", tmp_path / "full"
+    steps = [("a", "Error 1"), ("b", "Error 1"), ("c", "Error 1"), ("d", "Error 1"),
+             ("a", "Error 2"), ("e", "Error 1"), ("f", "Error 1"), ("b", "Error 1")]
+    for i, (cid, out) in enumerate(steps):
+        call = _hook("gemini-cli", path, "post", cid, "make", out)
+        got = judge(call, CONFIGS, cache_dir=resumed_cache)
+        want = judge(call, CONFIGS, cache_dir=full_cache)
+        _forget_monitors(full_cache, call)
+        assert _same(got, want), i
+        log.n = i + 1
+        log.after([(cid, "make")], [out])
+    _, snap = _state(resumed_cache, call)
+    assert snap is not None and msgspec.msgpack.decode(snap.extra, type=_Extra).events > 0
 
-    def turn(i: int, cid: str, out: str) -> list[Any]:
-        return [turn_start(f"t{i}"), tool_call("bash", cid, {"command": "make"}),
-                tool_result(cid, out), turn_end(f"t{i}")]
 
-    first = turn(0, "a", "Error 1") + turn(1, "b", "Error 1")
-    second = first + turn(2, "a", "Error 2") + turn(3, "c", "Error 1")
-    names = unique_names(CONFIGS)
-    call = HookCall(phase="post", session="s", log=None, reader="codex", placement="id",
-                    name="bash")
-    extra = _Extra()
-    mons = _fed_monitors(CONFIGS, names, call, None, False, None, extra, first, [])
-    assert not extra.exact and extra.fed == len(first)
-    snap = Snapshot(0, 0, b"", [m.to_bytes() for m in mons])
-    mons = _fed_monitors(CONFIGS, names, call, None, False, snap, extra, second, [])
-    assert extra.exact
-    want = [Monitor(c, name=n, format="codex").feed_all(second) for c, n in zip(CONFIGS, names)]
-    got = [m.result() for m in mons]
-    assert [r.passed for r in got] == [r.passed for r in want]
-    assert [r.metadata.occurrences for r in got] == [r.metadata.occurrences for r in want]
+def _session(reader: str, path: Path, cache: Path, calls: int) -> HookCall:
+    """A session of ``calls`` calls looping on one failing command, judged call by call
+    with ``cache``; the hook call that comes next (its call written as the agent does)."""
+    log = _Log(reader, path, random.Random(5))
+    for i in range(calls):
+        cid = log.new_id()
+        cmd, out = ("make", "Error 1") if i % 3 else ("ls", "ok")
+        log.before([(cid, cmd)])
+        judge(_hook(reader, path, "post", cid, cmd, out), CONFIGS, cache_dir=cache)
+        log.after([(cid, cmd)], [out])
+    cid = log.new_id()
+    log.before([(cid, "make")])
+    return _hook(reader, path, "post", cid, "make", "Error 1")
+
+
+@pytest.mark.parametrize("reader", sorted(READERS))
+def test_a_damaged_or_forged_state_gives_the_fresh_answer(
+        tmp_path: Path, reader: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Byte flips in the state file, and states sealed as valid whose reader state or
+    monitors are garbage, another reader's, or cut short: the decision of a fresh read,
+    never a traceback (issue 18 item 14)."""
+    monkeypatch.setattr(agentlog, "LAG_WAIT", 0.0)
+    path, cache = tmp_path / "log.jsonl", tmp_path / "cache"
+    call = _session(reader, path, cache, 12)
+    (state,) = [p for p in cache.iterdir() if p.suffix == ".state"]
+    pristine = state.read_bytes()
+    fresh = judge(call, CONFIGS, cache_dir=tmp_path / "fresh")
+    assert _same(judge(call, CONFIGS, cache_dir=cache), fresh)
+    rng = random.Random(18)
+    for _ in range(60):
+        damaged = bytearray(pristine)
+        for _ in range(rng.randint(1, 3)):
+            damaged[rng.randrange(len(damaged))] ^= 1 << rng.randrange(8)
+        state.write_bytes(bytes(damaged))
+        assert _same(judge(call, CONFIGS, cache_dir=cache), fresh)
+    state.write_bytes(pristine)
+    gs, snap = _state(cache, call)
+    assert snap is not None and snap.reader and snap.offset > 0
+    other = {"codex": "copilot-cli", "copilot-cli": "gemini-cli", "gemini-cli": "codex"}
+    from maxrepeat.readers._resume import resume
+    foreign = resume(other[reader], "x", None)
+    foreign.settle()
+    forged = [msgspec.structs.replace(snap, reader=r) for r in (
+        b"\xc1", snap.reader[:-5], msgspec.msgpack.encode([1, 2, 3]), foreign.save())]
+    forged.append(msgspec.structs.replace(snap, monitors=[b"x"] * len(CONFIGS)))
+    for i, bad in enumerate(forged):
+        with gs:
+            gs.store(bad)
+        assert _same(judge(call, CONFIGS, cache_dir=cache), fresh), i
+    # sealed as valid but rewritten so that it still decodes (only a forger does that:
+    # the seal is a checksum, not a signature): an answer, never a traceback
+    for bad in (msgspec.structs.replace(snap, reader=snap.reader[:1] + bytes(8)
+                                        + snap.reader[9:]),
+                msgspec.structs.replace(snap, monitors=list(reversed(snap.monitors)))):
+        with gs:
+            gs.store(bad)
+        judge(call, CONFIGS, cache_dir=cache)
+
+
+@pytest.mark.parametrize("reader", sorted(READERS))
+def test_a_log_changed_before_the_saved_point_is_read_again(
+        tmp_path: Path, reader: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The middle of the log rewritten (same length) after the state was saved: the
+    decision of a fresh read of the rewritten log."""
+    monkeypatch.setattr(agentlog, "LAG_WAIT", 0.0)
+    path, cache = tmp_path / "log.jsonl", tmp_path / "cache"
+    call = _session(reader, path, cache, 12)
+    text = path.read_text()
+    assert text.count("Error 1") > 4
+    at = text.index("Error 1", len(text) // 3)
+    path.write_text(text[:at] + "Error 7" + text[at + 7:])
+    fresh = judge(call, CONFIGS, cache_dir=tmp_path / "fresh")
+    assert _same(judge(call, CONFIGS, cache_dir=cache), fresh)

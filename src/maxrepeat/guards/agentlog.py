@@ -22,22 +22,24 @@ complete at the call it belongs to, as it will be in the finished log. Before th
 (``phase="pre"``), the policy is asked what the call *would* do (`Escalation.would_exceed`):
 in ``name`` and ``name-args`` modes a repeat is refused before it runs.
 
-The log is read from its start at every call (these readers keep no resumable state),
-but the monitors are not fed it again: the state kept per session by
-`maxrepeat.guards.session` (under the same per-session lock, so parallel calls of one turn
-get one message) holds the escalation memory and the monitors as they were after the
-history of the previous call, with the number and a digest of the events they were fed.
-When the new history starts with exactly those events (the usual case: the log grew),
-only the events after them are fed; otherwise (a late result placed in an earlier turn,
-a Gemini ``$rewindTo``, a rewritten log) the monitors start again from the first event.
-The monitors forget a result once its step is final, which is exact while call ids are
-unique; the ids fed are kept as digests, and a call id that comes back makes the guard
-feed everything again keeping every result, from then on.
+Each call converts only the lines appended since the previous one (`.logread`: the
+reader's resumable state is saved with the rest of the session's state by
+`maxrepeat.guards.session`, under the same per-session lock, so parallel calls of one
+turn get one message). The conversion hands out the events that became final
+(*settled*), which are fed once to the monitors saved with the state, and the events
+that may still change (*open*: the latest turn, a turn waiting for a result), which are
+fed at every call on top of them, with the current call. Whenever resuming is not
+certain (no state, a state that does not verify or decode, a line that changes a settled
+turn: a late result or error flag, a Gemini rewrite or ``$rewindTo``), the log is
+converted from its start, so the monitors always see the events of one full read. The
+monitors forget a result once its step is final, which is exact while call ids are
+unique (the readers drop a call id seen before); a call made from the payload whose id
+the log already has makes the guard feed everything again keeping every result, from
+then on.
 """
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -60,8 +62,7 @@ from ..core.events import (
     turn_start,
 )
 from ..core.monitor import Monitor
-from ..readers import Source, get_reader
-from ..readers._marks import Marks, mark
+from .logread import LogRead, read_log, read_whole, results_in
 from .policy import Action, Decision, Escalation, Policy
 from .session import GuardSession, Snapshot, signature_of
 
@@ -70,6 +71,8 @@ __all__ = ["HookCall", "HookOutput", "UNKNOWN", "place_call", "judge", "PLACEMEN
 
 #: Longest wait (seconds) for a log that lags behind the hooks (see `_caught_up`).
 LAG_WAIT: Final = 2.0
+#: Part of the saved state's signature: changes when what the guard saves changes.
+RESUME_FORMAT: Final = "resume-1"
 #: How the current call stands in the log when the hook runs (see the module docstring).
 PLACEMENTS: Final = ("id", "unanswered", "absent")
 
@@ -110,22 +113,13 @@ class HookCall:
 class _Extra(msgspec.Struct):
     """What the guard keeps per session besides the escalation: results seen after
     calls, a stop decided before a call for the next hook of that call, and what the
-    saved monitors were fed (how many history events, their digest, the call ids)."""
+    saved monitors were fed (the settled events: how many, and how many results)."""
 
     seen: int = 0
     stop: str | None = None
-    fed: int = 0
-    fed_digest: bytes = b""  # empty: the saved monitors are not to be resumed
-    calls: Marks = msgspec.field(default_factory=Marks)
+    events: int = 0
+    results: int = 0
     exact: bool = False  # a call id came back: every result is kept
-
-
-def _events_digest(events: Sequence[Event]) -> bytes:
-    """A digest of the events (empty when they cannot be encoded: never resumed)."""
-    try:
-        return hashlib.blake2b(msgspec.msgpack.encode(events), digest_size=16).digest()
-    except (TypeError, ValueError, OverflowError):
-        return b""
 
 
 def _call_ids(events: Sequence[Event]) -> list[str]:
@@ -133,50 +127,16 @@ def _call_ids(events: Sequence[Event]) -> list[str]:
             if e.type == TOOL_CALL and e.data.tool_call_id is not None]
 
 
-def _fed_monitors(configs: Sequence[MaxRepeatConfig], names: Sequence[str], call: HookCall,
-                  log: str | None, lenient: bool, snap: Snapshot | None, extra: _Extra,
-                  history: list[Event], current: list[Event]) -> list[Monitor]:
-    """Monitors fed ``history``: the saved ones plus the new events when the history
-    starts with what they were fed, else new ones fed all of it. Updates ``extra``'s
-    record of what they were fed."""
-    saved: list[bytes] | None = None
-    if (snap is not None and extra.fed_digest and len(snap.monitors) == len(configs)
-            and extra.fed <= len(history)
-            and _events_digest(history[:extra.fed]) == extra.fed_digest):
-        saved = snap.monitors
-    exact = extra.exact
-    while True:
-        calls = Marks(bytearray(extra.calls.data)) if saved is not None else Marks()
-        new = history[extra.fed:] if saved is not None else history
-        if not exact and _repeats(calls, new, current):
-            exact, saved = True, None  # a call id came back: keep every result from now
-            continue
-        kw: dict[str, Any] = {"id": call.session, "source": log, "format": call.reader,
-                              "lenient": lenient, "forget_answers": not exact}
-        try:
-            monitors = [Monitor.from_bytes(d, c, name=n, **kw) if saved is not None
-                        else Monitor(c, name=n, **kw)
-                        for d, c, n in zip(saved or [b""] * len(configs), configs, names)]
-        except ValueError:  # a saved state that does not fit: start again
-            saved = None
-            continue
-        break
-    for mon in monitors:
-        mon.extend(new)
-    extra.fed, extra.fed_digest = len(history), _events_digest(history)
-    extra.calls, extra.exact = calls, exact
-    return monitors
-
-
-def _repeats(calls: Marks, new: list[Event], current: list[Event]) -> bool:
-    """Whether a call id of ``new`` or ``current`` was fed before (``calls``, to which
-    the ids of ``new`` are added)."""
-    for cid in _call_ids(new):
-        m = mark(cid)
-        if m in calls:
+def _repeats(read: LogRead, later: list[Event]) -> bool:
+    """Whether a call id of ``later`` (the open history and the current turn) comes
+    twice, or was settled before. The readers never give one id twice (their builder
+    drops a call id seen before), so only a call made from the payload can."""
+    seen: set[str] = set()
+    for cid in _call_ids(later):
+        if cid in seen or (read.conv is not None and read.conv.settled_any(cid)):
             return True
-        calls.add(m)
-    return any(mark(cid) in calls for cid in _call_ids(current))
+        seen.add(cid)
+    return False
 
 
 def _turn_bounds(events: Sequence[Event], i: int) -> tuple[int, int]:
@@ -211,17 +171,19 @@ def _find(events: Sequence[Event], call: HookCall) -> int | None:
     return None
 
 
-def place_call(events: Sequence[Event], call: HookCall) -> tuple[list[Event], list[Event]]:
+def place_call(events: Sequence[Event], call: HookCall, base: int = 0
+               ) -> tuple[list[Event], list[Event]]:
     """Split the log's events into (history, the current call's turn).
 
     The current turn holds the call (taken from the log when it is there, else made from
     the payload) and, after the call, its result from the payload when the log lacks it.
-    Before the call, results are left out (the call has not run).
+    Before the call, results are left out (the call has not run). ``base``: how many
+    events of the log come before ``events`` (they name a call made from the payload).
     """
     events = list(events)
     i = _find(events, call)
     if i is None:
-        cid = call.call_id or f"maxrepeat-hook-{len(events)}"
+        cid = call.call_id or f"maxrepeat-hook-{base + len(events)}"
         current = [turn_start("maxrepeat-hook"), tool_call(call.name, cid, call.arguments)]
         if call.phase == "post":
             current.append(tool_result(cid, call.result, call.ok))
@@ -241,17 +203,12 @@ def place_call(events: Sequence[Event], call: HookCall) -> tuple[list[Event], li
     return history, turn + events[end:]
 
 
-def _read_log(gs: GuardSession, reader: str, log: str) -> tuple[list[Event], bool]:
-    """The log's events (complete lines only: a line still being written waits)."""
-    data = b"".join(raw for _, raw in gs.lines(0, 0))
-    if not data.strip():
-        return [], False
-    error: object = "no trajectory"
-    for item in get_reader(reader).read(Source.from_bytes(data, log)):
-        if isinstance(item, Trajectory):
-            return list(item.events), item.lenient
-        error = item
-    raise TrajectoryFormatError(log, f"not readable as {reader}: {error}")
+def _settled_call(read: LogRead, call: HookCall) -> bool:
+    """Whether the current call may be in the settled part of the log (not in the open
+    part): the whole log is then read to find it."""
+    if read.conv is None or call.placement == "absent" or _find(read.open, call) is not None:
+        return False
+    return read.conv.settled_any(call.call_id if call.placement == "id" else None)
 
 
 def judge(
@@ -268,7 +225,7 @@ def judge(
     names = unique_names(configs)
     policy = policy or Policy()
     log = call.log or None
-    signature = signature_of(configs, names, policy, call.reader)
+    signature = signature_of(configs, names, policy, call.reader, RESUME_FORMAT)
     # keyed by the log's path even before the file exists: Copilot CLI may run a call's
     # hooks before it creates its log, and a state saved under "no log" would be lost
     # (with it the count of results seen, which `_caught_up` waits for)
@@ -287,12 +244,35 @@ def judge(
             if snap is not None:
                 gs.store(msgspec.structs.replace(snap, extra=msgspec.msgpack.encode(extra)))
             return Decision(Action.STOP, held, ())
-        events, lenient = _caught_up(gs, call.reader, log, seen)
-        history, current = place_call(events, call)
-        monitors = _fed_monitors(configs, names, call, log, lenient, snap, extra, history,
-                                 current)
-        # what the next call resumes from: the monitors after the history only
-        fed = [m.to_bytes() for m in monitors] if extra.fed_digest else []
+        resumable = (snap is not None and bool(snap.reader)
+                     and len(snap.monitors) == len(configs))
+        while True:
+            read = _caught_up(gs, call.reader, log, snap if resumable else None, extra, seen)
+            if log is not None and _settled_call(read, call):
+                read = read_whole(gs, call.reader, log)
+            exact = extra.exact
+            history, current = place_call(read.open, call, read.base)
+            if not exact and _repeats(read, history + current):
+                # a call id came back: feed everything again keeping every result, from
+                # now on
+                exact = True
+                if not read.fresh and log is not None:
+                    read = read_whole(gs, call.reader, log)
+                    history, current = place_call(read.open, call, read.base)
+            monitors = _monitors(configs, names, call, log, read,
+                                 snap if resumable else None, exact)
+            if monitors is not None:
+                break
+            resumable = False  # saved monitors that do not fit: read from the start
+        if read.state:  # what the next call resumes from: the settled events only
+            fed = [m.to_bytes() for m in monitors]
+            results = (0 if read.fresh else extra.results) + results_in(read.settled)
+            extra.events, extra.results = read.base, results
+        else:
+            fed, extra.events, extra.results = [], 0, 0
+        extra.exact = exact
+        for m in monitors:
+            m.extend(history)
         esc = Escalation(monitors, policy, snap.escalation if snap else None)
         if call.phase == "pre":
             decision = esc.would_exceed(current)
@@ -305,32 +285,63 @@ def judge(
                 # a refused call gets no post-call hook, but the log records its refusal
                 # as its result: count it, so the next hook waits for it too
                 extra.seen = seen + 1
-            gs.store(Snapshot(gs.offset, gs.line_count, b"", fed, esc.state,
+            gs.store(Snapshot(read.offset, read.lines, read.state, fed, esc.state,
                               msgspec.msgpack.encode(extra)))
             return decision
         for m in monitors:
             m.feed_all(current)
         decision = esc.decide()
         extra.seen, extra.stop = seen + 1, None
-        gs.store(Snapshot(gs.offset, gs.line_count, b"", fed, esc.state,
+        gs.store(Snapshot(read.offset, read.lines, read.state, fed, esc.state,
                           msgspec.msgpack.encode(extra)))
         return decision
 
 
-def _caught_up(gs: GuardSession, reader: str, log: str | None, seen: int
-               ) -> tuple[list[Event], bool]:
-    """The log's events, once the log shows at least the ``seen`` results the guard was
-    given by earlier post-call hooks. Copilot CLI writes its log asynchronously: a hook
-    can run before the previous call's result is on disk, and the previous call would
-    then pass for the current one. Waits at most `LAG_WAIT` seconds, then goes on."""
+def _monitors(configs: Sequence[MaxRepeatConfig], names: Sequence[str], call: HookCall,
+              log: str | None, read: LogRead, snap: Snapshot | None, exact: bool
+              ) -> list[Monitor] | None:
+    """The saved monitors fed this read's settled events, or new ones fed every settled
+    event when the read started from the log's start; None when the saved monitors do
+    not fit (the log is then read from its start)."""
+    kw: dict[str, Any] = {"id": call.session, "source": log, "format": call.reader,
+                          "lenient": read.lenient, "forget_answers": not exact}
+    if snap is not None and not read.fresh:
+        try:
+            monitors = [Monitor.from_bytes(d, c, name=n, **kw)
+                        for d, c, n in zip(snap.monitors, configs, names)]
+        except ValueError:  # a saved state that does not fit: start again
+            pass
+        else:
+            for m in monitors:
+                m.extend(read.settled)
+            return monitors
+    if not read.fresh:
+        return None
+    monitors = [Monitor(c, name=n, **kw) for c, n in zip(configs, names)]
+    for m in monitors:
+        m.extend(read.settled)
+    return monitors
+
+
+def _caught_up(gs: GuardSession, reader: str, log: str | None, snap: Snapshot | None,
+               extra: _Extra, seen: int) -> LogRead:
+    """The log's conversion, once the log shows at least the ``seen`` results the guard
+    was given by earlier post-call hooks. Copilot CLI writes its log asynchronously: a
+    hook can run before the previous call's result is on disk, and the previous call
+    would then pass for the current one. Waits at most `LAG_WAIT` seconds, then goes on."""
     if log is None:
-        return [], False
+        return LogRead([], [], b"", 0, 0, False, True, 0)
     deadline = time.monotonic() + LAG_WAIT
     while True:
-        events, lenient = _read_log(gs, reader, log)
-        answered = sum(1 for e in events if e.type == TOOL_RESULT)
+        if snap is not None:
+            read = read_log(gs, reader, log, snap.reader, snap.offset, snap.lines,
+                            extra.events)
+        else:
+            read = read_log(gs, reader, log, None, 0, 0, 0)
+        answered = (0 if read.fresh else extra.results) + results_in(read.settled) \
+            + results_in(read.open)
         if answered >= seen or time.monotonic() >= deadline:
-            return events, lenient
+            return read
         time.sleep(0.02)
 
 

@@ -15,7 +15,6 @@ arrive as JSON strings and for content-block lists.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
@@ -28,9 +27,13 @@ from ._json import JSON_DECODER, decode_line, iter_lines
 
 __all__ = [
     "EventBuilder",
+    "Segment",
+    "ToolCall",
+    "ToolResult",
     "decode_arguments",
     "content_text",
     "iter_records",
+    "decode_record",
     "type_name",
 ]
 
@@ -98,34 +101,42 @@ def iter_records(source: Source) -> Iterator[tuple[int, dict[str, Any], bool]]:
     """
     with source.open() as fh:
         for n, line in iter_lines(fh):
-            value, lenient = decode_line(line, source.name, n)
-            if not isinstance(value, dict):
-                raise TrajectoryFormatError(
-                    source.name, f"each line must be a JSON object (got {type_name(value)})",
-                    line=n,
-                )
+            value, lenient = decode_record(line, source.name, n)
             yield n, value, lenient
 
 
-@dataclass
-class _Call:
+def decode_record(line: bytes, source: str, n: int) -> tuple[dict[str, Any], bool]:
+    """(object, lenient) of non-blank JSONL line ``n`` (`TrajectoryFormatError` when it
+    is not JSON or not an object)."""
+    value, lenient = decode_line(line, source, n)
+    if not isinstance(value, dict):
+        raise TrajectoryFormatError(
+            source, f"each line must be a JSON object (got {type_name(value)})", line=n)
+    return value, lenient
+
+
+class ToolCall(msgspec.Struct, tag="c"):
+    """A call as the builder holds it (a Struct: a resumable reader saves it)."""
+
     name: str
     call_id: str | None
     arguments: Any
 
 
-@dataclass
-class _Result:
+class ToolResult(msgspec.Struct, tag="r"):
+    """A result as the builder holds it."""
+
     call_id: str
     result: Any
     success: bool
 
 
-@dataclass
-class _Segment:
+class Segment(msgspec.Struct):
+    """One turn (``turn`` True) or a call outside any turn, with its items in order."""
+
     turn: bool
     turn_id: str | None
-    items: list[_Call | _Result] = field(default_factory=list)
+    items: list[ToolCall | ToolResult] = msgspec.field(default_factory=list)
 
 
 class EventBuilder:
@@ -139,10 +150,10 @@ class EventBuilder:
     """
 
     def __init__(self) -> None:
-        self._segments: list[_Segment] = []
-        self._open: _Segment | None = None
-        self._home: dict[str, _Segment] = {}
-        self._pending: dict[str, _Result] = {}
+        self._segments: list[Segment] = []
+        self._open: Segment | None = None
+        self._home: dict[str, Segment] = {}
+        self._pending: dict[str, ToolResult] = {}
         self._answered: set[str] = set()
         self._failed: set[str] = set()
         self.calls = 0
@@ -155,19 +166,19 @@ class EventBuilder:
     @property
     def turn_has_calls(self) -> bool:
         """Whether the open turn holds a call already."""
-        return self._open is not None and any(isinstance(i, _Call) for i in self._open.items)
+        return self._open is not None and any(isinstance(i, ToolCall) for i in self._open.items)
 
     @property
     def turn_answered(self) -> bool:
         """Whether the open turn holds calls and every one of them has its result."""
         if self._open is None:
             return False
-        ids = [i.call_id for i in self._open.items if isinstance(i, _Call)]
+        ids = [i.call_id for i in self._open.items if isinstance(i, ToolCall)]
         return bool(ids) and all(c is not None and c in self._answered for c in ids)
 
     def start_turn(self, turn_id: str | None = None) -> None:
         """Open a turn (closing the open one)."""
-        self._open = _Segment(True, turn_id)
+        self._open = Segment(True, turn_id)
         self._segments.append(self._open)
 
     def end_turn(self) -> None:
@@ -184,9 +195,9 @@ class EventBuilder:
             return False
         segment = self._open
         if segment is None:
-            segment = _Segment(False, None)
+            segment = Segment(False, None)
             self._segments.append(segment)
-        segment.items.append(_Call(name, call_id, arguments))
+        segment.items.append(ToolCall(name, call_id, arguments))
         self.calls += 1
         if call_id is not None:
             self._home[call_id] = segment
@@ -200,7 +211,7 @@ class EventBuilder:
         segment = self._home.get(call_id)
         if segment is not None:
             for item in segment.items:
-                if isinstance(item, _Call) and item.call_id == call_id:
+                if isinstance(item, ToolCall) and item.call_id == call_id:
                     item.arguments = arguments
 
     def add_result(self, call_id: str, result: Any, success: bool = True) -> None:
@@ -208,7 +219,7 @@ class EventBuilder:
         if call_id in self._answered:
             return
         self._answered.add(call_id)
-        item = _Result(call_id, result, success)
+        item = ToolResult(call_id, result, success)
         segment = self._home.get(call_id)
         if segment is None:
             self._pending[call_id] = item
@@ -225,14 +236,17 @@ class EventBuilder:
 
     def events(self) -> tuple[Event, ...]:
         """The events, turn by turn."""
+        return tuple(self._events_of(self._segments))
+
+    def _events_of(self, segments: list[Segment]) -> list[Event]:
         out: list[Event] = []
-        for segment in self._segments:
+        for segment in segments:
             if not segment.items:
                 continue  # a response without calls forms no step
             if segment.turn:
                 out.append(Event("turn_start", EventData(turn_id=segment.turn_id)))
             for item in segment.items:
-                if isinstance(item, _Call):
+                if isinstance(item, ToolCall):
                     out.append(Event("tool_call", EventData(
                         tool_name=item.name, tool_call_id=item.call_id,
                         arguments=item.arguments)))
@@ -242,4 +256,4 @@ class EventBuilder:
                         tool_call_id=item.call_id, result=item.result, success=ok)))
             if segment.turn:
                 out.append(Event("turn_end", EventData(turn_id=segment.turn_id)))
-        return tuple(out)
+        return out

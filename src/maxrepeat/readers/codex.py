@@ -43,12 +43,13 @@ from typing import Any
 import msgspec
 
 from ..core.errors import TrajectoryFormatError
-from ..core.events import Trajectory
+from ..core.events import Event, Trajectory
 from . import Item, Reader, Source
 from ._json import JSON_DECODER, CutLastLineError, first_json_char, strip_bom
+from ._resume import BuilderState, ResumableBuilder, encode, line_record
 from ._toolevents import EventBuilder, content_text, decode_arguments, iter_records
 
-__all__ = ["READER"]
+__all__ = ["READER", "Resume"]
 
 _MODEL_OUTPUT = frozenset({"reasoning", "web_search_call", "image_generation_call",
                            "tool_search_call"})
@@ -107,8 +108,8 @@ def _event_failed(payload: dict[str, Any]) -> bool:
 
 
 class _Rollout:
-    def __init__(self) -> None:
-        self.b = EventBuilder()
+    def __init__(self, builder: EventBuilder | None = None) -> None:
+        self.b = builder if builder is not None else EventBuilder()
         self.task: str | None = None
         self.responses = 0
         self.session: str | None = None
@@ -207,6 +208,55 @@ def _read(source: Source) -> Iterator[Item]:
     meta = {"session_id": rollout.session} if rollout.session else {}
     yield Trajectory(events=rollout.b.events(), source=source.name, format="codex",
                      lenient=lenient, metadata=meta)
+
+
+class _State(msgspec.Struct, array_like=True):
+    builder: BuilderState
+    task: str | None
+    responses: int
+    session: str | None
+    unnamed: dict[str, list[str]]
+    lenient: bool
+
+
+class Resume:
+    """The rollout's conversion resumed from a saved state (see `._resume`): the same
+    records as `_read`, a line at a time."""
+
+    def __init__(self, source: str, state: bytes | None) -> None:
+        self.source = source
+        self.lenient = False
+        if state is None:
+            self.b = ResumableBuilder()
+            self.r = _Rollout(self.b)
+            return
+        s = msgspec.msgpack.decode(state, type=_State)
+        self.b = ResumableBuilder(s.builder)
+        self.r = _Rollout(self.b)
+        self.r.task, self.r.responses, self.r.session = s.task, s.responses, s.session
+        for name, ids in s.unnamed.items():
+            self.r.unnamed[name].extend(ids)
+        self.lenient = s.lenient
+
+    def feed(self, number: int, raw: bytes) -> None:
+        found = line_record(number, raw, self.source)
+        if found is not None:
+            self.lenient = self.lenient or found[1]
+            self.r.record(number, found[0])
+
+    def settle(self) -> list[Event]:
+        return self.b.settle()
+
+    def open_events(self) -> list[Event]:
+        return self.b.open_events()
+
+    def settled_any(self, call_id: str | None) -> bool:
+        return self.b.settled_any(call_id)
+
+    def save(self) -> bytes:
+        unnamed = {k: list(v) for k, v in self.r.unnamed.items() if v}
+        return encode(_State(self.b.state(), self.r.task, self.r.responses, self.r.session,
+                             unnamed, self.lenient))
 
 
 _KIND = re.compile(rb'"type"\s*:\s*"(session_meta|response_item|event_msg|turn_context)"')

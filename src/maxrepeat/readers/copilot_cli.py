@@ -23,15 +23,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
+
+import msgspec
 
 from ..core.errors import TrajectoryFormatError
-from ..core.events import Trajectory
+from ..core.events import Event, Trajectory
 from . import Item, Reader, Source
 from ._json import CutLastLineError, first_json_char, strip_bom
+from ._resume import BuilderState, ResumableBuilder, encode, line_record
 from ._toolevents import EventBuilder, content_text, decode_arguments, iter_records
 
-__all__ = ["READER"]
+__all__ = ["READER", "Resume"]
 
 
 def _text(value: Any) -> str | None:
@@ -55,8 +58,10 @@ def _result(data: dict[str, Any]) -> tuple[Any, bool]:
 
 
 class _Session:
-    def __init__(self) -> None:
-        self.runs: dict[str | None, EventBuilder] = {None: EventBuilder()}
+    def __init__(self, make: type[EventBuilder] = EventBuilder) -> None:
+        self.make = make
+        self.runs: dict[str | None, EventBuilder] = {None: make()}
+        # call id -> the run it belongs to (resumed: the calls not settled yet)
         self.owner: dict[str, str | None] = {}
         self.session: str | None = None
         self.turn_id: str | None = None
@@ -65,8 +70,18 @@ class _Session:
         parent = _text(data.get("parentToolCallId"))
         builder = self.runs.get(parent)
         if builder is None:
-            builder = self.runs[parent] = EventBuilder()
+            builder = self.runs[parent] = self.make()
         return parent, builder
+
+    def _owner(self, call_id: str) -> tuple[bool, str | None]:
+        """(whether the call was seen, the run it belongs to)."""
+        if call_id in self.owner:
+            return True, self.owner[call_id]
+        if self.make is not EventBuilder:  # resumed: a settled call is still known
+            for parent, b in self.runs.items():
+                if isinstance(b, ResumableBuilder) and b.settled_any(call_id):
+                    return True, parent
+        return False, None
 
     def record(self, rec: dict[str, Any]) -> None:
         kind = rec.get("type")
@@ -86,7 +101,7 @@ class _Session:
         elif kind == "tool.execution_start":
             call_id = _text(data.get("toolCallId"))
             name = data.get("toolName")
-            if call_id is None or not isinstance(name, str) or call_id in self.owner:
+            if call_id is None or not isinstance(name, str) or self._owner(call_id)[0]:
                 return
             parent, b = self._run(data)
             # A new call after every call of the turn was answered: the model responded again.
@@ -98,7 +113,9 @@ class _Session:
             call_id = _text(data.get("toolCallId"))
             if call_id is None:
                 return
-            owner = self.owner.get(call_id, _text(data.get("parentToolCallId")))
+            known, owner = self._owner(call_id)
+            if not known:
+                owner = _text(data.get("parentToolCallId"))
             b = self.runs.get(owner) or self.runs[None]
             b.add_result(call_id, *_result(data))
 
@@ -109,9 +126,10 @@ class _Session:
         parent, b = self._run(data)
         fresh = [r for r in requests if isinstance(r, dict)
                  and _text(r.get("toolCallId")) is not None and isinstance(r.get("name"), str)]
-        new = [r for r in fresh if r["toolCallId"] not in self.owner]
+        known = {r["toolCallId"] for r in fresh if self._owner(r["toolCallId"])[0]}
+        new = [r for r in fresh if r["toolCallId"] not in known]
         for r in fresh:
-            if r["toolCallId"] in self.owner and "arguments" in r:
+            if r["toolCallId"] in known and "arguments" in r:
                 # announced by tool.execution_start first: keep what the model asked for
                 b.set_arguments(r["toolCallId"], decode_arguments(r["arguments"]))
         if not new:
@@ -141,6 +159,72 @@ def _read(source: Source) -> Iterator[Item]:
         sub_meta = meta if parent is None else {**meta, "parent_tool_call_id": parent}
         yield Trajectory(events=builder.events(), source=name, format="copilot-cli",
                          lenient=lenient, metadata=sub_meta)
+
+
+class _State(msgspec.Struct, array_like=True):
+    runs: list[tuple[str | None, BuilderState]]
+    owner: dict[str, str | None]
+    session: str | None
+    turn_id: str | None
+    lenient: bool
+
+
+class Resume:
+    """The session's conversion resumed from a saved state (see `._resume`): the same
+    records as `_read`, a line at a time; the events are the main run's (a subagent's run
+    is settled the same way, its events are not handed out)."""
+
+    def __init__(self, source: str, state: bytes | None) -> None:
+        self.source = source
+        self.lenient = False
+        self.s = _Session(ResumableBuilder)
+        if state is None:
+            return
+        st = msgspec.msgpack.decode(state, type=_State)
+        self.s.runs = {parent: ResumableBuilder(b) for parent, b in st.runs}
+        if None not in self.s.runs:
+            raise KeyError("main run")
+        if any(p not in self.s.runs for p in st.owner.values()):
+            raise KeyError("owner")
+        self.s.owner, self.s.session, self.s.turn_id = st.owner, st.session, st.turn_id
+        self.lenient = st.lenient
+
+    def _main(self) -> ResumableBuilder:
+        b = self.s.runs[None]
+        assert isinstance(b, ResumableBuilder)
+        return b
+
+    def feed(self, number: int, raw: bytes) -> None:
+        found = line_record(number, raw, self.source)
+        if found is not None:
+            self.lenient = self.lenient or found[1]
+            self.s.record(found[0])
+
+    def settle(self) -> list[Event]:
+        settled: list[Event] = []
+        for parent, b in self.s.runs.items():
+            assert isinstance(b, ResumableBuilder)
+            events = b.settle()
+            if parent is None:
+                settled = events
+        runs = self.s.runs
+        self.s.owner = {c: p for c, p in self.s.owner.items()
+                        if cast(ResumableBuilder, runs[p]).has_open(c)}
+        return settled
+
+    def open_events(self) -> list[Event]:
+        return self._main().open_events()
+
+    def settled_any(self, call_id: str | None) -> bool:
+        return self._main().settled_any(call_id)
+
+    def save(self) -> bytes:
+        runs = []
+        for parent, b in self.s.runs.items():
+            assert isinstance(b, ResumableBuilder)
+            runs.append((parent, b.state()))
+        return encode(_State(runs, self.s.owner, self.s.session, self.s.turn_id,
+                             self.lenient))
 
 
 _KIND = re.compile(

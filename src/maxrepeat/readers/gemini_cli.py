@@ -26,17 +26,27 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
+import msgspec
+
 from ..core.errors import TrajectoryFormatError
-from ..core.events import Trajectory
+from ..core.events import Event, Trajectory
 from . import Item, Reader, Source
 from ._json import (
     CutLastLineError,
     decode,
     first_json_char,
     strip_bom,
+)
+from ._marks import Marks, mark
+from ._resume import (
+    BuilderState,
+    Changed,
+    NotResumable,
+    ResumableBuilder,
+    encode,
+    line_record,
 )
 from ._toolevents import (
     EventBuilder,
@@ -46,18 +56,18 @@ from ._toolevents import (
     type_name,
 )
 
-__all__ = ["READER"]
+__all__ = ["READER", "Resume"]
 
 _MISSING = object()
 
 
-@dataclass(frozen=True)
-class _Call:
+class _Call(msgspec.Struct, frozen=True, array_like=True):
     name: str
     call_id: str
     arguments: Any
-    result: Any
+    result: Any  # None when not ``answered``
     ok: bool
+    answered: bool
 
 
 def _part_value(part: Any) -> tuple[Any, bool]:
@@ -120,7 +130,9 @@ def _calls(message: dict[str, Any], where: str, source: str) -> tuple[_Call, ...
         value, ok = _result(call)
         if call.get("status") in ("error", "cancelled"):
             ok = False
-        out.append(_Call(name, call_id, decode_arguments(call.get("args")), value, ok))
+        answered = value is not _MISSING
+        out.append(_Call(name, call_id, decode_arguments(call.get("args")),
+                         value if answered else None, ok, answered))
     return tuple(out)
 
 
@@ -128,16 +140,20 @@ def _trajectory(messages: Iterator[tuple[str | None, tuple[_Call, ...] | None]],
                 source: str, meta: dict[str, Any], lenient: bool) -> Trajectory:
     b = EventBuilder()
     for msg_id, calls in messages:
-        if not calls:
-            continue
-        b.start_turn(msg_id)
-        for call in calls:
-            b.add_call(call.name, call.call_id, call.arguments)
-            if call.result is not _MISSING:
-                b.add_result(call.call_id, call.result, call.ok)
-        b.end_turn()
+        _add_message(b, msg_id, calls)
     return Trajectory(events=b.events(), source=source, format="gemini-cli",
                       lenient=lenient, metadata=meta)
+
+
+def _add_message(b: EventBuilder, msg_id: str | None, calls: tuple[_Call, ...] | None) -> None:
+    if not calls:
+        return
+    b.start_turn(msg_id)
+    for call in calls:
+        b.add_call(call.name, call.call_id, call.arguments)
+        if call.answered:
+            b.add_result(call.call_id, call.result, call.ok)
+    b.end_turn()
 
 
 def _meta(record: dict[str, Any]) -> dict[str, Any]:
@@ -207,6 +223,128 @@ def _read(source: Source) -> Iterator[Item]:
         yield from _read_jsonl(source)
     else:
         yield from _read_json(source)
+
+
+#: Messages kept open (Gemini CLI rewrites the latest message as its calls finish).
+KEEP = 2
+
+
+class _Message(msgspec.Struct, array_like=True):
+    id: str
+    calls: tuple[_Call, ...] | None
+
+
+class _State(msgspec.Struct, array_like=True):
+    builder: BuilderState
+    messages: list[_Message]
+    gone_ids: Marks
+    first: bytes | None
+    first_number: int
+    jsonl: bool
+    lenient: bool
+
+
+class Resume:
+    """The JSONL session's conversion resumed from a saved state (see `._resume`): the
+    same records as `_read_jsonl`, a line at a time. The last `KEEP` messages stay open
+    (and the turns of earlier ones until they settle); a rewrite of an earlier message,
+    or a rewind to one, raises `Changed` (Gemini CLI rewrites its latest message only). A legacy single-JSON session raises `NotResumable`."""
+
+    def __init__(self, source: str, state: bytes | None) -> None:
+        self.source = source
+        self.lenient = False
+        self.messages: dict[str, tuple[_Call, ...] | None] = {}
+        self.gone_ids = Marks()
+        self.first: bytes | None = None  # the first line, while the layout is undecided
+        self.first_number = 0
+        self.jsonl = False
+        self.open: list[Event] = []
+        if state is None:
+            self.b = ResumableBuilder()
+            return
+        st = msgspec.msgpack.decode(state, type=_State)
+        self.b = ResumableBuilder(st.builder)
+        self.messages = {m.id: m.calls for m in st.messages}
+        self.gone_ids = st.gone_ids
+        self.first, self.first_number, self.jsonl = st.first, st.first_number, st.jsonl
+        self.lenient = st.lenient
+
+    def feed(self, number: int, raw: bytes) -> None:
+        if self.jsonl:
+            self._line(number, raw)
+            return
+        line = strip_bom(raw) if number == 1 else raw
+        if not line.strip():
+            return
+        if self.first is None:
+            self.first, self.first_number = raw, number
+            return
+        # the layout is decided by the first two lines, as a full read decides it
+        if not Source.from_bytes(strip_bom(self.first) + line).is_jsonl():
+            raise NotResumable(self.source)
+        self.jsonl = True
+        first, self.first = self.first, None
+        self._line(self.first_number, first)
+        self._line(number, raw)
+
+    def _line(self, number: int, raw: bytes) -> None:
+        found = line_record(number, raw, self.source)
+        if found is None:
+            return
+        rec, loose = found
+        self.lenient = self.lenient or loose
+        messages = self.messages
+        if "$rewindTo" in rec:
+            target = rec["$rewindTo"]
+            if isinstance(target, str):
+                if target in messages:
+                    keys = list(messages)
+                    for key in keys[keys.index(target):]:
+                        del messages[key]
+                elif self.gone_ids.data and mark(target) in self.gone_ids:
+                    raise Changed(target)
+        elif "$set" in rec:
+            pass
+        elif isinstance(rec.get("id"), str) and "type" in rec:
+            msg_id = rec["id"]
+            calls = _calls(rec, f"line {number}", self.source)
+            if msg_id not in messages and self.gone_ids.data and mark(msg_id) in self.gone_ids:
+                raise Changed(msg_id)  # a settled message written again
+            messages[msg_id] = calls
+
+    def settle(self) -> list[Event]:
+        if not self.jsonl:
+            if self.first is not None:  # one line so far: read as a full read reads it
+                error: object = "no trajectory"
+                for item in READER.read(Source.from_bytes(self.first, self.source)):
+                    if isinstance(item, Trajectory):
+                        self.open = list(item.events)
+                        break
+                    error = item
+                else:
+                    raise TrajectoryFormatError(self.source, str(error))
+            return []
+        keys = list(self.messages)
+        for msg_id in keys[:max(0, len(keys) - KEEP)]:
+            calls = self.messages.pop(msg_id)
+            _add_message(self.b, msg_id, calls)
+            self.gone_ids.add(mark(msg_id))
+        return self.b.settle(keep=0)
+
+    def open_events(self) -> list[Event]:
+        if not self.jsonl:
+            return self.open
+        for msg_id, calls in self.messages.items():
+            _add_message(self.b, msg_id, calls)
+        return self.b.open_events()
+
+    def settled_any(self, call_id: str | None) -> bool:
+        return False  # the current call is never in the log when the hook runs
+
+    def save(self) -> bytes:
+        messages = [_Message(k, v) for k, v in self.messages.items()]
+        return encode(_State(self.b.state(), messages, self.gone_ids,
+                             self.first, self.first_number, self.jsonl, self.lenient))
 
 
 _SESSION = re.compile(rb'"sessionId"\s*:')
