@@ -317,10 +317,9 @@ def _monitors(configs: Sequence[MaxRepeatConfig], names: Sequence[str], call: Ho
             return monitors
     if not read.fresh:
         return None
-    monitors = [Monitor(c, name=n, **kw) for c, n in zip(configs, names)]
-    for m in monitors:
-        m.extend(read.settled)
-    return monitors
+    # a first read of a long log: the monitors' state built from the batch grader's
+    # tables (the same bytes as feeding every event, at about the cost of `grade()`)
+    return [Monitor.from_events(read.settled, c, name=n, **kw) for c, n in zip(configs, names)]
 
 
 def _caught_up(gs: GuardSession, reader: str, log: str | None, snap: Snapshot | None,
