@@ -8,7 +8,7 @@ the reader fixtures and, with the corpus, the real Gemini CLI session there (its
 written as the JSONL layout). Hypothesis also shuffles and repeats their lines and adds
 the records that change earlier turns (late results, late error flags, new arguments for
 a known call, Gemini rewrites and rewinds): those must fall back to a read from the start
-(`Changed`), never give other events.
+(`_Changed`), never give other events.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from .conftest import CORPUS, FIXTURES, ROOT
 from maxrepeat.core.events import Event
 from maxrepeat.readers import Source, _resume, gemini_cli, get_reader
-from maxrepeat.readers._resume import Changed, NotResumable, StateError, resume
+from maxrepeat.readers._resume import _Changed, _NotResumable, _StateError, resume
 
 RECORDED = ROOT / "bench" / "loops" / "recorded"
 READERS = ("codex", "gemini-cli", "copilot-cli")
@@ -86,7 +86,7 @@ def _convert(reader: str, lines: list[bytes], state: bytes | None, start: int, e
         new = conv.settle()
         saved = conv.save()
         return new, saved, conv.open_events(), conv.lenient
-    except Changed:
+    except _Changed:
         return None
 
 
@@ -188,7 +188,7 @@ def test_shuffled_and_changed_logs_resume_as_one_read(reader: str, data: st.Data
 
 def test_a_settled_turn_changed_later_falls_back() -> None:
     """A late error flag for a result already settled as a success, a rewind and a
-    rewrite of a settled Gemini message: `Changed`, then one read gives the events."""
+    rewrite of a settled Gemini message: `_Changed`, then one read gives the events."""
     def rec(payload: dict[str, Any]) -> bytes:
         return json.dumps({"type": "response_item", "payload": payload}).encode() + b"\n"
 
@@ -229,14 +229,14 @@ def test_a_state_that_does_not_decode_is_refused(reader: str) -> None:
                 msgspec.msgpack.encode({"a": 1}), good[:1] + b"\x00" + good[2:]):
         try:
             resume(reader, "log", bad)
-        except StateError:
+        except _StateError:
             continue
 
 
 def test_legacy_gemini_json_is_read_whole() -> None:
     conv = resume("gemini-cli", "log", None)
     lines = _lines((FIXTURES / "gemini-cli" / "legacy.json").read_bytes())
-    with pytest.raises(NotResumable):
+    with pytest.raises(_NotResumable):
         for n, line in enumerate(lines, 1):
             conv.feed(n, line)
 

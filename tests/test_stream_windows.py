@@ -180,7 +180,7 @@ def test_documents_read_another_way(tmp_path: Path, text: str) -> None:
     path = tmp_path / "t.json"
     path.write_text(text)
     doc = WindowedDocument(Source.from_path(path), window=1, block=3)
-    with pytest.raises(_windows.NotWindowed):
+    with pytest.raises(_windows._NotWindowed):
         for _ in doc.windows():
             pass
 

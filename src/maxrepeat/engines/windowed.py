@@ -18,7 +18,7 @@ decodes them. Here:
 
 Near-duplicate settings (``normalize``, ``similarity``) and a config that cannot grade
 take the monitor path (`engines.streamed`), as does any document `readers._windows`
-refuses (`NotWindowed`). See docs/design/streaming.md.
+refuses (`_NotWindowed`). See docs/design/streaming.md.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from ..core.preview import step_preview
 from ..core.result import GraderResult
 from ..core.steps import MISSING, SingleCallSteps
 from ..core.windowsearch import Described, WindowSearch
-from ..readers._windows import NotWindowed, WindowedDocument
+from ..readers._windows import _NotWindowed, WindowedDocument
 from .driver import Graded, Graders
 
 __all__ = ["grade_windowed", "CACHE_KIB"]
@@ -75,7 +75,7 @@ def grade_windowed(doc: WindowedDocument, graders: Graders) -> Graded | None:
                     g.feed(offset, substituted)
                 else:
                     g.feed(offset, events)
-    except NotWindowed:
+    except _NotWindowed:
         return None
     finally:
         if firsts is not None:
@@ -151,7 +151,7 @@ class _Grader:
         try:
             table = _keyed_table(events, config)
         except TrajectoryFormatError:
-            raise NotWindowed("checked path") from None  # its message names the event
+            raise _NotWindowed("checked path") from None  # its message names the event
         except RecursionError:
             self.error = "a value in the trajectory is nested too deeply to compare"
             return
@@ -255,7 +255,7 @@ class _FirstResults:
         try:
             self = cls()
         except (sqlite3.Error, OSError):
-            raise NotWindowed("no database") from None
+            raise _NotWindowed("no database") from None
         try:
             for offset, events in segments(windows):
                 hits = bloom_events(self.seen, events, True)
@@ -266,7 +266,7 @@ class _FirstResults:
             self.db.commit()
         except (sqlite3.Error, MemoryError, UnicodeEncodeError):
             self.close()
-            raise NotWindowed("database") from None
+            raise _NotWindowed("database") from None
         except BaseException:
             self.close()
             raise
@@ -308,7 +308,7 @@ class _FirstResults:
                          + ",".join("?" * len(part)) + ")")
                 firsts.extend(self.db.execute(query, part))
         except (sqlite3.Error, UnicodeEncodeError):
-            raise NotWindowed("database") from None
+            raise _NotWindowed("database") from None
         gone = set(wanted)
         out = list(events)
         for j in at:

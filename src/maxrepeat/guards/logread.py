@@ -9,9 +9,9 @@ top of them). Whenever resuming is not possible or not certain, the log is conve
 its start, so the events are always those of one full read:
 
 * no saved state, or one that does not decode;
-* a line that changes a settled turn (`Changed`: a late result, a late error flag, a
+* a line that changes a settled turn (`_Changed`: a late result, a late error flag, a
   Gemini rewrite or rewind of a settled message);
-* a layout read only whole (a legacy single-JSON Gemini session: `NotResumable`).
+* a layout read only whole (a legacy single-JSON Gemini session: `_NotResumable`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from ..core.errors import TrajectoryFormatError
 from ..core.events import TOOL_RESULT, Event, Trajectory
 from ..readers import Source, get_reader
-from ..readers._resume import Changed, NotResumable, Resumable, StateError, resume
+from ..readers._resume import _Changed, _NotResumable, Resumable, _StateError, resume
 from .session import GuardSession
 
 __all__ = ["LogRead", "read_log", "read_whole", "results_in"]
@@ -85,12 +85,12 @@ def read_log(gs: GuardSession, reader: str, log: str, state: bytes | None, offse
             settled = conv.settle()
             saved = conv.save()
             opened = conv.open_events()
-        except (Changed, StateError):
+        except (_Changed, _StateError):
             if state is None:  # a value the state cannot hold: nothing to resume from
                 return read_whole(gs, reader, log)
             state, offset, lines, before = None, 0, 0, 0  # from the start
             continue
-        except NotResumable:
+        except _NotResumable:
             return read_whole(gs, reader, log)
         except TrajectoryFormatError as err:
             raise TrajectoryFormatError(log, f"not readable as {reader}: {err}") from None

@@ -14,7 +14,7 @@ CLI rewrites a message in place and rewinds. So the conversion is split in two:
 
 When a later line would change a settled turn (a result for a call settled without one,
 an error flag for a result settled as a success, new arguments for a settled call, a
-Gemini rewrite or rewind of a settled message), the conversion raises `Changed` and the
+Gemini rewrite or rewind of a settled message), the conversion raises `_Changed` and the
 caller reads the log again from its start: never a different answer, only a slower call.
 Which turns are settled is a matter of speed only (a turn is settled once it is not the
 last and each of its calls has its result, or once `FORCE_AFTER` turns follow it): the
@@ -22,7 +22,7 @@ events handed out plus the open events are always those of one full read, which 
 property tests check by cutting logs at every line.
 
 The saved state (`msgspec` MessagePack) is the caller's to verify against the log; a state
-that does not decode raises `StateError` from `resume` (the caller then reads from the
+that does not decode raises `_StateError` from `resume` (the caller then reads from the
 start).
 """
 
@@ -38,7 +38,7 @@ from ._marks import Marks, mark
 from ._json import strip_bom
 from ._toolevents import EventBuilder, Segment, ToolCall, ToolResult, decode_record
 
-__all__ = ["Changed", "NotResumable", "StateError", "encode", "BuilderState", "ResumableBuilder", "Resumable", "resume",
+__all__ = ["_Changed", "_NotResumable", "_StateError", "encode", "BuilderState", "ResumableBuilder", "Resumable", "resume",
            "RESUMABLE", "FORCE_AFTER", "line_record"]
 
 #: A turn still waiting for a result is settled anyway once this many turns follow it
@@ -46,15 +46,15 @@ __all__ = ["Changed", "NotResumable", "StateError", "encode", "BuilderState", "R
 FORCE_AFTER = 16
 
 
-class Changed(Exception):
+class _Changed(Exception):
     """A line changes what was already settled: convert the log again from its start."""
 
 
-class StateError(Exception):
+class _StateError(Exception):
     """A saved state that does not decode, or a state that cannot be saved."""
 
 
-class NotResumable(Exception):
+class _NotResumable(Exception):
     """The log is in a layout read only whole (a legacy single-JSON Gemini CLI session)."""
 
 
@@ -85,7 +85,7 @@ class ResumableBuilder(EventBuilder):
     >>> b2.mark_failed("c1")
     Traceback (most recent call last):
     ...
-    maxrepeat.readers._resume.Changed: c1
+    maxrepeat.readers._resume._Changed: c1
     """
 
     def __init__(self, state: BuilderState | None = None) -> None:
@@ -136,7 +136,7 @@ class ResumableBuilder(EventBuilder):
 
     def set_arguments(self, call_id: str, arguments: Any) -> None:
         if self._settled(call_id) is not None:
-            raise Changed(call_id)
+            raise _Changed(call_id)
         super().set_arguments(call_id, arguments)
 
     def add_result(self, call_id: str, result: Any, success: bool = True) -> None:
@@ -145,7 +145,7 @@ class ResumableBuilder(EventBuilder):
         m = self._settled(call_id)
         if m is not None:
             if m in self.gone_open:
-                raise Changed(call_id)
+                raise _Changed(call_id)
             return  # settled with its first result, which a full read keeps too
         super().add_result(call_id, result, success)
 
@@ -153,7 +153,7 @@ class ResumableBuilder(EventBuilder):
         m = self._settled(call_id)
         if m is not None:
             if m not in self.gone_open and m not in self.gone_failed:
-                raise Changed(call_id)  # its result was settled as a success
+                raise _Changed(call_id)  # its result was settled as a success
             return  # settled as failed already, or without a result (which would change)
         super().mark_failed(call_id)
 
@@ -215,7 +215,7 @@ class Resumable(Protocol):
     lenient: bool
 
     def feed(self, number: int, raw: bytes) -> None:
-        """Convert one complete line (numbered from 1 as in the file). Raises `Changed`,
+        """Convert one complete line (numbered from 1 as in the file). Raises `_Changed`,
         or `TrajectoryFormatError` for a line a full read rejects."""
 
     def settle(self) -> list[Event]:
@@ -239,7 +239,7 @@ RESUMABLE: Final[dict[str, str]] = {"codex": "codex", "gemini-cli": "gemini_cli"
 
 def resume(reader: str, source: str, state: bytes | None) -> Resumable:
     """The resumable conversion of ``reader`` (a name in `RESUMABLE`), from ``state``
-    (None: from the log's start). `StateError` when the state does not decode.
+    (None: from the log's start). `_StateError` when the state does not decode.
 
     >>> r = resume("codex", "log.jsonl", None)
     >>> r.feed(1, b'{"type": "response_item", "payload": {"type": "function_call", '
@@ -255,7 +255,7 @@ def resume(reader: str, source: str, state: bytes | None) -> Resumable:
         return make(source, state)
     except (msgspec.DecodeError, msgspec.ValidationError, KeyError, TypeError, ValueError,
             IndexError, RecursionError) as exc:
-        raise StateError(f"saved {reader} reader state does not decode: {exc}") from None
+        raise _StateError(f"saved {reader} reader state does not decode: {exc}") from None
 
 
 def line_record(number: int, raw: bytes, source: str) -> tuple[dict[str, Any], bool] | None:
@@ -269,8 +269,8 @@ def line_record(number: int, raw: bytes, source: str) -> tuple[dict[str, Any], b
 
 
 def encode(value: Any) -> bytes:
-    """MessagePack of a state (`StateError` when a value in it cannot be encoded)."""
+    """MessagePack of a state (`_StateError` when a value in it cannot be encoded)."""
     try:
         return msgspec.msgpack.encode(value)
     except (TypeError, OverflowError, ValueError) as exc:
-        raise StateError(f"state cannot be saved: {exc}") from None
+        raise _StateError(f"state cannot be saved: {exc}") from None

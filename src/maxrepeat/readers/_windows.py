@@ -10,7 +10,7 @@ member is decoded alone the same way (``{"key": value}`` as `vally._Traj`), so t
 document is validated as the in-memory decoder would. Nesting depth is the same too (the
 window sits under the same two levels).
 
-Whatever this reader does not handle identically raises `NotWindowed` (the caller then
+Whatever this reader does not handle identically raises `_NotWindowed` (the caller then
 takes the `readers._vally_stream` path, whose results are exact, slow): a document
 whose events are not a top-level array, a repeated or escaped top-level key, a member
 other than ``events`` above `MEMBER_LIMIT`, bytes msgspec refuses or decodes to another
@@ -32,7 +32,7 @@ from . import Source
 from ._json import BOM
 from .vally import _id_of, _Traj
 
-__all__ = ["NotWindowed", "WindowedDocument", "scan", "scan_pure", "WINDOW", "MEMBER_LIMIT"]
+__all__ = ["_NotWindowed", "WindowedDocument", "scan", "scan_pure", "WINDOW", "MEMBER_LIMIT"]
 
 #: bytes of events decoded at a time (whole items; one larger item is a window alone)
 WINDOW: Final = 1024 * 1024
@@ -41,7 +41,7 @@ MEMBER_LIMIT: Final = 64 * 1024 * 1024
 _WS: Final = b" \t\r\n"
 
 
-class NotWindowed(Exception):
+class _NotWindowed(Exception):
     """This document must be read another way (see the module's docstring)."""
 
 
@@ -160,7 +160,7 @@ class WindowedDocument:
 
     ``windows()`` is one pass: (index of the window's first event, its events) in order,
     then the rest of the document is checked; afterwards ``id`` is the trajectory's id.
-    Raises `NotWindowed` (see the module) or `OSError`. A pass after a complete one reads
+    Raises `_NotWindowed` (see the module) or `OSError`. A pass after a complete one reads
     the windows where the first found them (no scanning, no other member).
     ``windows(light=True)`` decodes only the events' types, call ids and results (a
     pass that needs nothing else; the events are not checked, a later full pass is).
@@ -193,11 +193,11 @@ class WindowedDocument:
               cuts: list[tuple[int, int, int]]) -> Iterator[tuple[int, list[Any]]]:
         src = _Blocks(fh, self.block)
         if not src.more():
-            raise NotWindowed("empty")
+            raise _NotWindowed("empty")
         if src.buf.startswith(BOM):
             src.pos = 3
         if src.skip_ws() != 0x7B:
-            raise NotWindowed("not an object")
+            raise _NotWindowed("not an object")
         src.pos += 1
         seen: set[bytes] = set()
         wire_id: Any = None
@@ -209,14 +209,14 @@ class WindowedDocument:
                 break
             key = self._key(src)
             if key in seen:
-                raise NotWindowed("repeated key")
+                raise _NotWindowed("repeated key")
             seen.add(key)
             if src.skip_ws() != 0x3A:
-                raise NotWindowed("no colon")
+                raise _NotWindowed("no colon")
             src.pos += 1
             if key == b'"events"':
                 if src.skip_ws() != 0x5B:
-                    raise NotWindowed("events is not an array")
+                    raise _NotWindowed("events is not an array")
                 src.pos += 1
                 yield from self._events(src, decode, cuts)
                 events = True
@@ -230,11 +230,11 @@ class WindowedDocument:
             if c == 0x7D:
                 break
             if c != 0x2C:
-                raise NotWindowed("bad separator")
+                raise _NotWindowed("bad separator")
         if src.skip_ws() != -1:
-            raise NotWindowed("trailing bytes")
+            raise _NotWindowed("trailing bytes")
         if not events:
-            raise NotWindowed("no events")
+            raise _NotWindowed("no events")
         self.id = _id_of(wire_id)
 
     @staticmethod
@@ -246,7 +246,7 @@ class WindowedDocument:
                 return m.group()
             # a key cut by the block's end, or one with an escape (not handled here)
             if b'"' in src.buf[src.pos + 1:] or not src.more():
-                raise NotWindowed("key")
+                raise _NotWindowed("key")
 
     def _value(self, src: _Blocks) -> bytes:
         """The bytes of one member's value, up to the comma or brace after it."""
@@ -260,12 +260,12 @@ class WindowedDocument:
                 src.pos = pos
                 return value
             if pos - start > MEMBER_LIMIT:
-                raise NotWindowed("large member")
+                raise _NotWindowed("large member")
             state = (d, s, e)
             consumed = start
             src.pos = consumed
             if not src.more():
-                raise NotWindowed("truncated")
+                raise _NotWindowed("truncated")
             scanned = pos - consumed
             start = 0
 
@@ -280,7 +280,7 @@ class WindowedDocument:
             pos, d, s, e, last = scan(src.buf, scanned, *state, 0)
             if pos < len(src.buf):  # the array's end
                 if src.buf[pos] != 0x5D:
-                    raise NotWindowed("events")
+                    raise _NotWindowed("events")
                 got = decode(src.buf[start:pos])
                 src.pos = pos + 1
                 if got:
@@ -296,7 +296,7 @@ class WindowedDocument:
                 start = last + 1
             src.pos = start
             if not src.more():
-                raise NotWindowed("truncated")
+                raise _NotWindowed("truncated")
             scanned = pos - start
             start = 0
 
@@ -305,10 +305,10 @@ def _decode_window(items: bytes) -> list[Any]:
     try:
         wire = _DECODE_TRAJ(b'{"events":[' + items + b']}')
     except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
-        raise NotWindowed("window") from None
+        raise _NotWindowed("window") from None
     events = wire.events
     if events is None or not events_readable(events):
-        raise NotWindowed("events")
+        raise _NotWindowed("events")
     return events
 
 
@@ -333,9 +333,9 @@ def _decode_light(items: bytes) -> list[Any]:
     try:
         wire = _DECODE_LIGHT(b'{"events":[' + items + b']}')
     except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
-        raise NotWindowed("window") from None
+        raise _NotWindowed("window") from None
     if wire.events is None:
-        raise NotWindowed("events")
+        raise _NotWindowed("events")
     return wire.events
 
 
@@ -343,7 +343,7 @@ def _decode_member(key: bytes, value: bytes) -> _Traj:
     try:
         return _DECODE_TRAJ(b"{" + key + b":" + value + b"}")
     except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
-        raise NotWindowed("member") from None
+        raise _NotWindowed("member") from None
 
 
 def windowed_document(source: Source) -> WindowedDocument | None:

@@ -42,8 +42,8 @@ from ._json import (
 from ._marks import Marks, mark
 from ._resume import (
     BuilderState,
-    Changed,
-    NotResumable,
+    _Changed,
+    _NotResumable,
     ResumableBuilder,
     encode,
     line_record,
@@ -248,7 +248,7 @@ class Resume:
     """The JSONL session's conversion resumed from a saved state (see `._resume`): the
     same records as `_read_jsonl`, a line at a time. The last `KEEP` messages stay open
     (and the turns of earlier ones until they settle); a rewrite of an earlier message,
-    or a rewind to one, raises `Changed` (Gemini CLI rewrites its latest message only). A legacy single-JSON session raises `NotResumable`."""
+    or a rewind to one, raises `_Changed` (Gemini CLI rewrites its latest message only). A legacy single-JSON session raises `_NotResumable`."""
 
     def __init__(self, source: str, state: bytes | None) -> None:
         self.source = source
@@ -281,7 +281,7 @@ class Resume:
             return
         # the layout is decided by the first two lines, as a full read decides it
         if not Source.from_bytes(strip_bom(self.first) + line).is_jsonl():
-            raise NotResumable(self.source)
+            raise _NotResumable(self.source)
         self.jsonl = True
         first, self.first = self.first, None
         self._line(self.first_number, first)
@@ -302,14 +302,14 @@ class Resume:
                     for key in keys[keys.index(target):]:
                         del messages[key]
                 elif self.gone_ids.data and mark(target) in self.gone_ids:
-                    raise Changed(target)
+                    raise _Changed(target)
         elif "$set" in rec:
             pass
         elif isinstance(rec.get("id"), str) and "type" in rec:
             msg_id = rec["id"]
             calls = _calls(rec, f"line {number}", self.source)
             if msg_id not in messages and self.gone_ids.data and mark(msg_id) in self.gone_ids:
-                raise Changed(msg_id)  # a settled message written again
+                raise _Changed(msg_id)  # a settled message written again
             messages[msg_id] = calls
 
     def settle(self) -> list[Event]:
