@@ -72,6 +72,23 @@ def test_native_check_lets_plain_text_through() -> None:
     assert _native.near_dirty("page 2", native_mask(["numbers"]))
 
 
+@native
+def test_native_check_at_every_offset() -> None:
+    """Every volatile fragment at every offset of a 16-byte block (the check looks at 16
+    bytes at a time where SSE2 exists), after a word character or not."""
+    from maxrepeat.core import _native
+
+    names = expand_normalizers(["volatile", "numbers"])
+    for subset in (names, expand_normalizers(["volatile"]), ("timestamps",), ("pids",)):
+        rewrite, mask = rewriter(subset), native_mask(subset)
+        for fragment in _FRAGMENTS:
+            for pad in range(0, 34):
+                for before in (".", "x", "é"):
+                    text = before * pad + fragment + "." * (pad % 5)
+                    if rewrite(text) != text:
+                        assert _native.near_dirty(text, mask), (subset, text)
+
+
 _VALUES = st.one_of(_TEXTS.map("".join), st.sampled_from(_FRAGMENTS))
 _ARGS = st.one_of(
     st.fixed_dictionaries({"command": _VALUES},

@@ -251,8 +251,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"\ncost on the large benchmark trajectory ({args.turns} turns, period 10, "
               f"load {load:.1f}), CPU seconds (best of 5) and ratio to exact grading in the "
               f"same match mode: grade() of the read trajectory | read + grade from bytes; "
-              f"exact grading by the {accel.description()} (MAXREPEAT_PURE=1: pure Python; "
-              f"near-duplicate grading is always Python)")
+              f"grading by the {accel.description()} (MAXREPEAT_PURE=1: pure Python; "
+              f"near-duplicate settings with replace or similarity always run in Python)")
         for label, (s, w) in secs.items():
             base = "exact name-args" if "name-args" in label else (
                 "exact name" if label == "exact name" else "exact observation")
