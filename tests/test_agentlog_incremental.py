@@ -292,3 +292,23 @@ def test_a_log_changed_before_the_saved_point_is_read_again(
     path.write_text(text[:at] + "Error 7" + text[at + 7:])
     fresh = judge(call, CONFIGS, cache_dir=tmp_path / "fresh")
     assert _same(judge(call, CONFIGS, cache_dir=cache), fresh)
+
+
+@pytest.mark.parametrize("size", [1, 3, 7, 64, 8 << 20])
+def test_line_chunks_reads_as_lines(tmp_path: Path, size: int) -> None:
+    """The chunked read the agent-log hooks use gives the lines, offsets and unfinished
+    last line of the line-by-line read, whatever the chunk size."""
+    rng = random.Random(size)
+    for trial in range(30):
+        text = b"".join(rng.choice([b"\n", b"\r\n", b"ab", b"{}", b"\r", b" ", b"\xef\xbb\xbf"])
+                        for _ in range(rng.randrange(0, 40)))
+        log = tmp_path / f"log{trial}.jsonl"
+        log.write_bytes(text)
+        start = rng.randrange(0, len(text) + 1)
+        gs = GuardSession(tmp_path / "c", agent="t", session="s", log=str(log), signature="")
+        with gs:
+            want = [(n, raw[:-1]) for n, raw in gs.lines(start, 5)]
+            where = (gs.offset, gs.line_count, gs.partial)
+            got = [(n, raw) for first, part in gs.line_chunks(start, 5, size)
+                   for n, raw in enumerate(part, first)]
+            assert got == want and (gs.offset, gs.line_count, gs.partial) == where

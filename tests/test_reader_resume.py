@@ -82,7 +82,8 @@ def _convert(reader: str, lines: list[bytes], state: bytes | None, start: int, e
     try:
         conv = resume(reader, "log", state)
         for n in range(start, end):
-            conv.feed(n + 1, lines[n])
+            # as the hook reads them: without the newline (as a full read: with it)
+            conv.feed(n + 1, lines[n][:-1] if n % 2 and lines[n].endswith(b"\n") else lines[n])
         new = conv.settle()
         saved = conv.save()
         return new, saved, conv.open_events(), conv.lenient

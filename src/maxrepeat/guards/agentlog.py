@@ -266,7 +266,7 @@ def judge(
             resumable = False  # saved monitors that do not fit: read from the start
         if read.state:  # what the next call resumes from: the settled events only
             fed = [m.to_bytes() for m in monitors]
-            results = (0 if read.fresh else extra.results) + results_in(read.settled)
+            results = (0 if read.fresh else extra.results) + read.settled_results
             extra.events, extra.results = read.base, results
         else:
             fed, extra.events, extra.results = [], 0, 0
@@ -337,7 +337,7 @@ def _caught_up(gs: GuardSession, reader: str, log: str | None, snap: Snapshot | 
                             extra.events)
         else:
             read = read_log(gs, reader, log, None, 0, 0, 0)
-        answered = (0 if read.fresh else extra.results) + results_in(read.settled) \
+        answered = (0 if read.fresh else extra.results) + read.settled_results \
             + results_in(read.open)
         if answered >= seen or time.monotonic() >= deadline:
             return read

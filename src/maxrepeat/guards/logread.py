@@ -48,6 +48,8 @@ class LogRead:
     fresh: bool
     base: int
     conv: Resumable | None = None
+    #: how many results ``settled`` holds
+    settled_results: int = 0
 
 
 def results_in(events: Sequence[Event]) -> int:
@@ -80,8 +82,9 @@ def read_log(gs: GuardSession, reader: str, log: str, state: bytes | None, offse
     while True:
         try:
             conv = resume(reader, log, state)
-            for number, raw in gs.lines(offset, lines):
-                conv.feed(number, raw)
+            for first, part in gs.line_chunks(offset, lines):
+                for number, raw in enumerate(part, first):
+                    conv.feed(number, raw)
             settled = conv.settle()
             saved = conv.save()
             opened = conv.open_events()
@@ -95,4 +98,4 @@ def read_log(gs: GuardSession, reader: str, log: str, state: bytes | None, offse
         except TrajectoryFormatError as err:
             raise TrajectoryFormatError(log, f"not readable as {reader}: {err}") from None
         return LogRead(settled, opened, saved, gs.offset, gs.line_count, conv.lenient,
-                       state is None, before + len(settled), conv)
+                       state is None, before + len(settled), conv, results_in(settled))

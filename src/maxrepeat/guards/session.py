@@ -360,6 +360,38 @@ class GuardSession:
             self.line_count += 1
             yield self.line_count, raw
 
+    def line_chunks(self, offset: int = 0, lines: int = 0,
+                    size: int = 8 << 20) -> Iterator[tuple[int, list[bytes]]]:
+        """`lines` read ``size`` bytes at a time: (the number of the chunk's first line,
+        its complete lines without their newline); the same ``offset`` / ``line_count`` /
+        ``partial`` afterwards."""
+        if self._fh is None and self.missing and self.log is not None:
+            try:  # created since the session was entered
+                self._fh = open(self.log, "rb")
+            except OSError:
+                pass
+        fh = self._fh
+        self.offset, self.line_count, self.partial = offset, lines, b""
+        if fh is None:
+            return
+        fh.seek(offset)
+        carry = b""
+        while True:
+            chunk = fh.read(size)
+            if not chunk:
+                break
+            data = carry + chunk if carry else chunk
+            cut = data.rfind(b"\n")
+            if cut < 0:
+                carry = data
+                continue
+            part, carry = data[:cut].split(b"\n"), data[cut + 1:]
+            first = self.line_count + 1
+            self.offset += cut + 1
+            self.line_count += len(part)
+            yield first, part
+        self.partial = carry
+
     # -- the saved state ---------------------------------------------------------------
 
     def restore(self, check: bytes = b"") -> Snapshot | None:

@@ -63,6 +63,15 @@ class Marks(msgspec.Struct, dict=True):
             at = data.find(item, at + 1)
         return False
 
+    def extend(self, items: list[bytes]) -> None:
+        """Add ``items`` (none of them in the set yet, all distinct)."""
+        if not items:
+            return
+        self.data += b"".join(items)
+        found = self.__dict__.get("_set")
+        if found is not None:
+            found.update(items)
+
     def add(self, item: bytes) -> None:
         """Add ``item`` (the caller has checked that it is not in the set yet)."""
         self.data += item

@@ -174,27 +174,37 @@ class ResumableBuilder(EventBuilder):
             i += 1
         if i == 0:
             return []
-        done, self._segments = segments[:i], segments[i:]
+        done, rest = segments[:i], segments[i:]
+        self._segments = rest
         events = self._events_of(done)
+        answered, failed = self._answered, self._failed
+        gone, gone_open, gone_failed = [], [], []
+        settled_ids = []
         for segment in done:
             for item in segment.items:
                 cid = item.call_id
                 if cid is None:
                     continue
                 if isinstance(item, ToolResult):
-                    if not item.success or cid in self._failed:
-                        self.gone_failed.add(mark(cid))
+                    if not item.success or cid in failed:
+                        gone_failed.append(mark(cid))
                     continue
-                self._home.pop(cid, None)
                 m = mark(cid)
-                self.gone.add(m)
-                if cid not in self._answered:
-                    self.gone_open.add(m)
-        for segment in done:
-            for item in segment.items:
-                if item.call_id is not None:
-                    self._answered.discard(item.call_id)
-                    self._failed.discard(item.call_id)
+                gone.append(m)
+                settled_ids.append(cid)
+                if cid not in answered:
+                    gone_open.append(m)
+        self.gone.extend(gone)
+        self.gone_open.extend(gone_open)
+        self.gone_failed.extend(gone_failed)
+        # what stays is rebuilt from the open part (cheaper than removing the settled)
+        self._home = {item.call_id: segment for segment in rest for item in segment.items
+                      if isinstance(item, ToolCall) and item.call_id is not None}
+        self._answered = {item.call_id for segment in rest for item in segment.items
+                          if isinstance(item, ToolResult)} | set(self._pending)
+        if failed:
+            done_ids = set(settled_ids)
+            self._failed = {f for f in failed if f not in done_ids}
         return events
 
     def open_events(self) -> list[Event]:
@@ -215,7 +225,8 @@ class Resumable(Protocol):
     lenient: bool
 
     def feed(self, number: int, raw: bytes) -> None:
-        """Convert one complete line (numbered from 1 as in the file). Raises `_Changed`,
+        """Convert one complete line (numbered from 1 as in the file; with or without its
+        newline). Raises `_Changed`,
         or `TrajectoryFormatError` for a line a full read rejects."""
 
     def settle(self) -> list[Event]:
@@ -259,11 +270,11 @@ def resume(reader: str, source: str, state: bytes | None) -> Resumable:
 
 
 def line_record(number: int, raw: bytes, source: str) -> tuple[dict[str, Any], bool] | None:
-    """The record of complete line ``number`` as a full read sees it (a BOM dropped from
-    the first line; None for a blank line)."""
+    """The record of complete line ``number`` (with or without its newline) as a full
+    read sees it (a BOM dropped from the first line; None for a blank line)."""
     if number == 1:
         raw = strip_bom(raw)
-    if not raw.strip():
+    if not raw or raw.isspace():
         return None
     return decode_record(raw, source, number)
 

@@ -274,10 +274,11 @@ class Resume:
             self._line(number, raw)
             return
         line = strip_bom(raw) if number == 1 else raw
-        if not line.strip():
+        if not line or line.isspace():
             return
         if self.first is None:
-            self.first, self.first_number = raw, number
+            self.first = raw if raw.endswith(b"\n") else raw + b"\n"
+            self.first_number = number
             return
         # the layout is decided by the first two lines, as a full read decides it
         if not Source.from_bytes(strip_bom(self.first) + line).is_jsonl():
