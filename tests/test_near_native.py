@@ -89,6 +89,29 @@ def test_native_check_at_every_offset() -> None:
                         assert _native.near_dirty(text, mask), (subset, text)
 
 
+@native
+@pytest.mark.parametrize("normalize", [["volatile"], ["volatile", "numbers"], ["pids"]])
+def test_plain_strings_at_every_offset_group_as_the_reference(normalize: list[str]) -> None:
+    """Results that are JSON strings take a one-pass check (near_plain, 16 bytes at a
+    time): every fragment at every offset, one call each, is grouped with the fragments
+    its rewrite equals exactly as the pure path groups it (many fragments rewrite alike:
+    <time>, <duration>, <n>), in observation mode and with with_observation."""
+    for match, extra in (("observation", {}), ("name-args", {"with_observation": True})):
+        cfg = MaxRepeatConfig.from_mapping({"max": 2, "match": match, "normalize": normalize,
+                                            **extra})
+        for pad in range(0, 34):
+            for before in (".", "x"):
+                events = []
+                for k, fragment in enumerate(_FRAGMENTS):
+                    events += [call("bash", f"c{k}", {"command": "poll"}),
+                               result(f"c{k}", before * pad + fragment)]
+                [traj] = read_bytes_as_trajectories(
+                    json.dumps({"id": "t", "events": events}).encode(), "t.json")
+                got = native_near_table(accel.native, traj.events, cfg)
+                assert got is not None
+                assert got.ids == build_step_table_pure(traj.events, cfg).ids, (pad, before)
+
+
 _VALUES = st.one_of(_TEXTS.map("".join), st.sampled_from(_FRAGMENTS))
 _ARGS = st.one_of(
     st.fixed_dictionaries({"command": _VALUES},

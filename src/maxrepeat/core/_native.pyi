@@ -56,17 +56,17 @@ def near_keys(
 ) -> tuple[list[bytes | None], dict[Any, Any] | None] | None: ...
 def near_ids(
     events: Sequence[Any],
-    shape: list[int] | list[list[int]],
-    single: bool,
     mode: int,
     period: int,
+    watches: Callable[[str], bool] | None,
     mask: int,
     raw_type: type,
     tool_info: Callable[[str], tuple[bytes, tuple[bytes, ...]]],
     fallback_args: Callable[[str, Any], bytes],
     fallback_obs: Callable[[Any], bytes | None],
     /,
-) -> tuple[list[int], FirstResults | None, int] | None: ...
+) -> tuple[list[int] | list[list[int]], bool, list[int], FirstResults | None, int,
+           int] | None: ...
 def near_dirty(text: str, mask: int, /) -> bool: ...
 def bloom(bits: bytearray, keys: Sequence[str | None], add: int, /) -> list[int]: ...
 def bloom_events(bits: bytearray, events: Sequence[Any], add: int, /) -> list[int]: ...

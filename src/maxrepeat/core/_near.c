@@ -529,11 +529,133 @@ cleanup:
 /* mark and the transformed observation's canonical bytes, or the no-observation mark),  */
 /* so equal keys give equal ids; the BLAKE2b keys (near_keys) are made only when read.   */
 
+/* fh_part of 's' and raw[1 .. len-1] (the canonical bytes of a plain string whose JSON
+ * text starts at raw), without copying it: the same words fh_part would read. */
+static void fh_part_s(FH *s, const uint8_t *raw, size_t len) {
+    size_t i = 0;
+    if (len >= 8) {
+        fh_word(s, (load64(raw) & ~(uint64_t)0xFF) | (uint64_t)'s');
+        for (i = 8; i + 8 <= len; i += 8) fh_word(s, load64(raw + i));
+    }
+    if (i < len) {
+        uint8_t tail[8] = {0};
+        memcpy(tail, raw + i, len - i);
+        if (i == 0) tail[0] = 's';
+        fh_word(s, load64(tail));
+    }
+    fh_word(s, (uint64_t)len ^ 0xff00000000000000ULL);
+}
+
+/* The special checks of near_dirty at position i of ASCII text (no control character,
+ * no backslash): the temp-path and block needles that start at '/', ':' or 'I'. */
+static int nz_needle_at(const uint8_t *s, Py_ssize_t n, Py_ssize_t i, int mask) {
+    switch (s[i]) {
+        case '/':
+            return (mask & NZ_TEMP) &&
+                   (nz_at(s, n, i, "/tmp/") || nz_at(s, n, i, "/var/") || nz_at(s, n, i, "/dev/shm/"));
+        case ':':
+            return (mask & NZ_BLOCK) &&
+                   ((i > 0 && s[i - 1] == ']') || nz_at(s, n, i, ":::") || nz_at(s, n, i, "::1:") ||
+                    nz_before(s, i, "localhost") || nz_before(s, i, "127.0.0.1") ||
+                    nz_before(s, i, "0.0.0.0"));
+        case 'I': return (mask & NZ_BLOCK) && i >= 5 && nz_at(s, n, i - 5, "shellId");
+    }
+    return 0;
+}
+
+/* Position i of near_plain's scan: 1 when the string is not plain or a normalizer in
+ * mask could change it (then the general path decides). */
+static int nz_plain_at(const uint8_t *s, Py_ssize_t m, Py_ssize_t i, int mask, int *blank) {
+    uint8_t c = s[i];
+    if (c >= 0x80 || c == '\\' || c == '"' || c < 0x20) return 1;
+    if (c != ' ') *blank = 0;
+    if ((c == '/' || c == ':' || c == 'I') && nz_needle_at(s, m, i, mask)) return 1;
+    if ((mask & NZ_NUMBERS) && nz_digit(c)) return 1;
+    return (mask & NZ_BLOCK) && nz_start[c] && !nz_word_before(s, i) && nz_block_at(s, m, i);
+}
+
+#if defined(__SSE2__)
+/* nz_plain_at for the 16 positions from i (i >= 1: the byte before is read). */
+static int nz_plain16(const uint8_t *s, Py_ssize_t m, Py_ssize_t i, int mask, int *blank) {
+    __m128i v = _mm_loadu_si128((const __m128i *)(s + i));
+    __m128i bad = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                                            _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+                               nz_range(v, 0, 0x1f));
+    if (_mm_movemask_epi8(bad) | _mm_movemask_epi8(v)) return 1; /* high bit: non-ASCII */
+    if (*blank && _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(' '))) != 0xFFFF) *blank = 0;
+    __m128i special = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('/')),
+                                   _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(':')),
+                                                _mm_cmpeq_epi8(v, _mm_set1_epi8('I'))));
+    unsigned bits = (unsigned)_mm_movemask_epi8(special);
+    while (bits) {
+        if (nz_needle_at(s, m, i + __builtin_ctz(bits), mask)) return 1;
+        bits &= bits - 1;
+    }
+    __m128i digit = nz_range(v, '0', '9');
+    if ((mask & NZ_NUMBERS) && _mm_movemask_epi8(digit)) return 1;
+    if (mask & NZ_BLOCK) {
+        __m128i p = _mm_loadu_si128((const __m128i *)(s + i - 1));
+        __m128i start = _mm_or_si128(_mm_or_si128(digit, nz_range(v, 'A', 'Z')),
+                                     _mm_or_si128(nz_range(v, 'a', 'f'),
+                                                  _mm_cmpeq_epi8(v, _mm_set1_epi8('p'))));
+        __m128i word = _mm_or_si128(_mm_or_si128(nz_range(p, '0', '9'), nz_range(p, 'A', 'Z')),
+                                    _mm_or_si128(nz_range(p, 'a', 'z'),
+                                                 _mm_cmpeq_epi8(p, _mm_set1_epi8('_'))));
+        bits = (unsigned)_mm_movemask_epi8(_mm_andnot_si128(word, start));
+        while (bits) {
+            if (nz_block_at(s, m, i + __builtin_ctz(bits))) return 1;
+            bits &= bits - 1;
+        }
+    }
+    return 0;
+}
+#endif
+
+/* A top-level JSON string value at raw (n bytes, quotes included) that is plain (ASCII,
+ * no escape, no quote or control character inside: canon_raw's own plain test) and that
+ * no normalizer in mask could change (near_dirty's checks; the ones that need a control
+ * character, a backslash or a non-ASCII byte cannot apply), hashed into h as its
+ * canonical bytes: OK; else BAIL (the general path decides). One pass, 16 bytes at a
+ * time where SSE2 exists, for what canon_raw and near_dirty would each scan.
+ * *empty: a blank observation. */
+static int near_plain(const uint8_t *raw, Py_ssize_t n, int mask, int observe, FH *h,
+                      int *empty) {
+    *empty = 0;
+    if (n < 2 || raw[0] != '"' || raw[n - 1] != '"') return BAIL;
+    const uint8_t *s = raw + 1;
+    Py_ssize_t m = n - 2, i = 0;
+    int blank = 1;
+    if (m > 0) {
+        if ((mask & NZ_TRAIL) && s[m - 1] == ' ') return BAIL;
+        if (nz_plain_at(s, m, 0, mask, &blank)) return BAIL;
+        i = 1;
+    }
+#if defined(__SSE2__)
+    for (; i + 16 <= m; i += 16)
+        if (nz_plain16(s, m, i, mask, &blank)) return BAIL;
+#endif
+    for (; i < m; i++)
+        if (nz_plain_at(s, m, i, mask, &blank)) return BAIL;
+    if (observe && blank) {
+        *empty = 1;
+        return OK;
+    }
+    fh_part_s(h, raw, (size_t)(m + 1));
+    return OK;
+}
+
 /* The canonical bytes of a value after the transform, absorbed into h as one part:
  * 0 absorbed, 1 empty observation (nothing absorbed), -1 error, -2 go pure. */
 static int near_part(FH *h, PyObject *value, PyObject *raw_type, int mask, PyObject *ignore,
                      int observe, PyObject *fallback, PyObject *name, Buf *scratch) {
     int empty = 0;
+    if (Py_TYPE(value) == (PyTypeObject *)raw_type) { /* a plain string: one pass, no copy */
+        Py_buffer view;
+        if (PyObject_GetBuffer(value, &view, PyBUF_SIMPLE) < 0) return -1;
+        int rc = near_plain(view.buf, view.len, mask, observe, h, &empty);
+        PyBuffer_Release(&view);
+        if (rc == OK) return empty;
+    }
     int rc = near_canon(value, raw_type, mask, ignore, observe, scratch, &empty);
     if (rc == FAIL) return -1;
     if (rc == OK) {
@@ -558,82 +680,155 @@ static int near_part(FH *h, PyObject *value, PyObject *raw_type, int mask, PyObj
     return 0;
 }
 
-/* near_ids(events, shape, single, mode, period, mask, raw_type, tool_info, fallback_args,
- *          fallback_obs) -> (ids, first_results_or_None, empty_steps) or None when the
- * pure path must run (arguments as near_keys'). */
+/* near_ids(events, mode, period, watches, mask, raw_type, tool_info, fallback_args,
+ *          fallback_obs) -> (calls_or_steps, single, ids, first_results_or_None, n_calls,
+ * empty_steps) or None when the pure path must run. One pass as build_ids makes it (the
+ * grouping of core.steps.group_steps, spec 3.2; a call's arguments hashed when it
+ * arrives, its call id's entry made then, so the step pass reads the entries in order),
+ * then the step hashes. Other arguments as near_keys'. */
 static PyObject *near_ids(PyObject *self, PyObject *args) {
-    PyObject *events, *shape, *raw_type, *tool_info, *fallback_args, *fallback_obs;
-    int single, mode, period, mask;
-    if (!PyArg_ParseTuple(args, "OOpiiiOOOO", &events, &shape, &single, &mode, &period, &mask,
+    PyObject *events, *watches, *raw_type, *tool_info, *fallback_args, *fallback_obs;
+    int mode, period, mask;
+    if (!PyArg_ParseTuple(args, "OiiOiOOOO", &events, &mode, &period, &watches, &mask,
                           &raw_type, &tool_info, &fallback_args, &fallback_obs))
         return NULL;
-    if (!PyList_CheckExact(shape) || mode < 1 || mode > 3) {
-        PyErr_SetString(PyExc_ValueError, "near_ids: bad shape or mode");
+    if (mode < 1 || mode > 3) {
+        PyErr_SetString(PyExc_ValueError, "near_ids: bad mode");
         return NULL;
     }
     PyObject *seq = PySequence_Fast(events, "events must be a sequence");
     if (seq == NULL) return NULL;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
     PyObject **items = PySequence_Fast_ITEMS(seq);
-    PyObject *result = NULL, *ids = NULL, *tools = PyDict_New();
+    PyObject *result = NULL, *ids = NULL, *shape = NULL, *tools = PyDict_New();
+    PyObject *watched = PyDict_New();
     FirstResults *fr = NULL;
+    ICalls cs = {0};
     Buf scratch = {0};
     uint64_t *sh = NULL, *buf = NULL;
     uint8_t *empty = NULL;
     Py_ssize_t buf_cap = 0, empties_total = 0;
+    int single = 1, in_turn = 0, turn_has_step = 0;
     Slot sl_type = {0}, sl_data = {0}, sl_name = {0}, sl_cid = {0}, sl_res = {0}, sl_args = {0};
-    if (tools == NULL) goto error;
-
-    /* the first result of each call id (observation_keys: every result, watched or not) */
+    if (tools == NULL || watched == NULL) goto error;
     if (mode != 1) {
         fr = PyObject_New(FirstResults, &FirstResultsType);
         if (fr == NULL) goto error;
         memset(&fr->t, 0, sizeof(fr->t));
         fr->answered = 0;
-        for (Py_ssize_t i = 0; i < n; i++) {
-            PyObject *type = get_attr(items[i], S_type, &sl_type);
-            if (type == NULL) goto error;
-            int code = event_code(type);
-            Py_DECREF(type);
-            if (code != T_RESULT) continue;
-            PyObject *data = get_attr(items[i], S_data, &sl_data);
-            if (data == NULL) goto error;
-            if (data == Py_None) {
-                Py_DECREF(data);
-                continue;
-            }
-            PyObject *cid = get_attr(data, S_tool_call_id, &sl_cid);
-            if (cid == NULL) {
-                Py_DECREF(data);
-                goto error;
-            }
-            if (cid != Py_None) {
-                if (!PyUnicode_CheckExact(cid)) {
-                    Py_DECREF(cid);
-                    Py_DECREF(data);
-                    goto pure;
-                }
-                Py_ssize_t k = rt_entry(&fr->t, cid);
-                if (k >= 0 && fr->t.e[k].res == NULL) { /* the first result stays */
-                    PyObject *res = get_attr(data, S_result, &sl_res);
-                    if (res == NULL) k = -1;
-                    else {
-                        fr->t.e[k].res = res;
-                        fr->answered++;
+    }
+
+    /* 1. group, hash each call's name and arguments, the first results by call id */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *ev = items[i];
+        PyObject *type = get_attr(ev, S_type, &sl_type);
+        if (type == NULL) goto error;
+        int code = event_code(type);
+        Py_DECREF(type);
+        if (code < 0) goto pure;
+        if (code == T_OTHER) continue;
+        if (code == T_START || code == T_END) {
+            in_turn = code == T_START;
+            turn_has_step = 0;
+            continue;
+        }
+        PyObject *data = get_attr(ev, S_data, &sl_data);
+        if (data == NULL) goto error;
+        if (code == T_RESULT) {
+            int r = 0;
+            if (mode != 1 && data != Py_None) {
+                PyObject *cid = get_attr(data, S_tool_call_id, &sl_cid);
+                if (cid == NULL) {
+                    r = -1;
+                } else if (cid != Py_None) {
+                    if (!PyUnicode_CheckExact(cid)) {
+                        r = -2;
+                    } else {
+                        Py_ssize_t k = rt_entry(&fr->t, cid);
+                        if (k >= 0 && fr->t.e[k].res == NULL) { /* the first result stays */
+                            PyObject *res = get_attr(data, S_result, &sl_res);
+                            if (res == NULL) k = -1;
+                            else {
+                                fr->t.e[k].res = res;
+                                fr->answered++;
+                            }
+                        }
+                        if (k < 0) r = -1;
                     }
                 }
-                if (k < 0) {
-                    Py_DECREF(cid);
+                Py_XDECREF(cid);
+            }
+            Py_DECREF(data);
+            if (r == -1) goto error;
+            if (r == -2) goto pure;
+            continue;
+        }
+        /* a call */
+        PyObject *name = data == Py_None ? NULL : get_attr(data, S_tool_name, &sl_name);
+        if (name == NULL || !PyUnicode_CheckExact(name)) {
+            Py_XDECREF(name);
+            Py_DECREF(data);
+            if (PyErr_Occurred()) goto error;
+            goto pure;
+        }
+        if (watches != Py_None) {
+            PyObject *w = PyDict_GetItemWithError(watched, name);
+            if (w == NULL) {
+                PyObject *r = PyErr_Occurred() ? NULL : PyObject_CallOneArg(watches, name);
+                int t = r == NULL ? -1 : PyObject_IsTrue(r);
+                Py_XDECREF(r);
+                w = t ? Py_True : Py_False;
+                if (t < 0 || PyDict_SetItem(watched, name, w) < 0) {
+                    Py_DECREF(name);
                     Py_DECREF(data);
                     goto error;
                 }
             }
-            Py_DECREF(cid);
-            Py_DECREF(data);
+            if (w == Py_False) {
+                Py_DECREF(name);
+                Py_DECREF(data);
+                continue;
+            }
         }
+        PyObject *info = near_tool(tools, tool_info, name);
+        int r = info == NULL ? -1 : 0;
+        FH h;
+        fh_init(&h);
+        if (r == 0) {
+            PyObject *nb = PyTuple_GET_ITEM(info, 0);
+            fh_part(&h, (const uint8_t *)PyBytes_AS_STRING(nb), (size_t)PyBytes_GET_SIZE(nb));
+        }
+        if (r == 0 && mode != 2) {
+            PyObject *value = get_attr(data, S_arguments, &sl_args);
+            PyObject *ignore = PyTuple_GET_ITEM(info, 1);
+            r = value == NULL ? -1 : near_part(&h, value, raw_type, mask,
+                                               PyTuple_GET_SIZE(ignore) ? ignore : NULL, 0,
+                                               fallback_args, name, &scratch);
+            Py_XDECREF(value);
+        }
+        Py_DECREF(name);
+        Py_ssize_t ent = -1;
+        if (r == 0 && mode != 1) {
+            PyObject *cid = get_attr(data, S_tool_call_id, &sl_cid);
+            if (cid == NULL) {
+                r = -1;
+            } else if (cid != Py_None) {
+                if (!PyUnicode_CheckExact(cid)) r = -2;
+                else if ((ent = rt_entry(&fr->t, cid)) < 0) r = -1;
+            }
+            Py_XDECREF(cid);
+        }
+        Py_DECREF(data);
+        if (r == -1) goto error;
+        if (r == -2) goto pure;
+        int new_step = !(in_turn && turn_has_step);
+        if (!new_step) single = 0;
+        if (in_turn) turn_has_step = 1;
+        if (icalls_push(&cs, i, &h, ent, new_step) < 0) goto error;
     }
 
-    Py_ssize_t nsteps = PyList_GET_SIZE(shape);
+    /* 2. step hashes: the observations, then each step's multiset */
+    Py_ssize_t nsteps = cs.ns;
     sh = PyMem_Malloc((size_t)(nsteps ? nsteps : 1) * 16);
     empty = PyMem_Calloc((size_t)(nsteps ? nsteps : 1), 1);
     if (sh == NULL || empty == NULL) {
@@ -641,9 +836,8 @@ static PyObject *near_ids(PyObject *self, PyObject *args) {
         goto error;
     }
     for (Py_ssize_t s = 0; s < nsteps; s++) {
-        PyObject *item = PyList_GET_ITEM(shape, s);
-        Py_ssize_t k = single ? 1 : (PyList_Check(item) ? PyList_GET_SIZE(item) : -1);
-        if (k < 1) goto pure;
+        Py_ssize_t a = cs.start[s], b = s + 1 < nsteps ? cs.start[s + 1] : cs.n;
+        Py_ssize_t k = b - a;
         if (k > buf_cap) {
             Py_ssize_t cap = k > 8 ? k : 8;
             uint64_t *grown = PyMem_Realloc(buf, (size_t)cap * 16);
@@ -656,72 +850,26 @@ static PyObject *near_ids(PyObject *self, PyObject *args) {
         }
         Py_ssize_t empties = 0;
         for (Py_ssize_t j = 0; j < k; j++) {
-            Py_ssize_t i = PyLong_AsSsize_t(single ? item : PyList_GET_ITEM(item, j));
-            if (i == -1 && PyErr_Occurred()) goto error;
-            if (i < 0 || i >= n) goto pure;
-            PyObject *data = get_attr(items[i], S_data, &sl_data);
-            if (data == NULL) goto error;
-            PyObject *name = data == Py_None ? NULL : get_attr(data, S_tool_name, &sl_name);
-            if (name == NULL || !PyUnicode_CheckExact(name)) {
-                Py_XDECREF(name);
-                Py_DECREF(data);
-                if (PyErr_Occurred()) goto error;
-                goto pure;
-            }
-            PyObject *info = near_tool(tools, tool_info, name);
-            int r = info == NULL ? -1 : 0;
-            FH h;
-            fh_init(&h);
-            if (r == 0) {
-                PyObject *nb = PyTuple_GET_ITEM(info, 0);
-                fh_part(&h, (const uint8_t *)PyBytes_AS_STRING(nb), (size_t)PyBytes_GET_SIZE(nb));
-            }
-            if (r == 0 && mode != 2) {
-                PyObject *value = get_attr(data, S_arguments, &sl_args);
-                PyObject *ignore = PyTuple_GET_ITEM(info, 1);
-                r = value == NULL ? -1 : near_part(&h, value, raw_type, mask,
-                                                   PyTuple_GET_SIZE(ignore) ? ignore : NULL, 0,
-                                                   fallback_args, name, &scratch);
-                Py_XDECREF(value);
-            }
-            Py_DECREF(name);
-            if (r == 0 && mode != 1) {
-                PyObject *cid = get_attr(data, S_tool_call_id, &sl_cid);
-                PyObject *value = NULL;
-                if (cid == NULL) {
-                    r = -1;
-                } else if (cid != Py_None) {
-                    if (!PyUnicode_CheckExact(cid)) {
-                        r = -2;
-                    } else {
-                        Py_hash_t hh = PyObject_Hash(cid);
-                        Py_ssize_t e = hh == -1 ? -2 : rt_find(&fr->t, cid, hh);
-                        if (e == -2) r = -1;
-                        else if (e >= 0) value = fr->t.e[e].res;
-                    }
+            FH h = cs.h[a + j];
+            if (mode != 1) {
+                Py_ssize_t ent = cs.ent[a + j];
+                PyObject *value = ent >= 0 ? fr->t.e[ent].res : NULL;
+                int o = 1;
+                if (value != NULL) {
+                    Py_INCREF(value);
+                    o = near_part(&h, value, raw_type, mask, NULL, 1, fallback_obs, NULL,
+                                  &scratch);
+                    Py_DECREF(value);
                 }
-                Py_XDECREF(cid);
-                if (r == 0) {
-                    int o = 1;
-                    if (value != NULL) {
-                        Py_INCREF(value);
-                        o = near_part(&h, value, raw_type, mask, NULL, 1, fallback_obs, NULL,
-                                      &scratch);
-                        Py_DECREF(value);
-                    }
-                    if (o < 0) {
-                        r = o;
-                    } else if (o == 1) { /* the no-observation mark */
-                        empties++;
-                        fh_part(&h, (const uint8_t *)"\x00", 1);
-                    } else {
-                        fh_part(&h, (const uint8_t *)"\x01", 1);
-                    }
+                if (o == -1) goto error;
+                if (o == -2) goto pure;
+                if (o == 1) { /* the no-observation mark */
+                    empties++;
+                    fh_part(&h, (const uint8_t *)"\x00", 1);
+                } else {
+                    fh_part(&h, (const uint8_t *)"\x01", 1);
                 }
             }
-            Py_DECREF(data);
-            if (r == -1) goto error;
-            if (r == -2) goto pure;
             fh_final(&h, buf + 2 * j);
         }
         if (mode == 2 && empties > 0 && (empties == k || period > 1)) {
@@ -742,7 +890,28 @@ static PyObject *near_ids(PyObject *self, PyObject *args) {
     }
     ids = ids_of_hashes(sh, empty, nsteps, empties_total > 0);
     if (ids == NULL) goto error;
-    result = Py_BuildValue("(OOn)", ids, fr ? (PyObject *)fr : Py_None, empties_total);
+
+    /* 3. the steps (as build_table gives them) */
+    shape = PyList_New(nsteps);
+    if (shape == NULL) goto error;
+    for (Py_ssize_t s = 0; s < nsteps; s++) {
+        Py_ssize_t a = cs.start[s], b = s + 1 < nsteps ? cs.start[s + 1] : cs.n;
+        PyObject *item;
+        if (single) {
+            item = PyLong_FromSsize_t(cs.idx[a]);
+        } else {
+            item = PyList_New(b - a);
+            for (Py_ssize_t j = a; item != NULL && j < b; j++) {
+                PyObject *v = PyLong_FromSsize_t(cs.idx[j]);
+                if (v == NULL) Py_CLEAR(item);
+                else PyList_SET_ITEM(item, j - a, v);
+            }
+        }
+        if (item == NULL) goto error;
+        PyList_SET_ITEM(shape, s, item);
+    }
+    result = Py_BuildValue("(OOOOnn)", shape, single ? Py_True : Py_False, ids,
+                           fr ? (PyObject *)fr : Py_None, cs.n, empties_total);
     goto cleanup;
 pure:
     result = Py_None;
@@ -753,10 +922,13 @@ error:
 cleanup:
     g_near_mask = 0;
     g_near_ignore = NULL;
+    Py_XDECREF(shape);
     Py_XDECREF(ids);
     Py_XDECREF(fr);
     Py_XDECREF(tools);
+    Py_XDECREF(watched);
     buf_free(&scratch);
+    icalls_free(&cs);
     PyMem_Free(sh);
     PyMem_Free(empty);
     PyMem_Free(buf);

@@ -17,7 +17,7 @@ from typing import Any, Final
 import msgspec
 
 from .canonical import (canonical_bytes, comparison_value, decode_value, is_empty,
-                        normalized_bytes, observation_bytes)
+                        normalized_bytes)
 from .config import MaxRepeatConfig
 from .events import TOOL_RESULT
 from .neardup import Transform
@@ -156,26 +156,24 @@ def native_near_table(native: Any, events: Sequence[Any],
     assert near is not None
     if near.replace or near.similarity is not None or config.match == "name":
         return None
-    out = native.build_ids(
-        events, 0, config.max_cycle_period, watcher(config) if config.patterns else None,
-        msgspec.Raw, canonical_bytes, observation_bytes, name_bytes)
-    if out is None:
-        return None
-    shape, single, _, _, n_calls, _ = out
-    args = _native_args(native, events, shape, single, config)
-    got = native.near_ids(*args)
+    mode, mask, *callbacks = _native_args(config)
+    watches = watcher(config) if config.patterns else None
+    got = native.near_ids(events, mode, config.max_cycle_period, watches, mask, msgspec.Raw,
+                          *callbacks)
     if got is None:
         return None
-    ids, found = got[0], got[1]
+    shape, single, ids, found, n_calls, _ = got
     steps: Sequence[list[int]] = SingleCallSteps(shape) if single else shape
     results: Any = found if found is not None else LazyResults(events)
-    return StepTable(steps, results, _NearKeys(native, args, events, config, len(ids)), ids,
-                     n_calls)
+    keys_args = (events, shape, single, mode, config.max_cycle_period, mask, msgspec.Raw,
+                 *callbacks)
+    return StepTable(steps, results, _NearKeys(native, keys_args, events, config, len(ids)),
+                     ids, n_calls)
 
 
-def _native_args(native: Any, events: Sequence[Any], shape: Any, single: bool,
-                 config: MaxRepeatConfig) -> tuple[Any, ...]:
-    """The arguments of ``near_ids`` and ``near_keys`` for one grouped trajectory."""
+def _native_args(config: MaxRepeatConfig) -> tuple[Any, ...]:
+    """(mode, normalizer mask, tool_info, fallback_args, fallback_obs) of ``near_ids``
+    and ``near_keys`` for one config."""
     near = config.near
     assert near is not None
     transform = Transform(near)  # pure here (no similarity): its cache only saves work
@@ -192,8 +190,8 @@ def _native_args(native: Any, events: Sequence[Any], shape: Any, single: bool,
         return None if is_empty(value) else canonical_bytes(value)
 
     mode = (2 if config.match == "observation" else 3 if near.observation else 1)
-    return (events, shape, single, mode, config.max_cycle_period, native_mask(near.normalizers),
-            msgspec.Raw, tool_info, partial(_arguments_body, transform), fallback_obs)
+    return (mode, native_mask(near.normalizers), tool_info, partial(_arguments_body, transform),
+            fallback_obs)
 
 
 class _NearKeys(NativeKeys):
