@@ -105,11 +105,33 @@ class WindowSearch:
     def push(self, keys: Sequence[bytes | None], firsts: Sequence[int],
              lasts: Sequence[int], describe: Callable[[int], Described]) -> None:
         """Add one window's steps (see the class)."""
-        if not keys:
-            return
+        ext: list[bytes | None] = [s.key for s in self.tail]
+        ext.extend(keys)
+        self._push(_ids(ext), firsts, lasts, describe, keys)
+
+    def push_ids(self, ids: Sequence[int], firsts: Sequence[int], lasts: Sequence[int],
+                 describe: Callable[[int], Described]) -> None:
+        """`push` by ids rather than keys: ``ids`` number the carried steps (`carried`,
+        graded again at the start of the window's table) and then the window's steps;
+        equal ids are equal fingerprints, negative ids are empty steps. ``firsts``,
+        ``lasts`` and ``describe`` are for the window's steps only."""
+        self._push(list(ids), firsts, lasts, describe, None)
+
+    @property
+    def carried(self) -> int:
+        """How many steps `push_ids` expects before the window's (the last
+        ``max_cycle_period`` steps)."""
+        return len(self.tail)
+
+    def _push(self, ids: list[int], firsts: Sequence[int], lasts: Sequence[int],
+              describe: Callable[[int], Described], keys: Sequence[bytes | None] | None
+              ) -> None:
         tail = self.tail
         t = len(tail)
-        g0 = self.steps - t  # global index of ext[0]
+        new = len(ids) - t
+        if new <= 0:
+            return
+        g0 = self.steps - t  # global index of ids[0]
         made: dict[int, _Step] = {}
 
         def info(j: int) -> _Step:
@@ -119,17 +141,15 @@ class WindowSearch:
             if got is None:
                 w = j - t
                 preview, tools = describe(w)
-                got = made[j] = _Step(keys[w], firsts[w], lasts[w], preview, tools)
+                got = made[j] = _Step(keys[w] if keys is not None else None, firsts[w],
+                                      lasts[w], preview, tools)
             return got
 
-        ext_keys: list[bytes | None] = [s.key for s in tail]
-        ext_keys.extend(keys)
-        ids = _ids(ext_keys)
         if self.best is None:
-            for w, key in enumerate(keys):
-                if key is not None:
-                    first = info(t + w)
-                    self.best = (1, 1, self.steps + w, [first], first.last)
+            for j in range(t, len(ids)):
+                if ids[j] >= 0:
+                    first = info(j)
+                    self.best = (1, 1, g0 + j, [first], first.last)
                     break
         packed = _packed(ids)
         n = len(ids)
@@ -139,10 +159,10 @@ class WindowSearch:
             if q <= 0:
                 continue
             self._period(p, ids, packed, jlo, q, g0, info)
-        self.steps += len(keys)
-        self.empty += sum(1 for k in keys if k is None)
-        keep = max(0, len(ids) - self.max_period)
-        self.tail = [info(j) for j in range(keep, len(ids))]
+        self.steps += new
+        self.empty += sum(1 for i in ids[t:] if i < 0)
+        keep = max(0, n - self.max_period)
+        self.tail = [info(j) for j in range(keep, n)]
         self._prune()
 
     def _period(self, p: int, ids: list[int], packed: array[int] | None, jlo: int, q: int,
@@ -165,12 +185,12 @@ class WindowSearch:
             if st.length:
                 st.length += q
             else:
-                self._start(st, p, jlo, q, g0, info)
+                self._start(st, p, jlo, q, g0, info, ids)
             return
         if st.length:
-            self._close(p, st.start, st.length + r, st.block, st.primitive, g0, info)
+            self._close(p, st.start, st.length + r, st.block, st.primitive, g0, info, ids)
         elif r:
-            self._close(p, g0 + jlo, r, None, True, g0, info)
+            self._close(p, g0 + jlo, r, None, True, g0, info, ids)
         # the stretch reaching the window's end stays open
         if found and found[-1][0] > 0 and found[-1][0] + found[-1][1] == q:
             s = found.pop()[1]
@@ -180,19 +200,19 @@ class WindowSearch:
                 s += 1
         for start, m in found:
             if start > 0:
-                self._close(p, g0 + jlo + start, m, None, True, g0, info)
+                self._close(p, g0 + jlo + start, m, None, True, g0, info, ids)
         st.length = 0
         st.block = []
         st.primitive = True
         if s:
-            self._start(st, p, jlo + q - s, s, g0, info)
+            self._start(st, p, jlo + q - s, s, g0, info, ids)
 
     def _start(self, st: _Open, p: int, j: int, m: int, g0: int,
-               info: Callable[[int], _Step]) -> None:
+               info: Callable[[int], _Step], ids: list[int]) -> None:
         st.start = g0 + j
         st.length = m
         st.block = [info(j + i) for i in range(p)]
-        st.primitive = p == 1 or is_primitive([b.key for b in st.block])
+        st.primitive = p == 1 or is_primitive(ids[j:j + p])
 
     def _least(self, p: int) -> int:
         """Equalities a stretch of period p needs to matter now: two copies, and either
@@ -202,7 +222,7 @@ class WindowSearch:
         return max(p, p * min(b - 1, self.above))
 
     def _close(self, p: int, start: int, m: int, block: list[_Step] | None, primitive: bool,
-               g0: int, info: Callable[[int], _Step]) -> None:
+               g0: int, info: Callable[[int], _Step], ids: list[int] | None = None) -> None:
         """A finished stretch: global ``start``, ``m`` equalities."""
         if m < p:
             return
@@ -214,7 +234,8 @@ class WindowSearch:
         if block is None:
             j = start - g0
             block = [info(j + i) for i in range(p)]
-            primitive = p == 1 or is_primitive([s.key for s in block])
+            assert ids is not None
+            primitive = p == 1 or is_primitive(ids[j:j + p])
         if not primitive:
             return
         end = run_end(start, p, k)

@@ -34,7 +34,7 @@ from ..core.config import MaxRepeatConfig
 from ..core.errors import MalformedValueError, TrajectoryFormatError, UnsafeMatchError
 from ..core.events import TOOL_CALL, TOOL_RESULT, TURN_END, TURN_START, Trajectory
 from ..core import accel
-from ..core.fingerprints import StepTable, _native_keyed_table, build_step_table_pure
+from ..core.fingerprints import build_step_table
 from ..core.grade import build_result, error_result, internal_error
 from ..core.preview import step_preview
 from ..core.result import GraderResult
@@ -136,7 +136,13 @@ def segments(windows: Iterable[tuple[int, list[Any]]]) -> Iterator[tuple[int, li
 
 
 class _Grader:
-    """One config's state across segments."""
+    """One config's state across segments.
+
+    Each segment's table is built (`build_step_table`, the native ``build_ids`` when
+    active) over the carried steps followed by the segment: each carried step as a turn
+    of its own holding its calls and, in observation mode, their first results. Its ids
+    then number the carried steps and the new ones alike (ids number one table's steps
+    only), and `WindowSearch.push_ids` compares them across the window's edge."""
 
     def __init__(self, config: MaxRepeatConfig, name: str, max_runs: int) -> None:
         self.config = config
@@ -144,12 +150,14 @@ class _Grader:
         self.search = WindowSearch(config.max_cycle_period, config.max, max_runs)
         self.calls = 0
         self.error: str | None = None
-        self.internal = False
+        self.carried: list[list[Any]] = []  # the events of the carried steps
 
-    def feed(self, offset: int, events: list[Any]) -> None:
+    def feed(self, offset: int, segment: list[Any]) -> None:
         config = self.config
+        prefix = [e for step in self.carried for e in step]
+        events = prefix + segment if prefix else segment
         try:
-            table = _keyed_table(events, config)
+            table = build_step_table(events, config)
         except TrajectoryFormatError:
             raise _NotWindowed("checked path") from None  # its message names the event
         except RecursionError:
@@ -164,20 +172,25 @@ class _Grader:
         except Exception as err:  # grade() never raises; a bug is named as one
             self.error = internal_error(err)
             return
+        t = len(self.carried)
         steps = table.steps
+        if len(steps) < t:  # pragma: no cover - each carried step is a turn of its own
+            raise _NotWindowed("carried steps")
+        shift = offset - len(prefix)  # event index in the document of events[i]
+        new = range(t, len(steps))
         if isinstance(steps, SingleCallSteps):
-            firsts = [offset + i for i in steps.calls]
+            firsts = [shift + i for i in steps.calls[t:]]
             lasts = firsts
         else:
-            firsts = [offset + s[0] for s in steps]
-            lasts = [offset + s[-1] for s in steps]
+            firsts = [shift + steps[j][0] for j in new]
+            lasts = [shift + steps[j][-1] for j in new]
         match = config.match
         results = table.results
 
-        def describe(j: int) -> Described:
+        def describe(w: int) -> Described:
             calls = []
             names = set()
-            for i in steps[j]:
+            for i in steps[t + w]:
                 data = events[i].data
                 cid = data.tool_call_id
                 obs = (results.get(cid, MISSING)
@@ -186,8 +199,28 @@ class _Grader:
                 names.add(data.tool_name)
             return step_preview(calls, match), tuple(sorted(names))
 
-        self.search.push(table.keys, firsts, lasts, describe)
-        self.calls += table.calls
+        self.search.push_ids(table.ids, firsts, lasts, describe)
+        self.calls += table.calls - sum(len(steps[j]) for j in range(t))
+        keep = self.search.carried
+        start = max(t, len(steps) - keep)
+        carried = self.carried[len(self.carried) - (keep - (len(steps) - start)):]
+        carried += [self._as_turn(events, steps[j], results) for j in range(start, len(steps))]
+        self.carried = carried[len(carried) - keep:] if keep else []
+
+    def _as_turn(self, events: list[Any], step: list[int], results: Any) -> list[Any]:
+        """A step's calls as a turn of its own, with their first results in observation
+        mode (the first with their id in any table they are put in: see the class)."""
+        calls = [events[i] for i in step]
+        out = [_TURN_START, *calls]
+        if self.config.match == "observation":
+            for call in calls:
+                cid = call.data.tool_call_id
+                if cid is not None:
+                    value = results.get(cid, MISSING)
+                    if value is not MISSING:
+                        out.append(_Event(TOOL_RESULT, _Data(tool_call_id=cid, result=value)))
+        out.append(_TURN_END)
+        return out
 
     def result(self, traj: Trajectory) -> GraderResult:
         if self.error is not None:
@@ -198,17 +231,6 @@ class _Grader:
                             runs=runs, watched_steps=self.search.steps,
                             watched_calls=self.calls, empty_steps=self.search.empty,
                             loop_steps=covered, runs_total=total)
-
-
-def _keyed_table(events: list[Any], config: MaxRepeatConfig) -> StepTable:
-    """`build_step_table` with the steps' keys made: a window's steps are compared with
-    the previous window's by key (the ids number the steps of one table only)."""
-    native = accel.native
-    if native is not None:
-        table = _native_keyed_table(native, events, config)
-        if table is not None:
-            return table
-    return build_step_table_pure(events, config)
 
 
 # --- observation mode: each id's first result -------------------------------------------
@@ -223,8 +245,8 @@ def _keyed_table(events: list[Any], config: MaxRepeatConfig) -> StepTable:
 # one pass or the other (those in segments up to the call's by the grading pass, those
 # after it by the first pass), so the earliest stored is the document's first.
 
-#: bytes of the two Bloom filters (powers of two): 8 MiB keep false hits near 3e-4 at
-#: two million distinct ids
+#: bytes of the two Bloom filters (powers of two): 8 MiB keep false hits below 1e-3 at
+#: two million distinct ids (each only costs a little exact work)
 SEEN_BYTES: Final = 8 * 1024 * 1024
 SPANS_BYTES: Final = 1024 * 1024
 
@@ -342,22 +364,25 @@ def _small_bloom(n: int) -> int:
 
 
 def bloom_pure(bits: bytearray, keys: Sequence[str | None], add: bool) -> list[int]:
-    """Indices of ``keys`` (None: no key) whose bits were all set before this call (a Bloom filter over
-    ``hash()``, three probes); with ``add``, every key's bits are then set.
+    """Indices of ``keys`` (None: no key) whose bits were all set before this call (a
+    blocked Bloom filter over ``hash()``, three probes in one 64-byte block); with ``add``,
+    every key's bits are then set.
 
     >>> bits = bytearray(64)
     >>> bloom_pure(bits, ["a", "b"], True), bloom_pure(bits, ["b", "c"], False)[:1]
     ([], [0])
     """
-    mask = len(bits) * 8 - 1
+    nbits = len(bits) * 8
+    block = min(nbits, 512)  # the probes of a key fall in one 64-byte block
     probes = []
     hits = []
     for i, key in enumerate(keys):
         if key is None:
             continue
         a = hash(key) & 0xFFFFFFFFFFFFFFFF
-        b = (((a * 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF) >> 17) | 1
-        ps = [(a + j * b) & mask for j in range(3)]
+        b = (a * 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
+        base = (a & (nbits // block - 1)) * block
+        ps = [base + ((b >> (9 * j + 10)) & (block - 1)) for j in range(3)]
         probes.append(ps)
         if all(bits[p >> 3] & (1 << (p & 7)) for p in ps):
             hits.append(i)
@@ -394,3 +419,5 @@ def _structs() -> tuple[Any, Any]:
 
 _Data, _Event = _structs()
 _BARE: Final = _Event(TOOL_RESULT, _Data())
+_TURN_START: Final = _Event(TURN_START, _Data())
+_TURN_END: Final = _Event(TURN_END, _Data())
