@@ -11,9 +11,11 @@ decoded). Anything else (missing, corrupt, another version or config, a log that
 or was rewritten) is ignored and the log read from its start.
 
 The log is checked in blocks of `BLOCK` bytes: the saved state holds a digest of every
-complete block before the offset and of the partial block ending at it. By default
-(`CHECK` ``"full"``) each call hashes every block again, once (a rewrite anywhere is seen
-at the next call: issue 18); blocks appended are hashed once more when saved. With
+complete block before the offset and of the partial block ending at it, made by
+`block_hash` (the native extension's non-cryptographic ``hash128`` at ~13 GB/s where it
+is built, BLAKE2b otherwise; the state file's checksum too). By default (``"full"``) each
+call hashes every block again, once (a rewrite anywhere is seen at the next call: issue
+18; ~0.2 ms a MB with the reading); blocks appended are hashed once more when saved. With
 ``MAXREPEAT_HOOK_CHECK=sampled`` a call costs what was appended, not the length of the
 log (issue 12): it hashes again the first block, the partial block (so a log replaced by
 another, cut, or rewritten near where the last call stopped is seen at once) and, in
@@ -199,22 +201,27 @@ def block_digests(fh: IO[bytes], start: int, end: int,
 _SEAL: Final = b"maxrepeat-state\0"
 
 
-def seal(data: bytes) -> bytes:
-    """A state file's bytes: a marker, the payload's checksum, then the payload.
+def seal(data: bytes, digest: Callable[[bytes | memoryview], bytes] = _digest) -> bytes:
+    """A state file's bytes: a marker, the payload's checksum (``digest``: BLAKE2b by
+    default; a session uses its `block_hash`), then the payload.
 
     >>> unseal(seal(b"x")), unseal(b"maxrepeat-state\\0" + bytes(16) + b"x")
     (b'x', None)
     """
-    return _SEAL + _digest(data) + data
+    return _SEAL + digest(data) + data
 
 
-def unseal(raw: bytes) -> bytes | None:
-    """The payload of a state file, or None when it is not intact (never decoded then)."""
+def unseal(raw: bytes, digest: Callable[[bytes | memoryview], bytes] = _digest
+           ) -> bytes | None:
+    """The payload of a state file, or None when it is not intact (never decoded then;
+    a file sealed with another ``digest`` is not intact either)."""
     n = len(_SEAL)
     if not raw.startswith(_SEAL) or len(raw) < n + 16:
         return None
-    data = raw[n + 16:]
-    return data if _digest(data) == raw[n:n + 16] else None
+    view = memoryview(raw)[n + 16:]
+    if digest(view) != raw[n:n + 16]:
+        return None
+    return bytes(view)
 
 
 class GuardSession:
@@ -398,7 +405,7 @@ class GuardSession:
         """The saved snapshot when it verifies against the log (and ``check``); None
         otherwise."""
         try:
-            payload = unseal(self.file.read_bytes())
+            payload = unseal(self.file.read_bytes(), self._hash)
             if payload is None:
                 return None
             saved = msgspec.msgpack.decode(payload, type=_Saved)
@@ -429,7 +436,8 @@ class GuardSession:
             tail = self._tail(snap.offset)
         data = seal(msgspec.msgpack.encode(_Saved(self.version, self.agent, self.session,
                                                   self.log or "", self.signature, check,
-                                                  blocks, tail, self._audit, snap)))
+                                                  blocks, tail, self._audit, snap)),
+                    self._hash)
         try:
             self.file.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=self.file.parent, prefix=".tmp-", suffix=".state")
