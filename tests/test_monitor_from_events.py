@@ -89,3 +89,26 @@ def test_a_long_log_is_taken_from_the_tables(grading_path: bool, match: str) -> 
         fed.extend(events)
         assert built.to_bytes() == fed.to_bytes()
         assert built.result().to_dict() == grade({"events": events}, config).to_dict()
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("match", ["observation", "name-args", "name"])
+def test_real_claude_code_transcripts_are_taken_from_the_tables(match: str) -> None:
+    """Each real Claude Code transcript of the corpus (sessions and subagents): every event
+    comes from the batch tables, and the state is the one feeding every event gives."""
+    from maxrepeat import read_trajectories
+
+    from .conftest import CORPUS
+
+    paths = sorted((CORPUS / "claude-code").glob("*.jsonl"))
+    assert paths
+    config = MaxRepeatConfig(max=3, max_cycle_period=2, match=match)
+    for path in paths:
+        for traj in read_trajectories(path, format="claude-code"):
+            events = list(traj.events)
+            for forget in (False, True):
+                built = Monitor(config, forget_answers=forget)
+                assert prime(built._tracker, events, "t") == len(events), path
+                fed = Monitor(config, forget_answers=forget)
+                fed.extend(events)
+                assert built.to_bytes() == fed.to_bytes(), path
