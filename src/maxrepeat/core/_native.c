@@ -2288,47 +2288,81 @@ static PyObject *bloom(PyObject *self, PyObject *args) {
 }
 
 /* bloom_events(bits, events, add): bloom() over each event's data.tool_call_id (events
- * without data or without an id have no key); returns event indices. */
+ * without data or without an id have no key); returns event indices. The attributes are
+ * read through get_attr's cached slots and the hashes kept for the add loop. */
 static PyObject *bloom_events(PyObject *self, PyObject *args) {
-    PyObject *bits, *events;
+    Py_buffer view;
+    PyObject *events;
     int add;
-    if (!PyArg_ParseTuple(args, "OOi", &bits, &events, &add)) return NULL;
-    PyObject *seq = PySequence_Fast(events, "events must be a sequence");
-    if (seq == NULL) return NULL;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-    PyObject **items = PySequence_Fast_ITEMS(seq);
-    PyObject *keys = PyList_New(n);
-    if (keys == NULL) {
-        Py_DECREF(seq);
+    if (!PyArg_ParseTuple(args, "w*Oi", &view, &events, &add)) return NULL;
+    uint64_t nbits = (uint64_t)view.len * 8;
+    if (view.len == 0 || (nbits & (nbits - 1)) != 0) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "bloom needs a power-of-two number of bytes");
         return NULL;
     }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *key = Py_None;
-        Py_INCREF(key);
-        PyObject *data = PyObject_GetAttr(items[i], S_data);
+    PyObject *seq = PySequence_Fast(events, "events must be a sequence");
+    if (seq == NULL) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    uint8_t *bits = view.buf;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    Py_hash_t *hs = PyMem_Malloc((size_t)(n > 0 ? n : 1) * sizeof(Py_hash_t));
+    char *has = PyMem_Malloc((size_t)(n > 0 ? n : 1));
+    PyObject *out = PyList_New(0);
+    Slot sl_data = {0}, sl_cid = {0};
+    uint64_t pr[3];
+    if (hs == NULL || has == NULL) {
+        PyErr_NoMemory();
+        Py_CLEAR(out);
+    }
+    for (Py_ssize_t i = 0; out != NULL && i < n; i++) {
+        has[i] = 0;
+        PyObject *data = get_attr(items[i], S_data, &sl_data);
         if (data == NULL) {
             PyErr_Clear();
-        } else {
-            if (data != Py_None) {
-                PyObject *cid = PyObject_GetAttr(data, S_tool_call_id);
-                if (cid == NULL) {
-                    PyErr_Clear();
-                } else if (PyUnicode_Check(cid)) {
-                    Py_SETREF(key, cid);
-                } else {
-                    Py_DECREF(cid);
-                }
-            }
-            Py_DECREF(data);
+            continue;
         }
-        PyList_SET_ITEM(keys, i, key);
+        PyObject *cid = data != Py_None ? get_attr(data, S_tool_call_id, &sl_cid) : NULL;
+        Py_DECREF(data);
+        if (cid == NULL) {
+            PyErr_Clear();
+            continue;
+        }
+        if (PyUnicode_Check(cid)) {
+            Py_hash_t h = PyObject_Hash(cid);
+            if (h == -1) {
+                Py_DECREF(cid);
+                Py_CLEAR(out);
+                break;
+            }
+            hs[i] = h;
+            has[i] = 1;
+            bloom_probes(h, nbits, pr);
+            int hit = 1;
+            for (int j = 0; j < 3; j++)
+                if (!(bits[pr[j] >> 3] & (1u << (pr[j] & 7)))) hit = 0;
+            if (hit) {
+                PyObject *v = PyLong_FromSsize_t(i);
+                if (v == NULL || PyList_Append(out, v) < 0) Py_CLEAR(out);
+                Py_XDECREF(v);
+            }
+        }
+        Py_DECREF(cid);
     }
+    if (out != NULL && add) {
+        for (Py_ssize_t i = 0; i < n; i++) {
+            if (!has[i]) continue;
+            bloom_probes(hs[i], nbits, pr);
+            for (int j = 0; j < 3; j++) bits[pr[j] >> 3] |= (uint8_t)(1u << (pr[j] & 7));
+        }
+    }
+    PyMem_Free(hs);
+    PyMem_Free(has);
     Py_DECREF(seq);
-    PyObject *call = Py_BuildValue("(OOi)", bits, keys, add);
-    Py_DECREF(keys);
-    if (call == NULL) return NULL;
-    PyObject *out = bloom(self, call);
-    Py_DECREF(call);
+    PyBuffer_Release(&view);
     return out;
 }
 

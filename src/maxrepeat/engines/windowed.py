@@ -282,9 +282,8 @@ class _FirstResults:
             for offset, events in segments(windows):
                 hits = bloom_events(self.seen, events, True)
                 if hits:
-                    again = {_id_of(events[i]) for i in hits}
-                    bloom(self.spans, list(again), True)
-                    self._store(offset, events, again)
+                    bloom(self.spans, list({_id_of(events[i]) for i in hits}), True)
+                    self._store(offset, events, hits)
             self.db.commit()
         except (sqlite3.Error, MemoryError, UnicodeEncodeError):
             self.close()
@@ -294,12 +293,9 @@ class _FirstResults:
             raise
         return self
 
-    def _store(self, offset: int, events: list[Any], chosen: set[str | None]) -> list[int]:
-        """Store the results of ``events`` whose id is ``chosen``; the indices of the
-        events (calls and results) with such an id."""
-        small = bytearray(_small_bloom(len(chosen)))
-        bloom(small, list(chosen), True)
-        at = [j for j in bloom_events(small, events, False) if _id_of(events[j]) in chosen]
+    def _store(self, offset: int, events: list[Any], at: list[int]) -> None:
+        """Store the results among ``events[at]``: the events a Bloom filter answered
+        "yes" for, which are all those with such an id (the answer depends on the id)."""
         rows = [(_id_of(events[j]), offset + j, events[j].data.result) for j in at
                 if events[j].type == TOOL_RESULT]
         if rows:  # the earliest result of an id wins, whichever pass stored it
@@ -307,7 +303,6 @@ class _FirstResults:
                 "INSERT INTO results VALUES (?, ?, ?) ON CONFLICT(cid) DO UPDATE SET"
                 " idx = excluded.idx, ans = excluded.ans WHERE excluded.idx < results.idx",
                 rows)
-        return at
 
     def substitute(self, offset: int, events: list[Any]) -> list[Any]:
         """``events`` as the grader reads them: unchanged, unless a call's id spans
@@ -317,10 +312,9 @@ class _FirstResults:
         hits = bloom_events(self.spans, events, False)
         if not hits:
             return events
-        spanning = {_id_of(events[i]) for i in hits}
         try:
-            at = self._store(offset, events, spanning)
-            wanted = list({_id_of(events[j]) for j in at if events[j].type == TOOL_CALL})
+            self._store(offset, events, hits)
+            wanted = list({_id_of(events[j]) for j in hits if events[j].type == TOOL_CALL})
             if not wanted:
                 return events
             firsts: list[tuple[str, Any]] = []
@@ -333,7 +327,7 @@ class _FirstResults:
             raise _NotWindowed("database") from None
         gone = set(wanted)
         out = list(events)
-        for j in at:
+        for j in hits:
             if events[j].type == TOOL_RESULT and _id_of(events[j]) in gone:
                 out[j] = _BARE
         for cid, ans in firsts:
@@ -353,14 +347,6 @@ def _id_of(event: Any) -> str | None:
     data = event.data
     cid = data.tool_call_id if data is not None else None
     return cid if isinstance(cid, str) else None
-
-
-def _small_bloom(n: int) -> int:
-    """Bytes of a Bloom filter for ``n`` keys (a power of two, ~32 bits a key)."""
-    size = 64
-    while size < 4 * n:
-        size *= 2
-    return size
 
 
 def bloom_pure(bits: bytearray, keys: Sequence[str | None], add: bool) -> list[int]:
