@@ -5,8 +5,10 @@
 values strictly in input order whatever the number of workers, so reports are
 deterministic. At most ``window`` units are in flight at once, so memory stays bounded by
 a few units' results however long the batch is. ``jobs=1`` grades in this process. A
-native single-trajectory document above the streaming threshold is never loaded: its
-events are streamed into one `Monitor` per grader (`_grade_streamed`), in bounded memory.
+native single-trajectory document above the streaming threshold is never loaded: it is
+graded window by window (`engines.windowed`), or, when the windows cannot read it exactly,
+its events are streamed into one `Monitor` per grader (`_grade_streamed`); both in
+bounded memory (`_grade_large`).
 
 Hook points (for interruption handling and atomic reports):
 
