@@ -180,10 +180,12 @@ def _pct(a: int, b: int) -> str:
     return f"{100 * a / b:.1f}% ({a}/{b})" if b else "n/a"
 
 
-def cost(turns: int, repeat: int = 5) -> dict[str, tuple[float, float]]:
+def cost(turns: int, repeat: int = 5, stamped: bool = False) -> dict[str, tuple[float, float]]:
     """CPU seconds (best of ``repeat``) per setting on the large benchmark trajectory
     (``turns`` turns): ``grade()`` of the trajectory already read, and reading plus grading
-    from the file's bytes in memory (as bench/run.py times the large trajectory)."""
+    from the file's bytes in memory (as bench/run.py times the large trajectory).
+    ``stamped``: every result starts with a clock time (volatile text in every output:
+    each is rewritten by the Python transform, the native path's worst case)."""
     import importlib.util
 
     from maxrepeat.readers import Source, read_source
@@ -194,6 +196,8 @@ def cost(turns: int, repeat: int = 5) -> dict[str, tuple[float, float]]:
     bench_run = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench_run)
     text = bench_run._trajectory_text("large", turns, 1).encode()
+    if stamped:
+        text = text.replace(b'"result":"collected', b'"result":"at 2026-12-01T05:01:00Z collected')
 
     def read() -> Any:
         [traj] = [t for t in read_source(Source.from_bytes(text, "large.json"), "vally")]
@@ -222,6 +226,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="turns of the large benchmark trajectory for the cost figure "
                              "(0: skip)")
     parser.add_argument("-v", "--verbose", action="store_true", help="per-run figures")
+    parser.add_argument("--stamped", action="store_true",
+                        help="cost on the trajectory whose every result holds a timestamp")
     args = parser.parse_args(argv)
     runs = labelled()
     print(f"{len(runs)} labelled runs; detection with max 2, max_cycle_period 2")
@@ -244,11 +250,12 @@ def main(argv: list[str] | None = None) -> None:
           f"{first['rec_vol']} recorded with real agents; {first['real_legit']} real legitimate "
           f"spans, {first['legit']} in all)")
     if args.turns:
-        secs = cost(args.turns)
+        secs = cost(args.turns, stamped=args.stamped)
         load = os.getloadavg()[0]
         from maxrepeat.core import accel
 
-        print(f"\ncost on the large benchmark trajectory ({args.turns} turns, period 10, "
+        stamped = ", every result timestamped" if args.stamped else ""
+        print(f"\ncost on the large benchmark trajectory ({args.turns} turns{stamped}, period 10, "
               f"load {load:.1f}), CPU seconds (best of 5) and ratio to exact grading in the "
               f"same match mode: grade() of the read trajectory | read + grade from bytes; "
               f"grading by the {accel.description()} (MAXREPEAT_PURE=1: pure Python; "
