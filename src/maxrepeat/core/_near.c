@@ -1,21 +1,26 @@
-/* Near-duplicate keys in C (core/nearsteps.py; docs/design/near-duplicates.md, "Cost").
+/* Near-duplicate grading in C (core/nearsteps.py; docs/design/near-duplicates.md, "Cost";
+ * docs/design/native.md).
  *
- * Included by _native.c (one extension module; it uses its JSON canonicalizer, BLAKE2b and
- * event-field reads). The pure Python path stays the reference and the definition:
+ * Included by _native.c (one extension module; it uses its JSON canonicalizer, BLAKE2b,
+ * build_ids' hash and first-result table, and the event-field reads). The pure Python
+ * path stays the reference and the definition:
  *
- * - C never rewrites a string. `near_dirty` is a check that is true for every string one
- *   of the enabled built-in normalizers could change (a superset, the same pre-checks as
- *   core/normalizers.py, with any doubt counted as "could"). While `near_keys` runs,
- *   `g_near_mask` is set and the canonicalizer BAILs on a string value that is dirty, so
- *   the whole value goes to the Python reference (`fallback_args` / `fallback_obs`: the
- *   Transform, then canonical bytes). A clean value's rewrite is itself, so its canonical
- *   bytes are the raw value's.
+ * - C never rewrites a string. `near_dirty` (and `near_plain`, the same checks fused with
+ *   the plain-string test for a top-level string) is true for every string one of the
+ *   enabled built-in normalizers could change (a superset: the pre-checks of
+ *   core/normalizers.py, with any doubt counted as "could"). While a value is
+ *   canonicalized, `g_near_mask` is set and the canonicalizer BAILs on a string value
+ *   that is dirty, so the whole value goes to the Python reference (`fallback_args` /
+ *   `fallback_obs`: the Transform, then canonical bytes). A clean value's rewrite is
+ *   itself, so its canonical bytes are the raw value's.
  * - `ignore_arguments` is done here: top-level members named in `g_near_ignore` are left
  *   out of the canonical object (their values are still parsed, not checked).
+ * - `near_ids` gives grading what it needs (grouping, step ids from the 128-bit hash of
+ *   each key's parts, first results); `near_keys` the BLAKE2b keys, when read.
  * - Only settings whose rewrite is a pure function of each string are taken (no `replace`,
  *   no `similarity`: nearsteps decides). Any exception from the reference (a value that
- *   cannot be compared) makes `near_keys` return None: the pure path then runs whole and
- *   raises where it must.
+ *   cannot be compared) makes both return None: the pure path then runs whole and raises
+ *   where it must.
  */
 
 /* the normalizer bits (core.normalizers.NATIVE_BITS) */

@@ -86,7 +86,7 @@ def build_step_table(events: Sequence[Any], config: MaxRepeatConfig) -> StepTabl
         if table is not None:
             return table
     elif native is not None and config.match != "name":
-        from .nearsteps import native_near_table  # it builds on this module
+        from .nearnative import native_near_table  # it builds on this module
 
         table = native_near_table(native, events, config)
         if table is not None:
