@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import maxrepeat
-from maxrepeat.core import accel
+from maxrepeat.core import accel, windowsearch
 from maxrepeat.engines import windowed
 from maxrepeat.engines.batch import BatchGrader
 from maxrepeat.engines.driver import Graders
@@ -73,13 +73,14 @@ def _doc(events: list[dict[str, Any]], indent: int | None, id_after: bool) -> st
 @given(events=_events(), window=st.integers(1, 400), block=st.integers(1, 97),
        period=st.integers(1, 4), above=st.integers(1, 3), max_runs=st.integers(0, 3),
        indent=st.sampled_from([None, 1]), id_after=st.booleans(),
-       native=st.booleans(), bloom=st.sampled_from([1, 8, None]))
+       native=st.booleans(), bloom=st.sampled_from([1, 8, None]), prune=st.booleans())
 def test_windowed_equals_in_memory(tmp_path: Path, events: list[dict[str, Any]], window: int,
                                    block: int, period: int, above: int, max_runs: int,
                                    indent: int | None, id_after: bool, native: bool,
-                                   bloom: int | None) -> None:
+                                   bloom: int | None, prune: bool) -> None:
     """``bloom``: bytes of the filters that find the call ids spanning segments (one
-    byte: nearly every id looks like one, which must change nothing)."""
+    byte: nearly every id looks like one, which must change nothing); ``prune``: the
+    covered steps' intervals no later run can reach are dropped at every window."""
     text = _doc(events, indent, id_after)
     path = tmp_path / "t.json"
     path.write_text(text)
@@ -88,6 +89,9 @@ def test_windowed_equals_in_memory(tmp_path: Path, events: list[dict[str, Any]],
                for m in ("name", "name-args", "observation")]
     was = accel.use_native(native)
     sizes = windowed.SEEN_BYTES, windowed.SPANS_BYTES
+    keep = windowsearch._COVER_KEEP
+    if prune:
+        windowsearch._COVER_KEEP = 0  # type: ignore[misc]
     if bloom is not None:
         windowed.SEEN_BYTES = windowed.SPANS_BYTES = bloom  # type: ignore[misc]
     try:
@@ -96,6 +100,7 @@ def test_windowed_equals_in_memory(tmp_path: Path, events: list[dict[str, Any]],
     finally:
         accel.use_native(was)
         windowed.SEEN_BYTES, windowed.SPANS_BYTES = sizes  # type: ignore[misc]
+        windowsearch._COVER_KEEP = keep  # type: ignore[misc]
     assert graded is not None
     expected = [maxrepeat.grade(traj, c, max_runs=max_runs).to_dict() for c in configs]
     assert [r.to_dict() for r in graded.results] == expected
@@ -210,3 +215,22 @@ def test_batch_grades_a_large_document_by_windows(tmp_path: Path,
         out = [r.to_dict() for r in batch.results()]
     assert out == [maxrepeat.grade(read_one(path.read_bytes(), str(path)), config).to_dict()]
     assert out[0]["metadata"]["occurrences"] == 40
+
+
+@pytest.mark.parametrize("names", ["aaababab", "abababaaab", "aabbaabbaab"])
+def test_overlapping_runs_counted_once_across_windows(tmp_path: Path, names: str,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs of different periods that overlap (``a a a b a b a b``: ``a`` at 0-2, ``a b``
+    at 2-7) finish in different windows; the steps they share count once, even with the
+    cover's unreachable intervals dropped at every window."""
+    events = [{"type": "tool_call", "data": {"toolName": n}} for n in names]
+    path = tmp_path / "t.json"
+    path.write_text(_doc(events, None, False))
+    monkeypatch.setattr(windowsearch, "_COVER_KEEP", 0)
+    configs = [maxrepeat.MaxRepeatConfig(1, max_cycle_period=p, match="name") for p in (2, 3)]
+    doc = WindowedDocument(Source.from_path(path), window=1, block=5)
+    graded = grade_windowed(doc, Graders(configs, max_runs=0))
+    assert graded is not None
+    traj = read_one(path.read_bytes(), str(path))
+    assert [r.to_dict() for r in graded.results] == [
+        maxrepeat.grade(traj, c, max_runs=0).to_dict() for c in configs]
