@@ -10,7 +10,10 @@ time is recorded. Reported: median and p99 over the session, the median of the f
 last 100 calls (what grows with the session), and the first call (no saved state) on a
 log of ``--first`` calls against `maxrepeat grade`'s reader and grader of the same log,
 in-process (the floor measured in the same run). CPU seconds (``time.process_time``);
-the machine load is printed.
+the machine load is printed. ``--whole`` also times that first call as the agent runs it,
+a ``maxrepeat hook AGENT`` process given the hook's JSON on standard input, against a
+``maxrepeat grade`` process of the same log (children's user + system CPU, best and
+median of 5), as issue 12 item 4 compares them.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
+import subprocess
 import statistics
 import sys
 import tempfile
@@ -139,16 +144,78 @@ def first(reader: str, tmp: Path, calls: int) -> dict[str, Any]:
             "ratio": round(min(hook) / min(grade), 2)}
 
 
+def _payload(reader: str, log: Path, i: int) -> dict[str, Any]:
+    """The post-call hook input the agent sends for call ``i`` (its documented fields)."""
+    if reader == "codex":
+        return {"session_id": "s", "turn_id": "t", "transcript_path": str(log),
+                "cwd": str(log.parent), "hook_event_name": "PostToolUse", "model": "m",
+                "permission_mode": "default", "tool_name": "Bash",
+                "tool_input": {"command": _cmd(i)}, "tool_use_id": f"call_{i}",
+                "tool_response": _out(i)}
+    if reader == "gemini-cli":
+        return {"session_id": "s", "transcript_path": str(log), "cwd": str(log.parent),
+                "hook_event_name": "AfterTool", "timestamp": "2026-12-01T00:00:00Z",
+                "tool_name": "run_shell_command", "tool_input": {"command": _cmd(i)},
+                "tool_response": {"llmContent": _out(i), "returnDisplay": _out(i)}}
+    return {"sessionId": "s", "timestamp": 0, "cwd": str(log.parent), "toolName": "bash",
+            "toolArgs": json.dumps({"command": _cmd(i)}),
+            "toolResult": {"resultType": "success", "textResultForLlm": _out(i)}}
+
+
+def _child_cpu(cmd: list[str], stdin: str | None, env: dict[str, str]) -> float:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(cmd, input=stdin, capture_output=True, text=True, env=env,
+                          check=False)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"{cmd[:3]} failed: {done.stderr}")
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def whole(reader: str, tmp: Path, calls: int) -> dict[str, Any]:
+    """The first call as processes: ``maxrepeat hook READER`` against ``maxrepeat grade``."""
+    home = tmp / f"{reader}-home"
+    log = home / "session-state" / "s" / "events.jsonl" if reader == "copilot-cli" \
+        else tmp / f"{reader}-whole.jsonl"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("w") as fh:
+        fh.write(_lines(_start(reader)))
+        for i in range(calls):
+            fh.write(_lines(_before(reader, i) + _after(reader, i)))
+        fh.write(_lines(_before(reader, calls)))
+    env = {**os.environ, "COPILOT_HOME": str(home)}
+    cli = [sys.executable, "-m", "maxrepeat"]
+    flags = ["--max", "3", "--max-cycle-period", "2"]
+    stdin = json.dumps(_payload(reader, log, calls))
+    hook, grade = [], []
+    for k in range(5):
+        hook.append(_child_cpu([*cli, "hook", reader, *flags, "--cache-dir",
+                                str(tmp / f"{reader}-whole-{k}")], stdin, env))
+        grade.append(_child_cpu([*cli, "grade", str(log), "--format", reader, *flags,
+                                 "-o", "jsonl", "-q"], None, env))
+    hook.sort()
+    grade.sort()
+    return {"mb": round(log.stat().st_size / 1e6, 1), "hook_s": [round(hook[0], 3),
+            round(hook[2], 3)], "grade_s": [round(grade[0], 3), round(grade[2], 3)],
+            "ratio_best": round(hook[0] / grade[0], 2),
+            "ratio_median": round(hook[2] / grade[2], 2)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--session", type=int, default=10000)
     ap.add_argument("--first", type=int, default=20000)
     ap.add_argument("--only", default="codex,gemini-cli,copilot-cli")
+    ap.add_argument("--whole", action="store_true",
+                    help="only the first call, whole process, against maxrepeat grade")
     args = ap.parse_args()
     agentlog.LAG_WAIT = 0.0  # every result is on disk before the next hook: never waits
     with tempfile.TemporaryDirectory() as d:
         for reader in args.only.split(","):
             print("load", os.getloadavg()[0], reader)
+            if args.whole:
+                print(json.dumps({"whole": whole(reader, Path(d), args.first)}), flush=True)
+                continue
             print(json.dumps({"first": first(reader, Path(d), args.first),
                               "session": session(reader, Path(d), args.session)}), flush=True)
     print("load after", os.getloadavg()[0])
