@@ -168,13 +168,20 @@ _CONFIGS = st.builds(
 def test_native_near_keys_equal_the_pure_path(events: list[dict[str, Any]],
                                               config: dict[str, Any], style: int) -> None:
     """The same step table (keys, ids, steps, results) and the same result on both
-    paths, for trajectories read from JSON bytes in three spellings; the native path
-    really runs (it does not hand these back)."""
+    paths, for trajectories read from JSON bytes in three spellings and given as dicts;
+    the native path really runs (it does not hand these back)."""
+    from maxrepeat.core.grade import as_trajectory
+
     cfg = MaxRepeatConfig.from_mapping(config)
     doc = {"id": "t", "events": events}
     text = [json.dumps(doc, ensure_ascii=False, separators=(",", ":")),
             json.dumps(doc, ensure_ascii=False, indent=1), json.dumps(doc)][style]
-    [traj] = read_bytes_as_trajectories(text.encode(), "t.json")
+    [read] = read_bytes_as_trajectories(text.encode(), "t.json")
+    for traj in (read, as_trajectory(doc)):  # raw slices, and values given in memory
+        _same_on_both_paths(traj, cfg)
+
+
+def _same_on_both_paths(traj: Any, cfg: MaxRepeatConfig) -> None:
     was = accel.use_native(True)
     try:
         if cfg.near is not None:

@@ -661,6 +661,24 @@ static int near_part(FH *h, PyObject *value, PyObject *raw_type, int mask, PyObj
         PyBuffer_Release(&view);
         if (rc == OK) return empty;
     }
+    if (value == Py_None) { /* canonical_bytes(None) is b"jnull"; a None observation is empty */
+        if (observe) return 1;
+        fh_part(h, (const uint8_t *)"jnull", 5);
+        return 0;
+    }
+    if (PyUnicode_CheckExact(value)) { /* a str given in memory (not read from a file) */
+        Py_ssize_t len;
+        const char *str = PyUnicode_AsUTF8AndSize(value, &len);
+        if (str == NULL) {
+            PyErr_Clear(); /* lone surrogates: the reference below */
+        } else if (!near_dirty((const uint8_t *)str, len, mask)) {
+            if (observe && utf8_blank((const uint8_t *)str, len)) return 1;
+            scratch->n = 0;
+            if (buf_byte(scratch, 's') < 0 || buf_put(scratch, str, len) < 0) return -1;
+            fh_part(h, (const uint8_t *)scratch->p, (size_t)scratch->n);
+            return 0;
+        }
+    }
     int rc = near_canon(value, raw_type, mask, ignore, observe, scratch, &empty);
     if (rc == FAIL) return -1;
     if (rc == OK) {
