@@ -75,7 +75,8 @@ def _on(enabled: bool, fn: Any, *args: Any) -> Any:
 
 def _table(table: Any) -> tuple[Any, ...]:
     return (list(map(list, table.steps)), type(table.steps).__name__, list(table.keys),
-            table.ids, table.calls, dict(table.results), table.empty_steps)
+            list(table.ids), table.calls, dict(table.results), table.empty_steps,
+            sum(1 for i in table.ids if i < 0))
 
 
 def _outcome(fn: Any, *args: Any) -> Any:

@@ -1763,6 +1763,105 @@ static int fh_body(Ctx *x, FH *s, PyObject *value, int observe) {
     return 0;
 }
 
+/* A cache of call hashes by the input's bytes of a value (a msgspec.Raw slice) and the
+ * tool name, as the reference caches digests (core.fingerprints.fingerprint_keys): an
+ * action repeated is canonicalized once. Keyed by a 128-bit hash of (name, raw bytes), so
+ * it holds no reference; dropped, like the reference's, when fewer than 1 lookup in 8
+ * hits after a sample, and it stops growing at VC_MAX_SLOTS. */
+#define VC_SAMPLE 4096
+#define VC_MAX_SLOTS ((size_t)1 << 21)
+
+typedef struct {
+    uint64_t k0, k1, v0, v1; /* k0 == k1 == 0: free (a real key has k1's low bit set) */
+} VEntry;
+
+typedef struct {
+    VEntry *e;
+    size_t mask, used;
+    Py_ssize_t lookups, hits;
+    int off;
+} VCache;
+
+static void vc_free(VCache *c) {
+    PyMem_Free(c->e);
+    c->e = NULL;
+    c->mask = c->used = 0;
+}
+
+static VEntry *vc_slot(VCache *c, uint64_t k0, uint64_t k1) {
+    size_t i = (size_t)k0 & c->mask;
+    while (1) {
+        VEntry *e = &c->e[i];
+        if ((e->k0 == k0 && e->k1 == k1) || (e->k0 == 0 && e->k1 == 0)) return e;
+        i = (i + 1) & c->mask;
+    }
+}
+
+/* Room for one more entry; 0 when there is none (the cache just stops growing). */
+static int vc_room(VCache *c) {
+    if (c->e != NULL && (c->used + 1) * 2 <= c->mask + 1) return 1;
+    size_t size = c->e ? 2 * (c->mask + 1) : 4096;
+    if (size > VC_MAX_SLOTS) return 0;
+    VEntry *e = PyMem_Calloc(size, sizeof(VEntry));
+    if (e == NULL) return 0; /* only a cache: go on without growing it */
+    VEntry *old = c->e;
+    size_t old_size = old ? c->mask + 1 : 0;
+    c->e = e;
+    c->mask = size - 1;
+    for (size_t i = 0; i < old_size; i++) {
+        if (old[i].k0 == 0 && old[i].k1 == 0) continue;
+        *vc_slot(c, old[i].k0, old[i].k1) = old[i];
+    }
+    PyMem_Free(old);
+    return 1;
+}
+
+/* fh_body, then the final hash into out, through the cache when value is a Raw slice:
+ * 0 hashed, 1 an empty observation (not cached: cheap to see), -1 error. */
+static int fh_body_cached(Ctx *x, VCache *c, FH *h, PyObject *value, int observe,
+                          uint64_t out[2]) {
+    uint64_t key[2] = {0, 0};
+    int keyed = 0;
+    if (!c->off && Py_TYPE(value) == (PyTypeObject *)x->raw_type) {
+        Py_buffer view;
+        if (PyObject_GetBuffer(value, &view, PyBUF_SIMPLE) < 0) return -1;
+        FH r = *h;
+        fh_word(&r, 0x7261772062797465ULL); /* a domain of its own: raw input bytes */
+        fh_part(&r, view.buf, (size_t)view.len);
+        PyBuffer_Release(&view);
+        fh_final(&r, key);
+        key[1] |= 1;
+        keyed = 1;
+        c->lookups++;
+        if (c->e != NULL) {
+            VEntry *e = vc_slot(c, key[0], key[1]);
+            if (e->k1 != 0) {
+                c->hits++;
+                out[0] = e->v0;
+                out[1] = e->v1;
+                return 0;
+            }
+        }
+        if (c->lookups == VC_SAMPLE && c->hits * 8 < c->lookups) {
+            c->off = 1;
+            vc_free(c);
+            keyed = 0;
+        }
+    }
+    int r = fh_body(x, h, value, observe);
+    if (r != 0) return r;
+    fh_final(h, out);
+    if (keyed && vc_room(c)) {
+        VEntry *e = vc_slot(c, key[0], key[1]);
+        e->k0 = key[0];
+        e->k1 = key[1];
+        e->v0 = out[0];
+        e->v1 = out[1];
+        c->used++;
+    }
+    return 0;
+}
+
 /* The watched calls of build_ids: event index, the hash state after the name (the whole
  * hash in name and name-args mode), and in observation mode the call id's entry. */
 typedef struct {
@@ -1828,8 +1927,11 @@ static int hash_cmp(const void *a, const void *b) {
  * when some step is empty, as the reference numbers them. */
 static PyObject *ids_of_hashes(const uint64_t *sh, const uint8_t *empty, Py_ssize_t ns,
                                int any_empty) {
-    PyObject *ids = PyList_New(ns);
+    /* int64s (an array('q') on the Python side: no int object per step, and the search
+     * scans them as they are) */
+    PyObject *ids = PyBytes_FromStringAndSize(NULL, ns * 8);
     if (ids == NULL) return NULL;
+    int64_t *out = (int64_t *)PyBytes_AS_STRING(ids);
     size_t size = 1024;
     while (size < (size_t)ns * 2) size *= 2;
     Py_ssize_t *slot = PyMem_Malloc(size * sizeof(Py_ssize_t)); /* step + 1; 0 free */
@@ -1869,14 +1971,7 @@ static PyObject *ids_of_hashes(const uint64_t *sh, const uint8_t *empty, Py_ssiz
             }
             id = any_empty ? id_of[first] : first;
         }
-        PyObject *v = PyLong_FromSsize_t(id);
-        if (v == NULL) {
-            PyMem_Free(slot);
-            PyMem_Free(id_of);
-            Py_DECREF(ids);
-            return NULL;
-        }
-        PyList_SET_ITEM(ids, s, v);
+        out[s] = (int64_t)id;
     }
     PyMem_Free(slot);
     PyMem_Free(id_of);
@@ -1885,12 +1980,14 @@ static PyObject *ids_of_hashes(const uint64_t *sh, const uint8_t *empty, Py_ssiz
 
 /* build_ids(events, mode, period, watches, raw_type, canonical, observation, name_bytes)
  * -> None (the pure path must run) or
- *    (calls_or_steps, single, first_results_or_None, ids, n_calls, empty_steps) */
+ *    (calls_or_steps, single, first_results_or_None, ids, n_calls, empty_steps):
+ *    ids as int64 bytes; calls_or_steps as int64 bytes of the call indices when single */
 static PyObject *build_ids(PyObject *self, PyObject *args) {
     PyObject *events, *watches;
     int mode, period;
     Ctx x = {0};
     ICalls cs = {0};
+    VCache vc = {0};
     if (!PyArg_ParseTuple(args, "OiiOOOOO", &events, &mode, &period, &watches, &x.raw_type,
                           &x.canonical, &x.observation, &x.name_bytes))
         return NULL;
@@ -2007,9 +2104,13 @@ static PyObject *build_ids(PyObject *self, PyObject *args) {
         Py_DECREF(name);
         Py_ssize_t ent = -1;
         if (rc == 0 && mode == 1) {
+            /* the whole hash now: cs.h holds the final hash in name-args mode */
             PyObject *val = get_attr(data, S_arguments, &sl_val);
-            rc = val == NULL ? -1 : fh_body(&x, &h, val, 0);
+            uint64_t out[2];
+            rc = val == NULL ? -1 : fh_body_cached(&x, &vc, &h, val, 0, out);
             Py_XDECREF(val);
+            h.a = out[0];
+            h.b = out[1];
         } else if (rc == 0 && observe) {
             PyObject *cid = get_attr(data, S_tool_call_id, &sl_val);
             if (cid == NULL) {
@@ -2057,21 +2158,26 @@ static PyObject *build_ids(PyObject *self, PyObject *args) {
         Py_ssize_t empties = 0;
         for (Py_ssize_t j = 0; j < k; j++) {
             FH h = cs.h[a + j];
+            if (mode == 1) { /* hashed at the call */
+                buf[2 * j] = h.a;
+                buf[2 * j + 1] = h.b;
+                continue;
+            }
             if (observe) {
                 Py_ssize_t ent = cs.ent[a + j];
                 PyObject *value = ent >= 0 ? fr->t.e[ent].res : NULL;
                 int r = 1;
                 if (value != NULL) {
                     Py_INCREF(value);
-                    r = fh_body(&x, &h, value, 1);
+                    r = fh_body_cached(&x, &vc, &h, value, 1, buf + 2 * j);
                     Py_DECREF(value);
                 }
                 if (r < 0) goto error;
-                if (r == 1) { /* "tool + no observation" (emptydigest) */
-                    static const char tag[] = "\x00no-observation";
-                    empties++;
-                    fh_part(&h, (const uint8_t *)tag, sizeof(tag) - 1);
-                }
+                if (r == 0) continue;
+                /* "tool + no observation" (emptydigest) */
+                static const char tag[] = "\x00no-observation";
+                empties++;
+                fh_part(&h, (const uint8_t *)tag, sizeof(tag) - 1);
             }
             fh_final(&h, buf + 2 * j);
         }
@@ -2097,21 +2203,24 @@ static PyObject *build_ids(PyObject *self, PyObject *args) {
     ids = ids_of_hashes(sh, empty, nsteps, empties_total > 0);
     if (ids == NULL) goto error;
 
-    /* 4. the steps (as build_table gives them) */
-    shape = PyList_New(nsteps);
-    if (shape == NULL) goto error;
-    for (Py_ssize_t s = 0; s < nsteps; s++) {
+    /* 4. the steps: the call indices as int64s when each step is one call, else a list
+     * of index lists */
+    if (single) {
+        shape = PyBytes_FromStringAndSize(NULL, cs.n * 8);
+        if (shape == NULL) goto error;
+        int64_t *out = (int64_t *)PyBytes_AS_STRING(shape);
+        for (Py_ssize_t j = 0; j < cs.n; j++) out[j] = (int64_t)cs.idx[j];
+    } else {
+        shape = PyList_New(nsteps);
+        if (shape == NULL) goto error;
+    }
+    for (Py_ssize_t s = 0; !single && s < nsteps; s++) {
         Py_ssize_t a = cs.start[s], b = s + 1 < nsteps ? cs.start[s + 1] : cs.n;
-        PyObject *item;
-        if (single) {
-            item = PyLong_FromSsize_t(cs.idx[a]);
-        } else {
-            item = PyList_New(b - a);
-            for (Py_ssize_t j = a; item != NULL && j < b; j++) {
-                PyObject *v = PyLong_FromSsize_t(cs.idx[j]);
-                if (v == NULL) Py_CLEAR(item);
-                else PyList_SET_ITEM(item, j - a, v);
-            }
+        PyObject *item = PyList_New(b - a);
+        for (Py_ssize_t j = a; item != NULL && j < b; j++) {
+            PyObject *v = PyLong_FromSsize_t(cs.idx[j]);
+            if (v == NULL) Py_CLEAR(item);
+            else PyList_SET_ITEM(item, j - a, v);
         }
         if (item == NULL) goto error;
         PyList_SET_ITEM(shape, s, item);
@@ -2134,6 +2243,7 @@ cleanup:
     Py_XDECREF(x.names);
     buf_free(&x.scratch);
     icalls_free(&cs);
+    vc_free(&vc);
     PyMem_Free(sh);
     PyMem_Free(empty);
     PyMem_Free(buf);

@@ -8,6 +8,7 @@ step's key is its sorted digests joined, interned to a small int for the pattern
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import count
 from operator import attrgetter
@@ -68,12 +69,16 @@ class StepTable(msgspec.Struct, frozen=True):
     steps: Sequence[list[int]]
     results: Mapping[str, Any]
     keys: Sequence[bytes | None]
-    ids: list[int]
+    ids: Sequence[int]
     calls: int
+    #: how many steps are empty, when known (-1: counted when asked)
+    empty: int = -1
 
     @property
     def empty_steps(self) -> int:
         """How many steps have an empty fingerprint."""
+        if self.empty >= 0:
+            return self.empty
         return sum(1 for i in self.ids if i < 0)  # empty steps have negative ids
 
 
@@ -112,10 +117,20 @@ def _native_table(native: Any, events: Sequence[Any], config: MaxRepeatConfig) -
         observation_bytes, name_bytes)
     if out is None:
         return None
-    shape, single, found, ids, n_calls, _ = out
-    steps: Sequence[list[int]] = SingleCallSteps(shape) if single else shape
+    shape, single, found, raw_ids, n_calls, empty = out
+    # int64 arrays, not lists: no int object per step (and none for the cyclic GC to walk)
+    ids = array("q")
+    ids.frombytes(raw_ids)
+    steps: Sequence[list[int]]
+    if single:
+        calls = array("q")
+        calls.frombytes(shape)
+        steps = SingleCallSteps(calls)
+    else:
+        steps = shape
     results: Mapping[str, Any] = found if found is not None else LazyResults(events)
-    return StepTable(steps, results, NativeKeys(native, events, config, len(ids)), ids, n_calls)
+    return StepTable(steps, results, NativeKeys(native, events, config, len(ids)), ids, n_calls,
+                     empty)
 
 
 class NativeKeys(Sequence["bytes | None"]):

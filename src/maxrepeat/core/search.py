@@ -46,6 +46,8 @@ def _packed(ids: Sequence[int]) -> array[int] | None:
     bits that only the pure path compares)."""
     if accel.native is None:
         return None
+    if isinstance(ids, array) and ids.typecode == "q":
+        return ids  # the native table's ids are int64s already
     try:
         return array("q", ids)
     except (OverflowError, TypeError):

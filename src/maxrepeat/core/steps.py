@@ -149,7 +149,7 @@ class SingleCallSteps(Sequence[list[int]]):
 
     __slots__ = ("calls",)
 
-    def __init__(self, calls: list[int]) -> None:
+    def __init__(self, calls: Sequence[int]) -> None:
         self.calls = calls
 
     def __len__(self) -> int:
@@ -170,8 +170,8 @@ class SingleCallSteps(Sequence[list[int]]):
         return ([i] for i in self.calls)
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, SingleCallSteps):
-            return self.calls == other.calls
+        if isinstance(other, SingleCallSteps):  # a list or an array of int64s
+            return list(self.calls) == list(other.calls)
         if isinstance(other, Sequence):
             return list(self) == list(other)
         return NotImplemented
