@@ -177,6 +177,51 @@ def test_native_canonical_bytes_of_random_json(value: Any, ascii_only: bool,
     _check_text(raw)
 
 
+def _check_fast_object(raw: bytes) -> bool:
+    """build_ids' own canonicalizer of plain-keyed objects equals the reference (or leaves
+    the value to canon_raw); True when it answered."""
+    from maxrepeat.core import _native
+
+    got = _native.fast_canonical(raw)
+    if got is False:
+        return False
+    assert _outcome(canonical_bytes, msgspec.Raw(raw)) == ("ok", got), raw
+    return True
+
+
+@native
+def test_fast_object_canonical_bytes_of_awkward_values() -> None:
+    """Objects holding every awkward value and text, keys in any order, duplicated keys,
+    escaped and non-ASCII keys: the bytes equal the reference's, and plain ones are
+    answered (the comparison is not vacuous)."""
+    answered = [_check_fast_object(raw) for v in AWKWARD
+                for raw in _texts({"z": v, "k": v, "a": [v]}) + _texts({"k": {"b": v, "a": 1}})]
+    assert sum(answered) > len(answered) // 2  # the rest hold values canon_raw decides
+    for text in TEXTS:
+        for raw in (b'{"b":' + text + b',"a":' + text + b"}", b'{"k":' + text + b"}"):
+            _check_fast_object(raw)
+    for raw in (b'{"a":1,"a":2}', b'{"\\u00e9":1}', b'{"\xc3\xa9":1}', b'{"a\\"b":1}', b"{}",
+                b'{"a":1} x', b'{"a":1,}', b'{"a" 1}', b'{"a":}', b'{"' + b"k" * 40 + b'":1}'):
+        _check_fast_object(raw)
+    assert _check_fast_object(b'{"' + b"k" * 40 + b'":1}')
+    assert not _check_fast_object(b'{"a":1,"a":2}') and not _check_fast_object(b"{}")
+    wide = b"{" + b",".join(b'"k%d":%d' % (i, i) for i in range(40)) + b"}"
+    assert not _check_fast_object(wide)  # more members than it sorts in place
+
+
+@native
+@settings(max_examples=5 * EXAMPLES, deadline=None)
+@given(st.dictionaries(st.text(st.characters(codec="ascii"), max_size=6),
+                       json_values(floats=True, max_leaves=8), max_size=8),
+       st.booleans())
+def test_fast_object_canonical_bytes_of_random_objects(value: dict[str, Any],
+                                                       spaced: bool) -> None:
+    """Random objects (ASCII keys of any character, values of every JSON kind): the
+    native bytes equal the reference's."""
+    raw = json.dumps(value, separators=(", ", ": ") if spaced else (",", ":")).encode()
+    _check_fast_object(raw)
+
+
 @native
 @given(st.binary(max_size=600))
 def test_native_digest_is_blake2b(data: bytes) -> None:

@@ -1713,6 +1713,99 @@ static int fh_name(Ctx *x, FH *s, PyObject *name) {
     return 0;
 }
 
+/* The canonical bytes of a top-level object whose keys are plain ASCII (no escape, no
+ * control character, as tool arguments' keys are): the keys are copied as written (they
+ * are msgspec's spelling already) and sorted in place, the values canonicalized by
+ * canon_value. Anything else (another key, a duplicate, more than FC_MEMBERS members, an
+ * empty object, any fault) is NOT_HANDLED: canon_raw then does the whole value. */
+#define NOT_HANDLED 2
+#define FC_MEMBERS 32
+
+typedef struct {
+    const uint8_t *k;
+    Py_ssize_t kn, voff, vlen;
+} FMember;
+
+static Buf g_fc_tmp;
+
+static int fc_less(const FMember *x, const FMember *y) {
+    Py_ssize_t n = x->kn < y->kn ? x->kn : y->kn;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (x->k[i] != y->k[i]) return x->k[i] < y->k[i] ? -1 : 1;
+    return (x->kn > y->kn) - (x->kn < y->kn);
+}
+
+static int fc_object(const uint8_t *raw, Py_ssize_t n, Buf *out) {
+    FMember ms[FC_MEMBERS];
+    Py_ssize_t nm = 0;
+    Cur c = {raw, raw + n};
+    Buf *tmp = &g_fc_tmp;
+    tmp->n = 0;
+    skip_ws(&c);
+    if (c.p >= c.end || *c.p != '{') return NOT_HANDLED;
+    c.p++;
+    while (1) {
+        skip_ws(&c);
+        if (c.p >= c.end || *c.p != '"' || nm == FC_MEMBERS) return NOT_HANDLED;
+        const uint8_t *k = ++c.p;
+        while (c.p < c.end && *c.p >= 0x20 && *c.p < 0x7f && *c.p != '"' && *c.p != '\\') c.p++;
+        if (c.p >= c.end || *c.p != '"') return NOT_HANDLED;
+        Py_ssize_t kn = c.p - k;
+        c.p++;
+        skip_ws(&c);
+        if (c.p >= c.end || *c.p != ':') return NOT_HANDLED;
+        c.p++;
+        Py_ssize_t voff = tmp->n;
+        int rc = canon_value(&c, tmp, 1);
+        if (rc == FAIL) return FAIL;
+        if (rc != OK) return NOT_HANDLED;
+        /* insertion sort as the members come (objects here are small) */
+        FMember m = {k, kn, voff, tmp->n - voff};
+        Py_ssize_t j = nm;
+        while (j > 0) {
+            int cmp = fc_less(&m, &ms[j - 1]);
+            if (cmp == 0) return NOT_HANDLED; /* a duplicate key: the reference decides */
+            if (cmp > 0) break;
+            ms[j] = ms[j - 1];
+            j--;
+        }
+        ms[j] = m;
+        nm++;
+        skip_ws(&c);
+        if (c.p < c.end && *c.p == ',') {
+            c.p++;
+            continue;
+        }
+        if (c.p < c.end && *c.p == '}') {
+            c.p++;
+            break;
+        }
+        return NOT_HANDLED;
+    }
+    skip_ws(&c);
+    if (c.p != c.end) return NOT_HANDLED;
+    Py_ssize_t size = 3; /* j { } */
+    for (Py_ssize_t i = 0; i < nm; i++) size += ms[i].kn + 4 + ms[i].vlen;
+    if (buf_reserve(out, size) < 0) return FAIL;
+    char *w = out->p + out->n;
+    *w++ = 'j';
+    *w++ = '{';
+    for (Py_ssize_t i = 0; i < nm; i++) {
+        if (i) *w++ = ',';
+        *w++ = '"';
+        memcpy(w, ms[i].k, (size_t)ms[i].kn);
+        w += ms[i].kn;
+        *w++ = '"';
+        *w++ = ':';
+        memcpy(w, tmp->p + ms[i].voff, (size_t)ms[i].vlen);
+        w += ms[i].vlen;
+    }
+    *w++ = '}';
+    out->n = w - out->p;
+    if (tmp->cap > (1 << 20)) buf_free(tmp);
+    return OK;
+}
+
 /* The body part of a call's hash (call_digest's canonical bytes of value, absorbed into
  * s): 0 absorbed, 1 an empty observation (nothing absorbed), -1 error. */
 static int fh_body(Ctx *x, FH *s, PyObject *value, int observe) {
@@ -1738,7 +1831,13 @@ static int fh_body(Ctx *x, FH *s, PyObject *value, int observe) {
         Py_buffer view;
         if (PyObject_GetBuffer(value, &view, PyBUF_SIMPLE) < 0) return -1;
         int empty = 0;
-        int rc = canon_raw(view.buf, view.len, observe, &x->scratch, &empty);
+        const uint8_t *raw = view.buf;
+        int rc = view.len > 2 && raw[0] == '{' ? fc_object(raw, view.len, &x->scratch)
+                                               : NOT_HANDLED;
+        if (rc == NOT_HANDLED) {
+            x->scratch.n = 0;
+            rc = canon_raw(view.buf, view.len, observe, &x->scratch, &empty);
+        }
         PyBuffer_Release(&view);
         if (rc == FAIL) return -1;
         if (rc == OK) {
@@ -2251,6 +2350,27 @@ cleanup:
     return result;
 }
 
+/* fast_canonical(raw_bytes) -> fc_object's canonical bytes, or False (not handled). */
+static PyObject *fast_canonical(PyObject *self, PyObject *arg) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    Buf out = {0};
+    int rc = view.len > 2 && ((const uint8_t *)view.buf)[0] == '{'
+                 ? fc_object(view.buf, view.len, &out) : NOT_HANDLED;
+    PyBuffer_Release(&view);
+    PyObject *r;
+    if (rc == FAIL) {
+        r = NULL;
+    } else if (rc != OK) {
+        r = Py_False;
+        Py_INCREF(r);
+    } else {
+        r = PyBytes_FromStringAndSize(out.p, out.n);
+    }
+    buf_free(&out);
+    return r;
+}
+
 /* fast_hash(data) -> the 16 bytes of build_ids' hash of one part (for the tests). */
 static PyObject *fast_hash(PyObject *self, PyObject *arg) {
     Py_buffer view;
@@ -2491,6 +2611,7 @@ static PyMethodDef methods[] = {
     {"scan_json", scan_json, METH_VARARGS, "Item boundaries of a JSON container in raw bytes."},
     {"bloom", bloom, METH_VARARGS, "Test (and add) keys in a Bloom filter of string hashes."},
     {"bloom_events", bloom_events, METH_VARARGS, "bloom() over the events' call ids."},
+    {"fast_canonical", fast_canonical, METH_O, "build_ids' canonical bytes of a plain object."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native",
