@@ -1735,7 +1735,15 @@ static int fc_less(const FMember *x, const FMember *y) {
     return (x->kn > y->kn) - (x->kn < y->kn);
 }
 
+static int fc_members(const uint8_t *raw, Py_ssize_t n, Buf *out);
+
 static int fc_object(const uint8_t *raw, Py_ssize_t n, Buf *out) {
+    int rc = fc_members(raw, n, out);
+    if (g_fc_tmp.cap > (1 << 20)) buf_free(&g_fc_tmp); /* keep no huge buffer between values */
+    return rc;
+}
+
+static int fc_members(const uint8_t *raw, Py_ssize_t n, Buf *out) {
     FMember ms[FC_MEMBERS];
     Py_ssize_t nm = 0;
     Cur c = {raw, raw + n};
@@ -1802,7 +1810,6 @@ static int fc_object(const uint8_t *raw, Py_ssize_t n, Buf *out) {
     }
     *w++ = '}';
     out->n = w - out->p;
-    if (tmp->cap > (1 << 20)) buf_free(tmp);
     return OK;
 }
 
