@@ -188,7 +188,7 @@ def _same_on_both_paths(traj: Any, cfg: MaxRepeatConfig) -> None:
             assert native_near_table(accel.native, traj.events, cfg) is not None
         got = build_step_table(traj.events, cfg)
         want = build_step_table_pure(traj.events, cfg)
-        assert (list(map(list, got.steps)), list(got.keys), got.ids, got.calls) == \
+        assert (list(map(list, got.steps)), list(got.keys), list(got.ids), got.calls) == \
             (list(map(list, want.steps)), want.keys, want.ids, want.calls)
         assert dict(got.results) == dict(want.results)
         native_result = maxrepeat.grade(traj, cfg).to_dict()

@@ -708,7 +708,8 @@ static int near_part(FH *h, PyObject *value, PyObject *raw_type, int mask, PyObj
  * empty_steps) or None when the pure path must run. One pass as build_ids makes it (the
  * grouping of core.steps.group_steps, spec 3.2; a call's arguments hashed when it
  * arrives, its call id's entry made then, so the step pass reads the entries in order),
- * then the step hashes. Other arguments as near_keys'. */
+ * then the step hashes (ids as int64 bytes, ids_of_hashes'). Other arguments as
+ * near_keys'. */
 static PyObject *near_ids(PyObject *self, PyObject *args) {
     PyObject *events, *watches, *raw_type, *tool_info, *fallback_args, *fallback_obs;
     int mode, period, mask;

@@ -6,6 +6,7 @@ both paths give the same keys. See docs/design/native.md, "Near-duplicate keys".
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Sequence
 from functools import partial
 from typing import Any
@@ -47,7 +48,8 @@ def native_near_table(native: Any, events: Sequence[Any],
                           *callbacks)
     if got is None:
         return None
-    shape, single, ids, found, n_calls, _ = got
+    shape, single, raw_ids, found, n_calls, _ = got
+    ids = array("q", raw_ids)  # int64 bytes (ids_of_hashes), as build_ids gives them
     steps: Sequence[list[int]] = SingleCallSteps(shape) if single else shape
     results: Any = found if found is not None else LazyResults(events)
     keys_args = (events, shape, single, mode, config.max_cycle_period, mask, msgspec.Raw,
