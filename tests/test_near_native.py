@@ -109,7 +109,7 @@ def test_plain_strings_at_every_offset_group_as_the_reference(normalize: list[st
                     json.dumps({"id": "t", "events": events}).encode(), "t.json")
                 got = native_near_table(accel.native, traj.events, cfg)
                 assert got is not None
-                assert got.ids == build_step_table_pure(traj.events, cfg).ids, (pad, before)
+                assert list(got.ids) == build_step_table_pure(traj.events, cfg).ids, (pad, before)
 
 
 _VALUES = st.one_of(_TEXTS.map("".join), st.sampled_from(_FRAGMENTS))
