@@ -1764,11 +1764,16 @@ static int fc_members(const uint8_t *raw, Py_ssize_t n, Buf *out) {
         if (c.p >= c.end || *c.p != ':') return NOT_HANDLED;
         c.p++;
         Py_ssize_t voff = tmp->n;
+        /* near (_near.c): a key of ignore_arguments is parsed (not checked), not written */
+        int left_out = g_near_ignore != NULL && near_ignored((const char *)k, kn);
+        int mask = g_near_mask;
+        if (left_out) g_near_mask = 0;
         int rc = canon_value(&c, tmp, 1);
+        g_near_mask = mask;
         if (rc == FAIL) return FAIL;
         if (rc != OK) return NOT_HANDLED;
         /* insertion sort as the members come (objects here are small) */
-        FMember m = {k, kn, voff, tmp->n - voff};
+        FMember m = {k, kn, voff, left_out ? -1 : tmp->n - voff};
         Py_ssize_t j = nm;
         while (j > 0) {
             int cmp = fc_less(&m, &ms[j - 1]);
@@ -1793,13 +1798,16 @@ static int fc_members(const uint8_t *raw, Py_ssize_t n, Buf *out) {
     skip_ws(&c);
     if (c.p != c.end) return NOT_HANDLED;
     Py_ssize_t size = 3; /* j { } */
-    for (Py_ssize_t i = 0; i < nm; i++) size += ms[i].kn + 4 + ms[i].vlen;
+    for (Py_ssize_t i = 0; i < nm; i++)
+        if (ms[i].vlen >= 0) size += ms[i].kn + 4 + ms[i].vlen;
     if (buf_reserve(out, size) < 0) return FAIL;
     char *w = out->p + out->n;
     *w++ = 'j';
     *w++ = '{';
-    for (Py_ssize_t i = 0; i < nm; i++) {
-        if (i) *w++ = ',';
+    for (Py_ssize_t i = 0, first = 1; i < nm; i++) {
+        if (ms[i].vlen < 0) continue; /* left out (near-duplicate ignore_arguments) */
+        if (!first) *w++ = ',';
+        first = 0;
         *w++ = '"';
         memcpy(w, ms[i].k, (size_t)ms[i].kn);
         w += ms[i].kn;

@@ -257,7 +257,14 @@ static int near_canon(PyObject *value, PyObject *raw_type, int mask, PyObject *i
     g_near_mask = mask;
     g_near_ignore = ignore;
     out->n = 0;
-    int rc = canon_raw(view.buf, view.len, observe, out, empty);
+    *empty = 0;
+    int rc = NOT_HANDLED;
+    if (!observe && view.len > 2 && ((const uint8_t *)view.buf)[0] == '{') {
+        /* an arguments object with plain keys: the exact path's short path (fc_object) */
+        rc = fc_object(view.buf, view.len, out);
+        if (rc == NOT_HANDLED) out->n = 0;
+    }
+    if (rc == NOT_HANDLED) rc = canon_raw(view.buf, view.len, observe, out, empty);
     g_near_mask = 0;
     g_near_ignore = NULL;
     PyBuffer_Release(&view);
