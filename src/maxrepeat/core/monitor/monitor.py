@@ -6,7 +6,7 @@ design is in ``docs/design/monitor.md``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import msgspec
 
@@ -21,6 +21,25 @@ from .state import STATE_VERSION, Answer, State
 from .tracker import Tracker
 
 __all__ = ["Monitor"]
+
+
+class MonitorOptions(TypedDict, total=False):
+    """The keywords `Monitor` takes after its config (``Monitor(config, **options)``),
+    which `Monitor.from_bytes` and `Monitor.from_events` take and pass on as they are.
+
+    >>> opts: MonitorOptions = {"name": "loops", "max_runs": 5}
+    >>> Monitor(MaxRepeatConfig(max=2), **opts).result().name
+    'loops'
+    """
+
+    name: str | None
+    id: str | None
+    source: str | None
+    format: str
+    lenient: bool
+    forget_answers: bool
+    max_runs: int
+
 
 class Monitor:
     """The max-repeat grader, live: feed events one by one, read the result so far.
@@ -156,21 +175,10 @@ class Monitor:
         return msgspec.msgpack.encode(self._tracker.st)
 
     @classmethod
-    def from_bytes(
-        cls,
-        data: bytes,
-        config: MaxRepeatConfig,
-        *,
-        name: str | None = None,
-        id: str | None = None,
-        source: str | None = None,
-        format: str = "vally",
-        lenient: bool = False,
-        forget_answers: bool = False,
-        max_runs: int = DEFAULT_MAX_RUNS,
-    ) -> Monitor:
+    def from_bytes(cls, data: bytes, config: MaxRepeatConfig,
+                   **options: Unpack[MonitorOptions]) -> Monitor:
         """A monitor restored from `to_bytes`; `ValueError` when the data is not a state
-        of this version or does not fit the config."""
+        of this version or does not fit the config. ``options``: `Monitor`'s keywords."""
         try:
             state = msgspec.msgpack.decode(data, type=State)
         except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as exc:
@@ -178,30 +186,19 @@ class Monitor:
         if (state.version != STATE_VERSION
                 or len(state.front.stretches) != config.max_cycle_period):
             raise ValueError("monitor state of another version or config")
-        mon = cls(config, name=name, id=id, source=source, format=format, lenient=lenient,
-                  forget_answers=forget_answers, max_runs=max_runs)
+        mon = cls(config, **options)
         mon._tracker.restore(state)
         return mon
 
     @classmethod
-    def from_events(
-        cls,
-        events: Sequence[EventLike | Mapping[str, Any]],
-        config: MaxRepeatConfig,
-        *,
-        name: str | None = None,
-        id: str | None = None,
-        source: str | None = None,
-        format: str = "vally",
-        lenient: bool = False,
-        forget_answers: bool = False,
-        max_runs: int = DEFAULT_MAX_RUNS,
-    ) -> Monitor:
+    def from_events(cls, events: Sequence[EventLike | Mapping[str, Any]],
+                    config: MaxRepeatConfig, **options: Unpack[MonitorOptions]) -> Monitor:
         """A monitor that has taken ``events``: the same state, byte for byte, as
         ``Monitor(...)`` fed them one by one, built from the batch grader's tables
         (`grade()`'s grouping, fingerprints and run search, native where built) for all
         but the last unsettled events (``frombatch.py``). Catching up on a long log costs
         about what `grade()` of it costs, instead of the monitor's per-event work.
+        ``options``: `Monitor`'s keywords.
 
         >>> evs = [{"type": "tool_call", "data": {"toolName": "ls", "toolCallId": str(i)}}
         ...        for i in range(3)]
@@ -214,13 +211,17 @@ class Monitor:
         >>> m.to_bytes() == fed.to_bytes()
         True
         """
-        mon = cls(config, name=name, id=id, source=source, format=format, lenient=lenient,
-                  forget_answers=forget_answers, max_runs=max_runs)
+        mon = cls(config, **options)
         from .frombatch import prime
 
-        prime(mon._tracker, events, mon._traj.source or mon._traj.label)
+        prime(mon._tracker, events, mon._where)
         return mon
 
+    @property
+    def _where(self) -> str:
+        """The trajectory as error messages name it (its source, else its label)."""
+        return self._traj.source or self._traj.label
+
     def _add(self, event: EventLike | Mapping[str, Any]) -> None:
-        if self._tracker.add(event, self._traj.source or self._traj.label):
+        if self._tracker.add(event, self._where):
             self._cached = None
