@@ -51,6 +51,7 @@ API (shared by every agent hook; ``maxrepeat.guards.claude_code`` is the first u
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import tempfile
@@ -345,33 +346,11 @@ class GuardSession:
         self._blocks = blocks
         return True
 
-    def lines(self, offset: int = 0, lines: int = 0) -> Iterator[tuple[int, bytes]]:
-        """The complete lines of the log from byte ``offset`` on, numbered after ``lines``;
-        afterwards ``offset`` / ``line_count`` are where reading stopped and ``partial``
-        holds an unterminated last line (still being written)."""
-        if self._fh is None and self.missing and self.log is not None:
-            try:  # created since the session was entered
-                self._fh = open(self.log, "rb")
-            except OSError:
-                pass
-        fh = self._fh
-        self.offset, self.line_count, self.partial = offset, lines, b""
-        if fh is None:
-            return
-        fh.seek(offset)
-        for raw in fh:  # streamed: a first read of a long log stays small in memory
-            if not raw.endswith(b"\n"):
-                self.partial = raw
-                return
-            self.offset += len(raw)
-            self.line_count += 1
-            yield self.line_count, raw
-
-    def line_chunks(self, offset: int = 0, lines: int = 0,
-                    size: int = 8 << 20) -> Iterator[tuple[int, list[bytes]]]:
-        """`lines` read ``size`` bytes at a time: (the number of the chunk's first line,
-        its complete lines without their newline); the same ``offset`` / ``line_count`` /
-        ``partial`` afterwards."""
+    def _whole_lines(self, offset: int, lines: int, size: int) -> Iterator[bytes]:
+        """The log from byte ``offset`` on, read ``size`` bytes at a time and cut after
+        each read's last newline: every piece is complete lines, newlines kept. Resets
+        ``offset`` / ``line_count`` (to ``offset`` / ``lines``: the callers advance them)
+        and ``partial``, which holds the unterminated rest once the log is read."""
         if self._fh is None and self.missing and self.log is not None:
             try:  # created since the session was entered
                 self._fh = open(self.log, "rb")
@@ -388,16 +367,35 @@ class GuardSession:
             if not chunk:
                 break
             data = carry + chunk if carry else chunk
-            cut = data.rfind(b"\n")
-            if cut < 0:
-                carry = data
-                continue
-            part, carry = data[:cut].split(b"\n"), data[cut + 1:]
+            cut = data.rfind(b"\n") + 1
+            if cut:
+                yield data[:cut]
+            carry = data[cut:]
+        self.partial = carry
+
+    def lines(self, offset: int = 0, lines: int = 0) -> Iterator[tuple[int, bytes]]:
+        """The complete lines of the log from byte ``offset`` on, numbered after ``lines``;
+        afterwards ``offset`` / ``line_count`` are where reading stopped and ``partial``
+        holds an unterminated last line (still being written)."""
+        # a MiB at a time: a first read of a long log stays small in memory
+        for piece in self._whole_lines(offset, lines, 1 << 20):
+            for raw in io.BytesIO(piece):  # split at b"\n" only, as binary files are
+                self.offset += len(raw)
+                self.line_count += 1
+                yield self.line_count, raw
+
+    def line_chunks(self, offset: int = 0, lines: int = 0,
+                    size: int = 8 << 20) -> Iterator[tuple[int, list[bytes]]]:
+        """`lines` read ``size`` bytes at a time: (the number of the chunk's first line,
+        its complete lines without their newline); the same ``offset`` / ``line_count`` /
+        ``partial`` afterwards."""
+        for piece in self._whole_lines(offset, lines, size):
+            part = piece.split(b"\n")
+            part.pop()  # the empty text after the last newline
             first = self.line_count + 1
-            self.offset += cut + 1
+            self.offset += len(piece)
             self.line_count += len(part)
             yield first, part
-        self.partial = carry
 
     # -- the saved state ---------------------------------------------------------------
 
