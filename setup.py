@@ -9,7 +9,7 @@ setup(
         Extension(
             "maxrepeat.core._native",
             sources=["src/maxrepeat/core/_native.c"],
-            depends=["src/maxrepeat/core/_near.c"],  # included by _native.c
+            depends=["src/maxrepeat/core/_near.c", "src/maxrepeat/core/_nearnorm.c"],  # included
             optional=True,
         )
     ]

@@ -1,0 +1,268 @@
+/* The built-in normalizers of near-duplicate matching in C (core/normalizers.py is the
+ * definition; docs/design/native.md, "Near-duplicate keys"). Included by _near.c.
+ *
+ * near_dirty (and the one-pass variant of near_plain, nz_plain_at/nz_plain16) is true for
+ * every text one of the enabled normalizers could change: a superset, the pre-checks of
+ * core/normalizers.py with any doubt counted as "could".
+ */
+
+/* the normalizer bits (core.normalizers.NATIVE_BITS) */
+enum { NZ_ANSI = 1, NZ_TRAIL = 2, NZ_BLOCK = 4, NZ_TEMP = 8, NZ_NUMBERS = 16 };
+
+static int nz_digit(uint8_t b) { return b >= '0' && b <= '9'; }
+
+static int nz_hex(uint8_t b) {
+    return nz_digit(b) || (b >= 'a' && b <= 'f') || (b >= 'A' && b <= 'F');
+}
+
+/* Whether the character before s[i] is a word character (\w). Non-ASCII counts as not
+ * one: a match is then possible, so the text is dirty (the doubt goes to Python). */
+static int nz_word_before(const uint8_t *s, Py_ssize_t i) {
+    if (i == 0) return 0;
+    uint8_t b = s[i - 1];
+    return nz_digit(b) || (b >= 'A' && b <= 'Z') || (b >= 'a' && b <= 'z') || b == '_';
+}
+
+/* a unit's first character of the durations pre-check: [numsµh] */
+static int nz_unit(const uint8_t *s, Py_ssize_t n, Py_ssize_t p) {
+    if (p >= n) return 0;
+    uint8_t b = s[p];
+    if (b == 'n' || b == 'u' || b == 'm' || b == 's' || b == 'h') return 1;
+    return b == 0xC2 && p + 1 < n && s[p + 1] == 0xB5; /* µ */
+}
+
+/* the tail of the durations pre-check at p: m[0-9] | ' '?[numsµh] ('m' alone is a unit) */
+static int nz_tail(const uint8_t *s, Py_ssize_t n, Py_ssize_t p) {
+    if (nz_unit(s, n, p)) return 1;
+    return p < n && s[p] == ' ' && nz_unit(s, n, p + 1);
+}
+
+static Py_ssize_t nz_run(const uint8_t *s, Py_ssize_t n, Py_ssize_t p, int (*in)(uint8_t)) {
+    Py_ssize_t q = p;
+    while (q < n && in(s[q])) q++;
+    return q - p;
+}
+
+static int nz_pair(uint8_t a, uint8_t b) {
+    static const char *pairs[] = {"on", "ue", "ed", "hu", "ri", "at", "un", "an", "eb",
+                                  "ar", "pr", "ay", "ul", "ug", "ep", "ct", "ov", "ec"};
+    for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++)
+        if (pairs[i][0] == a && pairs[i][1] == b) return 1;
+    return 0;
+}
+
+/* whether the literal word stands at s[p] */
+#define nz_at(s, n, p, word) \
+    ((p) + (Py_ssize_t)sizeof(word) - 1 <= (n) && memcmp((s) + (p), word, sizeof(word) - 1) == 0)
+
+/* core.normalizers._BLOCK_SCAN at position i (s[i] in [0-9A-Za-fpP], no \w before it). */
+static int nz_block_at(const uint8_t *s, Py_ssize_t n, Py_ssize_t i) {
+    uint8_t c = s[i];
+    if (nz_digit(c)) {
+        /* [0-9]{3}- */
+        if (nz_run(s, n, i + 1, nz_digit) >= 3 && i + 4 < n && s[i + 4] == '-') return 1;
+        /* [0-9]?:[0-9]{2}: */
+        if (i + 4 < n && s[i + 1] == ':' && nz_digit(s[i + 2]) && nz_digit(s[i + 3]) &&
+            s[i + 4] == ':')
+            return 1;
+        if (i + 5 < n && nz_digit(s[i + 1]) && s[i + 2] == ':' && nz_digit(s[i + 3]) &&
+            nz_digit(s[i + 4]) && s[i + 5] == ':')
+            return 1;
+        /* [5-9][0-9]{8} */
+        if (i + 1 < n && s[i + 1] >= '5' && s[i + 1] <= '9' &&
+            nz_run(s, n, i + 2, nz_digit) >= 8)
+            return 1;
+        /* [0-9]*(\.[0-9]+)?(m[0-9]| ?[numsµh]): only the longest digit runs can be
+         * followed by the tail (a shorter run leaves a digit next) */
+        Py_ssize_t j = i + 1 + nz_run(s, n, i + 1, nz_digit);
+        if (nz_tail(s, n, j)) return 1;
+        if (j + 1 < n && s[j] == '.' && nz_digit(s[j + 1])) {
+            Py_ssize_t k = j + 1 + nz_run(s, n, j + 1, nz_digit);
+            if (nz_tail(s, n, k)) return 1;
+        }
+        /* (?<=\[[0-9])[0-9]{1,6}\] */
+        if (i > 0 && s[i - 1] == '[') {
+            Py_ssize_t m = nz_run(s, n, i + 1, nz_digit);
+            if (m >= 1 && m <= 6 && i + 1 + m < n && s[i + 1 + m] == ']') return 1;
+        }
+        /* (?<=0)x[0-9a-fA-F]{4} */
+        if (c == '0' && i + 1 < n && s[i + 1] == 'x' && nz_run(s, n, i + 2, nz_hex) >= 4)
+            return 1;
+    }
+    if (c >= 'A' && c <= 'Z' && i + 2 < n && nz_pair(s[i + 1], s[i + 2])) return 1;
+    /* (?<=[0-9a-fA-F])[0-9a-fA-F]{7} */
+    if (nz_hex(c) && nz_run(s, n, i + 1, nz_hex) >= 7) return 1;
+    if (c == 'p' || c == 'P') {
+        if (nz_at(s, n, i + 1, "id") || nz_at(s, n, i + 1, "ID") || nz_at(s, n, i + 1, "gid") ||
+            nz_at(s, n, i + 1, "GID") || nz_at(s, n, i + 1, "rocess") ||
+            nz_at(s, n, i + 1, "ort") || nz_at(s, n, i + 1, "ORT"))
+            return 1;
+    }
+    return 0;
+}
+
+/* Whether a byte may start one of _BLOCK_SCAN's branches: [0-9A-Za-fpP]. */
+static uint8_t nz_start[256];
+
+static void nz_init(void) {
+    for (int c = '0'; c <= '9'; c++) nz_start[c] = 1;
+    for (int c = 'A'; c <= 'Z'; c++) nz_start[c] = 1;
+    for (int c = 'a'; c <= 'f'; c++) nz_start[c] = 1;
+    nz_start['p'] = 1;
+}
+
+/* whether the literal word ends just before s[i] */
+#define nz_before(s, i, word) \
+    ((i) >= (Py_ssize_t)sizeof(word) - 1 && \
+     memcmp((s) + (i) - (sizeof(word) - 1), word, sizeof(word) - 1) == 0)
+
+/* The next position of byte c at or after i, or n. */
+static Py_ssize_t nz_next(const uint8_t *s, Py_ssize_t n, Py_ssize_t i, int c) {
+    if (i >= n) return n;
+    const uint8_t *p = memchr(s + i, c, (size_t)(n - i));
+    return p == NULL ? n : p - s;
+}
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+/* 0xFF in each byte of v within [lo, hi] (unsigned) */
+static inline __m128i nz_range(__m128i v, int lo, int hi) {
+    __m128i d = _mm_xor_si128(_mm_sub_epi8(v, _mm_set1_epi8((char)lo)), _mm_set1_epi8((char)0x80));
+    return _mm_andnot_si128(_mm_cmpgt_epi8(d, _mm_set1_epi8((char)((hi - lo) ^ 0x80))),
+                            _mm_set1_epi8((char)0xFF));
+}
+
+/* _BLOCK_SCAN for the 16 positions from i (i >= 1: the byte before is read; v: the 16
+ * bytes): the candidates (a start character with no \w before it) found by comparisons,
+ * each then checked by nz_block_at. Shared by near_dirty and near_plain. */
+static int nz_block16(const uint8_t *s, Py_ssize_t n, Py_ssize_t i, __m128i v) {
+    __m128i p = _mm_loadu_si128((const __m128i *)(s + i - 1));
+    __m128i start = _mm_or_si128(_mm_or_si128(nz_range(v, '0', '9'), nz_range(v, 'A', 'Z')),
+                                 _mm_or_si128(nz_range(v, 'a', 'f'),
+                                              _mm_cmpeq_epi8(v, _mm_set1_epi8('p'))));
+    /* \w before: ASCII letters, digits, '_' (a non-ASCII byte counts as not one) */
+    __m128i word = _mm_or_si128(_mm_or_si128(nz_range(p, '0', '9'), nz_range(p, 'A', 'Z')),
+                                _mm_or_si128(nz_range(p, 'a', 'z'),
+                                             _mm_cmpeq_epi8(p, _mm_set1_epi8('_'))));
+    unsigned bits = (unsigned)_mm_movemask_epi8(_mm_andnot_si128(word, start));
+    while (bits) {
+        if (nz_block_at(s, n, i + __builtin_ctz(bits))) return 1;
+        bits &= bits - 1;
+    }
+    return 0;
+}
+#endif
+
+/* core.normalizers._BLOCK_SCAN: a character of [0-9A-Za-fpP] with no \w before it where
+ * one of the branches matches (nz_block_at). 16 bytes at a time where SSE2 exists (every
+ * x86-64): the candidates are found by comparisons, then each is checked as below. */
+static int nz_block_scan(const uint8_t *s, Py_ssize_t n) {
+    Py_ssize_t i = 0;
+    if (nz_start[s[0]] && nz_block_at(s, n, 0)) return 1;
+    i = 1;
+#if defined(__SSE2__)
+    for (; i + 16 <= n; i += 16) {
+        if (nz_block16(s, n, i, _mm_loadu_si128((const __m128i *)(s + i)))) return 1;
+    }
+#endif
+    for (; i < n; i++)
+        if (nz_start[s[i]] && !nz_word_before(s, i) && nz_block_at(s, n, i)) return 1;
+    return 0;
+}
+
+/* Whether one of the normalizers in mask could change the UTF-8 text s (see above): the
+ * substrings the pre-checks look for (core.normalizers._PRECHECKS, _BLOCK_NEEDLES and
+ * _trailing) are found with memchr, the block scan by nz_block_scan. */
+static int near_dirty(const uint8_t *s, Py_ssize_t n, int mask) {
+    if (n == 0) return 0;
+    if ((mask & NZ_ANSI) && memchr(s, 0x1b, (size_t)n) != NULL) return 1;
+    if (mask & NZ_TRAIL) {
+        /* _trailing: the last character is white space (str.isspace; any non-ASCII one is
+         * taken as possibly so), or " \n", "\t\n", "\r\n" inside */
+        uint8_t last = s[n - 1];
+        if (last >= 0x80 || last == ' ' || (last >= 9 && last <= 13) || (last >= 28 && last <= 31))
+            return 1;
+        for (Py_ssize_t i = nz_next(s, n, 1, '\n'); i < n; i = nz_next(s, n, i + 1, '\n'))
+            if (s[i - 1] == ' ' || s[i - 1] == '\t' || s[i - 1] == '\r') return 1;
+    }
+    if (mask & NZ_NUMBERS) {
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (nz_digit(s[i])) return 1;
+    }
+    if (mask & NZ_TEMP) {
+        if (memchr(s, '\\', (size_t)n) != NULL) return 1;
+        for (Py_ssize_t i = nz_next(s, n, 0, '/'); i < n; i = nz_next(s, n, i + 1, '/'))
+            if (nz_at(s, n, i, "/tmp/") || nz_at(s, n, i, "/var/") || nz_at(s, n, i, "/dev/shm/"))
+                return 1;
+    }
+    if (mask & NZ_BLOCK) {
+        for (Py_ssize_t i = nz_next(s, n, 0, ':'); i < n; i = nz_next(s, n, i + 1, ':'))
+            if ((i > 0 && s[i - 1] == ']') || nz_at(s, n, i, ":::") || nz_at(s, n, i, "::1:") ||
+                nz_before(s, i, "localhost") || nz_before(s, i, "127.0.0.1") ||
+                nz_before(s, i, "0.0.0.0"))
+                return 1;
+        for (Py_ssize_t i = nz_next(s, n, 5, 'I'); i < n; i = nz_next(s, n, i + 1, 'I'))
+            if (nz_at(s, n, i - 5, "shellId")) return 1;
+        if (nz_block_scan(s, n)) return 1;
+    }
+    return 0;
+}
+
+/* near_dirty(text, mask) -> bool: the check, for the tests. */
+static PyObject *py_near_dirty(PyObject *self, PyObject *args) {
+    const char *s;
+    Py_ssize_t n;
+    int mask;
+    if (!PyArg_ParseTuple(args, "s#i", &s, &n, &mask)) return NULL;
+    return PyBool_FromLong(near_dirty((const uint8_t *)s, n, mask));
+}
+
+/* The special checks of near_dirty at position i of ASCII text (no control character,
+ * no backslash): the temp-path and block needles that start at '/', ':' or 'I'. */
+static int nz_needle_at(const uint8_t *s, Py_ssize_t n, Py_ssize_t i, int mask) {
+    switch (s[i]) {
+        case '/':
+            return (mask & NZ_TEMP) &&
+                   (nz_at(s, n, i, "/tmp/") || nz_at(s, n, i, "/var/") || nz_at(s, n, i, "/dev/shm/"));
+        case ':':
+            return (mask & NZ_BLOCK) &&
+                   ((i > 0 && s[i - 1] == ']') || nz_at(s, n, i, ":::") || nz_at(s, n, i, "::1:") ||
+                    nz_before(s, i, "localhost") || nz_before(s, i, "127.0.0.1") ||
+                    nz_before(s, i, "0.0.0.0"));
+        case 'I': return (mask & NZ_BLOCK) && i >= 5 && nz_at(s, n, i - 5, "shellId");
+    }
+    return 0;
+}
+
+/* Position i of near_plain's scan: 1 when the string is not plain or a normalizer in
+ * mask could change it (then the general path decides). */
+static int nz_plain_at(const uint8_t *s, Py_ssize_t m, Py_ssize_t i, int mask, int *blank) {
+    uint8_t c = s[i];
+    if (c >= 0x80 || c == '\\' || c == '"' || c < 0x20) return 1;
+    if (c != ' ') *blank = 0;
+    if ((c == '/' || c == ':' || c == 'I') && nz_needle_at(s, m, i, mask)) return 1;
+    if ((mask & NZ_NUMBERS) && nz_digit(c)) return 1;
+    return (mask & NZ_BLOCK) && nz_start[c] && !nz_word_before(s, i) && nz_block_at(s, m, i);
+}
+
+#if defined(__SSE2__)
+/* nz_plain_at for the 16 positions from i (i >= 1: the byte before is read). */
+static int nz_plain16(const uint8_t *s, Py_ssize_t m, Py_ssize_t i, int mask, int *blank) {
+    __m128i v = _mm_loadu_si128((const __m128i *)(s + i));
+    __m128i bad = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                                            _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+                               nz_range(v, 0, 0x1f));
+    if (_mm_movemask_epi8(bad) | _mm_movemask_epi8(v)) return 1; /* high bit: non-ASCII */
+    if (*blank && _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(' '))) != 0xFFFF) *blank = 0;
+    __m128i special = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('/')),
+                                   _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(':')),
+                                                _mm_cmpeq_epi8(v, _mm_set1_epi8('I'))));
+    unsigned bits = (unsigned)_mm_movemask_epi8(special);
+    while (bits) {
+        if (nz_needle_at(s, m, i + __builtin_ctz(bits), mask)) return 1;
+        bits &= bits - 1;
+    }
+    if ((mask & NZ_NUMBERS) && _mm_movemask_epi8(nz_range(v, '0', '9'))) return 1;
+    return (mask & NZ_BLOCK) && nz_block16(s, m, i, v);
+}
+#endif
