@@ -35,7 +35,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 import maxrepeat  # noqa: E402
 from maxrepeat import MaxRepeatConfig  # noqa: E402
 from maxrepeat.guards import agentlog  # noqa: E402
-from maxrepeat.guards.agentlog import HookCall, judge  # noqa: E402
+from maxrepeat.guards.agentlog import judge  # noqa: E402
+from maxrepeat.guards.hookcall import HookCall  # noqa: E402
 
 CONFIGS = [MaxRepeatConfig(max=3, max_cycle_period=2)]
 OUTPUT = "line of build output that the tool printed, " * 10  # ~450 bytes

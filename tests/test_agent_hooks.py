@@ -15,7 +15,9 @@ from typing import Any
 import pytest
 
 from maxrepeat.core.config import MaxRepeatConfig
-from maxrepeat.guards import agentlog, codex, copilot_cli, gemini_cli
+from maxrepeat.guards import codex, copilot_cli, gemini_cli
+from maxrepeat.guards.hookcall import HookCall
+from maxrepeat.guards.placement import place_call
 from maxrepeat.guards.agent_writers import CodexWriter, CopilotCliWriter, GeminiCliWriter
 from maxrepeat.guards.install import install, uninstall
 from maxrepeat.guards.policy import Action
@@ -295,18 +297,18 @@ def test_place_call_adds_the_result_inside_the_calls_turn() -> None:
 
     events = [turn_start("1"), tool_call("bash", "a", {}), tool_result("a", "x"), turn_end("1"),
               turn_start("2"), tool_call("bash", "b", {}), turn_end("2")]
-    call = agentlog.HookCall("post", "s", None, "codex", "id", "bash", call_id="b",
-                             result="out", ok=False)
-    history, current = agentlog.place_call(events, call)
+    call = HookCall("post", "s", None, "codex", "id", "bash", call_id="b",
+                    result="out", ok=False)
+    history, current = place_call(events, call)
     assert history == events[:4]
     assert [e.type for e in current] == ["turn_start", "tool_call", "tool_result", "turn_end"]
     assert current[2].data.result == "out" and current[2].data.success is False
-    pre = agentlog.HookCall("pre", "s", None, "codex", "id", "bash", call_id="b")
-    assert [e.type for e in agentlog.place_call(events, pre)[1]] == [
+    pre = HookCall("pre", "s", None, "codex", "id", "bash", call_id="b")
+    assert [e.type for e in place_call(events, pre)[1]] == [
         "turn_start", "tool_call", "turn_end"]
-    absent = agentlog.HookCall("post", "s", None, "gemini-cli", "absent", "bash",
-                               arguments={}, result="r")
-    history, current = agentlog.place_call(events, absent)
+    absent = HookCall("post", "s", None, "gemini-cli", "absent", "bash",
+                      arguments={}, result="r")
+    history, current = place_call(events, absent)
     assert history == events and current[1].data.tool_name == "bash"
 
 

@@ -21,7 +21,8 @@ import pytest
 from maxrepeat import MaxRepeatConfig
 from maxrepeat.core.config import unique_names
 from maxrepeat.guards import agentlog
-from maxrepeat.guards.agentlog import HookCall, _Extra, judge
+from maxrepeat.guards.agentlog import _Extra, judge
+from maxrepeat.guards.hookcall import HookCall
 from maxrepeat.guards.policy import Action, Decision, Policy
 from maxrepeat.guards.session import GuardSession, Snapshot, signature_of
 

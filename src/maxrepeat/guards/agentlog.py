@@ -9,7 +9,7 @@ the log does not have it yet, and asks the shared escalation policy
 (`maxrepeat.guards.policy`) what to do.
 
 Where the current call stands in the log when the hook runs differs per agent (measured
-with each agent's release, see ``docs/design/agent-guards.md``):
+with each agent's release, see ``docs/design/agent-guards.md``; `.placement` places it):
 
 * ``"id"``: the call is already written, with the id the payload names (Codex CLI);
 * ``"unanswered"``: the call is already written, but the payload names no id: it is the
@@ -42,72 +42,25 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 import msgspec
 
 from ..core.config import MaxRepeatConfig, unique_names
-from ..core.errors import TrajectoryFormatError
-from ..core.events import (
-    TOOL_CALL,
-    TOOL_RESULT,
-    TURN_END,
-    Event,
-    Trajectory,
-    tool_call,
-    tool_result,
-    turn_end,
-    turn_start,
-)
 from ..core.monitor import Monitor
+from .hookcall import HookCall
 from .logread import LogRead, read_log, read_whole, results_in
+from .placement import place_call, repeats, settled_call
 from .policy import Action, Decision, Escalation, Policy
 from .session import GuardSession, Snapshot, signature_of
 
-__all__ = ["HookCall", "HookOutput", "UNKNOWN", "place_call", "judge", "PLACEMENTS",
-           "payload_str", "require"]
+__all__ = ["judge"]
 
 #: Longest wait (seconds) for a log that lags behind the hooks (see `_caught_up`).
 LAG_WAIT: Final = 2.0
 #: Part of the saved state's signature: changes when what the guard saves changes.
 RESUME_FORMAT: Final = "resume-1"
-#: How the current call stands in the log when the hook runs (see the module docstring).
-PLACEMENTS: Final = ("id", "unanswered", "absent")
-
-
-class _Unknown:
-    def __repr__(self) -> str:
-        return "UNKNOWN"
-
-
-#: Arguments the payload does not give (the call is then matched by name only).
-UNKNOWN: Final[Any] = _Unknown()
-
-
-@dataclass(frozen=True)
-class HookCall:
-    """One hook invocation, in the log's terms.
-
-    ``name`` and ``arguments`` are spelled as the agent's log spells them (the guard of
-    each agent translates); ``result`` / ``ok`` only for ``phase="post"``.
-    """
-
-    phase: str
-    session: str | None
-    log: str | None
-    reader: str
-    placement: str
-    name: str
-    arguments: Any = UNKNOWN
-    call_id: str | None = None
-    result: Any = None
-    ok: bool = True
-    #: "hold": a stop decided before the call is kept for the next hook of the same call
-    #: (Copilot stops from ``permissionRequest``, which runs after ``preToolUse``);
-    #: "take": that hook answers with the held stop instead of judging again
-    stop: str = ""
 
 
 class _Extra(msgspec.Struct):
@@ -120,95 +73,6 @@ class _Extra(msgspec.Struct):
     events: int = 0
     results: int = 0
     exact: bool = False  # a call id came back: every result is kept
-
-
-def _call_ids(events: Sequence[Event]) -> list[str]:
-    return [e.data.tool_call_id for e in events
-            if e.type == TOOL_CALL and e.data.tool_call_id is not None]
-
-
-def _repeats(read: LogRead, later: list[Event]) -> bool:
-    """Whether a call id of ``later`` (the open history and the current turn) comes
-    twice, or was settled before. The readers never give one id twice (their builder
-    drops a call id seen before), so only a call made from the payload can."""
-    seen: set[str] = set()
-    for cid in _call_ids(later):
-        if cid in seen or (read.conv is not None and read.conv.settled_any(cid)):
-            return True
-        seen.add(cid)
-    return False
-
-
-def _turn_bounds(events: Sequence[Event], i: int) -> tuple[int, int]:
-    """[start, end) of the turn holding event ``i`` (turn_start .. turn_end included)."""
-    start = i
-    while start > 0 and events[start - 1].type not in (TURN_END,) and \
-            events[start].type != "turn_start":
-        start -= 1
-    end = i + 1
-    while end < len(events) and events[end - 1].type != TURN_END:
-        end += 1
-    return start, end
-
-
-def _find(events: Sequence[Event], call: HookCall) -> int | None:
-    """Index of the current call's ``tool_call`` event in the log, or None."""
-    if call.placement == "absent":
-        return None
-    if call.placement == "id":
-        for i in range(len(events) - 1, -1, -1):
-            e = events[i]
-            if e.type == TOOL_CALL and e.data.tool_call_id == call.call_id:
-                return i
-        return None
-    answered = {e.data.tool_call_id for e in events if e.type == TOOL_RESULT}
-    for i in range(len(events) - 1, -1, -1):
-        e = events[i]
-        if (e.type == TOOL_CALL and e.data.tool_name == call.name
-                and (e.data.tool_call_id is None or e.data.tool_call_id not in answered)
-                and (call.arguments is UNKNOWN or e.data.arguments == call.arguments)):
-            return i
-    return None
-
-
-def place_call(events: Sequence[Event], call: HookCall, base: int = 0
-               ) -> tuple[list[Event], list[Event]]:
-    """Split the log's events into (history, the current call's turn).
-
-    The current turn holds the call (taken from the log when it is there, else made from
-    the payload) and, after the call, its result from the payload when the log lacks it.
-    Before the call, results are left out (the call has not run). ``base``: how many
-    events of the log come before ``events`` (they name a call made from the payload).
-    """
-    events = list(events)
-    i = _find(events, call)
-    if i is None:
-        cid = call.call_id or f"maxrepeat-hook-{base + len(events)}"
-        current = [turn_start("maxrepeat-hook"), tool_call(call.name, cid, call.arguments)]
-        if call.phase == "post":
-            current.append(tool_result(cid, call.result, call.ok))
-        current.append(turn_end("maxrepeat-hook"))
-        return events, current
-    start, end = _turn_bounds(events, i)
-    history, turn = events[:start], events[start:end]
-    found = events[i].data.tool_call_id
-    if call.phase == "pre":
-        # the refused call and anything after it have not happened
-        turn = [e for e in turn if e.type != TOOL_RESULT or e.data.tool_call_id != found]
-    elif found is not None and not any(e.type == TOOL_RESULT and e.data.tool_call_id == found
-                                       for e in turn):
-        at = len(turn) - 1 if turn and turn[-1].type == TURN_END else len(turn)
-        turn.insert(at, tool_result(found, call.result, call.ok))
-    # events after the current turn (none in practice) stay where they were
-    return history, turn + events[end:]
-
-
-def _settled_call(read: LogRead, call: HookCall) -> bool:
-    """Whether the current call may be in the settled part of the log (not in the open
-    part): the whole log is then read to find it."""
-    if read.conv is None or call.placement == "absent" or _find(read.open, call) is not None:
-        return False
-    return read.conv.settled_any(call.call_id if call.placement == "id" else None)
 
 
 def judge(
@@ -248,11 +112,11 @@ def judge(
                      and len(snap.monitors) == len(configs))
         while True:
             read = _caught_up(gs, call.reader, log, snap if resumable else None, extra, seen)
-            if log is not None and _settled_call(read, call):
+            if log is not None and settled_call(read, call):
                 read = read_whole(gs, call.reader, log)
             exact = extra.exact
             history, current = place_call(read.open, call, read.base)
-            if not exact and _repeats(read, history + current):
+            if not exact and repeats(read, history + current):
                 # a call id came back: feed everything again keeping every result, from
                 # now on
                 exact = True
@@ -342,25 +206,3 @@ def _caught_up(gs: GuardSession, reader: str, log: str | None, snap: Snapshot | 
         if answered >= seen or time.monotonic() >= deadline:
             return read
         time.sleep(0.02)
-
-
-@dataclass(frozen=True)
-class HookOutput:
-    """What the hook command prints and how it exits: ``stdout`` the JSON object for the
-    agent (None: print nothing), ``exit_code`` 0 (the agent reads the JSON)."""
-
-    stdout: dict[str, Any] | None
-    exit_code: int = 0
-
-
-def payload_str(payload: Any, key: str) -> str | None:
-    """``payload[key]`` when it is a non-empty string."""
-    value = payload.get(key) if isinstance(payload, dict) else None
-    return value if isinstance(value, str) and value else None
-
-
-def require(value: str | None, what: str) -> str:
-    """``value``, or `TrajectoryFormatError` naming the missing hook-input field."""
-    if value is None:
-        raise TrajectoryFormatError("<hook input>", f"{what} must be a non-empty string")
-    return value

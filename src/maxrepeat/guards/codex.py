@@ -36,7 +36,8 @@ from typing import Any
 
 from ..core.config import MaxRepeatConfig
 from ..core.errors import TrajectoryFormatError
-from .agentlog import HookCall, HookOutput, judge, payload_str, require
+from .agentlog import judge
+from .hookcall import HookCall, HookOutput, payload_str, require
 from .policy import Action, Decision, Policy, loop_message
 
 __all__ = ["hook_call", "render", "guard", "EVENTS"]

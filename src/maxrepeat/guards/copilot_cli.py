@@ -41,7 +41,8 @@ from typing import Any
 
 from ..core.config import MaxRepeatConfig
 from ..core.errors import TrajectoryFormatError
-from .agentlog import UNKNOWN, HookCall, HookOutput, judge, payload_str, require
+from .agentlog import judge
+from .hookcall import UNKNOWN, HookCall, HookOutput, payload_str, require
 from .policy import Action, Decision, Policy
 
 __all__ = ["hook_call", "render", "guard", "EVENTS", "event_of", "session_log"]
