@@ -41,7 +41,7 @@ then on.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -49,13 +49,13 @@ import msgspec
 
 from ..core.config import MaxRepeatConfig, unique_names
 from ..core.monitor import Monitor
-from .hookcall import HookCall
+from .hookcall import HookCall, HookOutput
 from .logread import LogRead, read_log, read_whole, results_in
 from .placement import place_call, repeats, settled_call
 from .policy import Action, Decision, Escalation, Policy
 from .session import GuardSession, Snapshot, signature_of
 
-__all__ = ["judge"]
+__all__ = ["judge", "judged"]
 
 #: Longest wait (seconds) for a log that lags behind the hooks (see `_caught_up`).
 LAG_WAIT: Final = 2.0
@@ -159,6 +159,15 @@ def judge(
         gs.store(Snapshot(read.offset, read.lines, read.state, fed, esc.state,
                           msgspec.msgpack.encode(extra)))
         return decision
+
+
+def judged(call: HookCall, configs: Sequence[MaxRepeatConfig],
+           render: Callable[[Decision], HookOutput], *, policy: Policy | None = None,
+           cache_dir: Path | None = None) -> tuple[HookOutput, Decision]:
+    """An agent guard's answer to one hook call: what ``render`` prints for the decision
+    `judge` makes, and that decision."""
+    decision = judge(call, configs, policy=policy, cache_dir=cache_dir)
+    return render(decision), decision
 
 
 def _monitors(configs: Sequence[MaxRepeatConfig], names: Sequence[str], call: HookCall,

@@ -31,13 +31,13 @@ there is nothing to say):
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from ..core.config import MaxRepeatConfig
-from ..core.errors import TrajectoryFormatError
-from .agentlog import judge
-from .hookcall import HookCall, HookOutput, payload_str, require
+from .agentlog import judged
+from .hookcall import HookCall, HookOutput, hook_event, hook_output, payload_str, require
 from .policy import Action, Decision, Policy, loop_message
 
 __all__ = ["hook_call", "render", "guard", "EVENTS"]
@@ -49,11 +49,7 @@ EVENTS = ("PreToolUse", "PostToolUse")
 def hook_call(payload: Mapping[str, Any]) -> HookCall:
     """The hook input as the guard's `HookCall` (`TrajectoryFormatError` when a field
     the guard needs is missing)."""
-    event = payload.get("hook_event_name")
-    if event not in EVENTS:
-        raise TrajectoryFormatError(
-            "<hook input>", f"hook_event_name must be one of {', '.join(EVENTS)} "
-            f"(got {event!r}); register the guard for those events only")
+    event = hook_event(payload, EVENTS)
     data = dict(payload)
     name = require(payload_str(data, "tool_name"), "tool_name")
     phase = "pre" if event == "PreToolUse" else "post"
@@ -76,23 +72,24 @@ def hook_call(payload: Mapping[str, Any]) -> HookCall:
 
 def render(call: HookCall, decision: Decision) -> HookOutput:
     """Codex's hook output for a decision (see the module docstring)."""
-    msg = decision.message
-    if msg is None or decision.action is Action.NONE:
-        return HookOutput(None)
-    if call.phase == "pre":
-        if decision.action is Action.STOP:
-            # Codex cannot stop from PreToolUse (continue: false fails the hook there):
-            # the call is refused, and the text says so rather than "stopping"
-            msg = loop_message(Action.BLOCK, decision.loops, refused=True)
-        return HookOutput({"hookSpecificOutput": {
-            "hookEventName": "PreToolUse", "permissionDecision": "deny",
-            "permissionDecisionReason": msg}})
-    if decision.action is Action.WARN:
-        return HookOutput({"hookSpecificOutput": {"hookEventName": "PostToolUse",
-                                                  "additionalContext": msg}})
-    if decision.action is Action.BLOCK:
-        return HookOutput({"decision": "block", "reason": msg})
-    return HookOutput({"continue": False, "stopReason": msg, "reason": msg})
+
+    def write(msg: str) -> dict[str, Any]:
+        if call.phase == "pre":
+            if decision.action is Action.STOP:
+                # Codex cannot stop from PreToolUse (continue: false fails the hook
+                # there): the call is refused, and the text says so rather than "stopping"
+                msg = loop_message(Action.BLOCK, decision.loops, refused=True)
+            return {"hookSpecificOutput": {
+                "hookEventName": "PreToolUse", "permissionDecision": "deny",
+                "permissionDecisionReason": msg}}
+        if decision.action is Action.WARN:
+            return {"hookSpecificOutput": {"hookEventName": "PostToolUse",
+                                           "additionalContext": msg}}
+        if decision.action is Action.BLOCK:
+            return {"decision": "block", "reason": msg}
+        return {"continue": False, "stopReason": msg, "reason": msg}
+
+    return hook_output(decision, write)
 
 
 def guard(payload: Mapping[str, Any], configs: Sequence[MaxRepeatConfig], *,
@@ -100,5 +97,4 @@ def guard(payload: Mapping[str, Any], configs: Sequence[MaxRepeatConfig], *,
           ) -> tuple[HookOutput, Decision]:
     """Judge one Codex hook call: what to print, and the decision behind it."""
     call = hook_call(payload)
-    decision = judge(call, configs, policy=policy, cache_dir=cache_dir)
-    return render(call, decision), decision
+    return judged(call, configs, partial(render, call), policy=policy, cache_dir=cache_dir)

@@ -36,13 +36,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from ..core.config import MaxRepeatConfig
 from ..core.errors import TrajectoryFormatError
-from .agentlog import judge
-from .hookcall import UNKNOWN, HookCall, HookOutput, payload_str, require
+from .agentlog import judged
+from .hookcall import UNKNOWN, HookCall, HookOutput, hook_output, payload_str, require
 from .policy import Action, Decision, Policy
 
 __all__ = ["hook_call", "render", "guard", "EVENTS", "event_of", "session_log"]
@@ -107,18 +108,19 @@ def hook_call(payload: Mapping[str, Any],
 
 def render(event: str, decision: Decision) -> HookOutput:
     """Copilot CLI's hook output for a decision at ``event`` (see the module docstring)."""
-    msg = decision.message
-    if msg is None or decision.action is Action.NONE:
-        return HookOutput(None)
-    if event == "permissionRequest":
-        if decision.action is Action.STOP:
-            return HookOutput({"behavior": "deny", "message": msg, "interrupt": True})
-        return HookOutput(None)
-    if event == "preToolUse":
-        if decision.action is Action.BLOCK:
-            return HookOutput({"permissionDecision": "deny", "permissionDecisionReason": msg})
-        return HookOutput(None)  # the stop happens at permissionRequest
-    return HookOutput({"additionalContext": msg})
+
+    def write(msg: str) -> dict[str, Any] | None:
+        if event == "permissionRequest":
+            if decision.action is Action.STOP:
+                return {"behavior": "deny", "message": msg, "interrupt": True}
+            return None
+        if event == "preToolUse":
+            if decision.action is Action.BLOCK:
+                return {"permissionDecision": "deny", "permissionDecisionReason": msg}
+            return None  # the stop happens at permissionRequest
+        return {"additionalContext": msg}
+
+    return hook_output(decision, write)
 
 
 def guard(payload: Mapping[str, Any], configs: Sequence[MaxRepeatConfig], *,
@@ -127,5 +129,4 @@ def guard(payload: Mapping[str, Any], configs: Sequence[MaxRepeatConfig], *,
     """Judge one Copilot CLI hook call: what to print, and the decision behind it."""
     event = event_of(payload)
     call = hook_call(payload, environ)
-    decision = judge(call, configs, policy=policy, cache_dir=cache_dir)
-    return render(event, decision), decision
+    return judged(call, configs, partial(render, event), policy=policy, cache_dir=cache_dir)

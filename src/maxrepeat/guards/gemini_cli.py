@@ -31,13 +31,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from ..core.config import MaxRepeatConfig
-from ..core.errors import TrajectoryFormatError
-from .agentlog import judge
-from .hookcall import HookCall, HookOutput, payload_str, require
+from .agentlog import judged
+from .hookcall import HookCall, HookOutput, hook_event, hook_output, payload_str, require
 from .policy import Action, Decision, Policy
 
 __all__ = ["hook_call", "render", "guard", "EVENTS"]
@@ -58,11 +58,7 @@ def _result(response: Any) -> tuple[Any, bool]:
 
 def hook_call(payload: Mapping[str, Any]) -> HookCall:
     """The hook input as the guard's `HookCall`."""
-    event = payload.get("hook_event_name")
-    if event not in EVENTS:
-        raise TrajectoryFormatError(
-            "<hook input>", f"hook_event_name must be one of {', '.join(EVENTS)} "
-            f"(got {event!r}); register the guard for those events only")
+    event = hook_event(payload, EVENTS)
     data = dict(payload)
     result, ok = _result(payload.get("tool_response"))
     return HookCall(
@@ -80,20 +76,21 @@ def hook_call(payload: Mapping[str, Any]) -> HookCall:
 
 def render(call: HookCall, decision: Decision) -> HookOutput:
     """Gemini CLI's hook output for a decision (see the module docstring)."""
-    msg = decision.message
-    if msg is None or decision.action is Action.NONE:
-        return HookOutput(None)
-    if decision.action is Action.STOP:
-        return HookOutput({"continue": False, "stopReason": msg})
-    if call.phase == "pre" or decision.action is Action.BLOCK:
-        return HookOutput({"decision": "deny", "reason": msg})
-    if not call.ok:
-        # Gemini CLI drops additionalContext from a failed call's response (it sends the
-        # error alone): the warning goes in a reason that keeps the error's text
-        error = call.result if isinstance(call.result, str) else json.dumps(call.result)
-        return HookOutput({"decision": "deny", "reason": f"{error}\n\n{msg}"})
-    return HookOutput({"hookSpecificOutput": {"hookEventName": "AfterTool",
-                                              "additionalContext": msg}})
+
+    def write(msg: str) -> dict[str, Any]:
+        if decision.action is Action.STOP:
+            return {"continue": False, "stopReason": msg}
+        if call.phase == "pre" or decision.action is Action.BLOCK:
+            return {"decision": "deny", "reason": msg}
+        if not call.ok:
+            # Gemini CLI drops additionalContext from a failed call's response (it sends
+            # the error alone): the warning goes in a reason that keeps the error's text
+            error = call.result if isinstance(call.result, str) else json.dumps(call.result)
+            return {"decision": "deny", "reason": f"{error}\n\n{msg}"}
+        return {"hookSpecificOutput": {"hookEventName": "AfterTool",
+                                       "additionalContext": msg}}
+
+    return hook_output(decision, write)
 
 
 def guard(payload: Mapping[str, Any], configs: Sequence[MaxRepeatConfig], *,
@@ -101,5 +98,4 @@ def guard(payload: Mapping[str, Any], configs: Sequence[MaxRepeatConfig], *,
           ) -> tuple[HookOutput, Decision]:
     """Judge one Gemini CLI hook call: what to print, and the decision behind it."""
     call = hook_call(payload)
-    decision = judge(call, configs, policy=policy, cache_dir=cache_dir)
-    return render(call, decision), decision
+    return judged(call, configs, partial(render, call), policy=policy, cache_dir=cache_dir)
