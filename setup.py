@@ -9,7 +9,8 @@ setup(
         Extension(
             "maxrepeat.core._native",
             sources=["src/maxrepeat/core/_native.c"],
-            depends=["src/maxrepeat/core/_near.c", "src/maxrepeat/core/_nearnorm.c"],  # included
+            depends=["src/maxrepeat/core/_near.c", "src/maxrepeat/core/_nearnorm.c",
+                     "src/maxrepeat/core/_walk.h"],  # included by _native.c
             optional=True,
         )
     ]

@@ -902,63 +902,105 @@ static int event_code(PyObject *type) {
     return T_OTHER;
 }
 
-/* Growable C arrays of the watched calls (no Python object per step: on long
- * trajectories allocation and the cyclic GC would dominate). */
-typedef struct {
-    Py_ssize_t *idx;    /* event index of each watched call */
-    PyObject **name;    /* its tool name (a reference) */
-    PyObject **val;     /* the value its fingerprint reads: arguments or call id (a reference) */
-    Py_ssize_t n, cap;
-    Py_ssize_t *start;  /* first call of each step */
-    Py_ssize_t ns, scap;
-} Calls;
+/* the one walk over the events that groups the calls (build_table, build_ids, near_ids) */
+#include "_walk.h"
 
-static int calls_push(Calls *c, Py_ssize_t i, PyObject *name, PyObject *val, int new_step) {
-    if (c->n == c->cap) {
-        Py_ssize_t cap = c->cap ? c->cap * 2 : 1024;
-        Py_ssize_t *idx = PyMem_Realloc(c->idx, (size_t)cap * sizeof(Py_ssize_t));
-        if (idx) c->idx = idx;
-        PyObject **nm = idx ? PyMem_Realloc(c->name, (size_t)cap * sizeof(PyObject *)) : NULL;
-        if (nm) c->name = nm;
-        PyObject **vl = nm ? PyMem_Realloc(c->val, (size_t)cap * sizeof(PyObject *)) : NULL;
-        if (vl) c->val = vl;
-        if (!vl) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        c->cap = cap;
+/* The first result of each call id into a dict, as the reference keeps it (setdefault:
+ * one lookup); the call id any hashable value. Answers as a WalkResult. */
+static int dict_first_result(PyObject *results, PyObject *data, Slot *sl_cid, Slot *sl_res) {
+    PyObject *cid = get_attr(data, S_tool_call_id, sl_cid);
+    if (cid == NULL) return WALK_ERROR;
+    int rc = WALK_OK;
+    if (cid != Py_None) {
+        PyObject *res = get_attr(data, S_result, sl_res);
+        if (res == NULL || PyDict_SetDefault(results, cid, res) == NULL) rc = WALK_ERROR;
+        Py_XDECREF(res);
     }
-    if (new_step) {
-        if (c->ns == c->scap) {
-            Py_ssize_t cap = c->scap ? c->scap * 2 : 1024;
-            Py_ssize_t *st = PyMem_Realloc(c->start, (size_t)cap * sizeof(Py_ssize_t));
-            if (!st) {
-                PyErr_NoMemory();
-                return -1;
-            }
-            c->start = st;
-            c->scap = cap;
-        }
-        c->start[c->ns++] = c->n;
-    }
-    c->idx[c->n] = i;
-    Py_INCREF(name);
-    c->name[c->n] = name;
-    Py_INCREF(val);
-    c->val[c->n] = val;
-    c->n++;
-    return 0;
+    Py_DECREF(cid);
+    return rc;
 }
+
+/* The steps as build_table gives them: each step's call index when every step is one call
+ * (SingleCallSteps), else a list of index lists. */
+static PyObject *walk_steps_list(const Walk *w) {
+    PyObject *shape = PyList_New(w->ns);
+    if (shape == NULL) return NULL;
+    for (Py_ssize_t s = 0; s < w->ns; s++) {
+        Py_ssize_t a, b;
+        walk_step(w, s, &a, &b);
+        PyObject *item;
+        if (w->single) {
+            item = PyLong_FromSsize_t(w->idx[a]);
+        } else {
+            item = PyList_New(b - a);
+            for (Py_ssize_t j = a; item != NULL && j < b; j++) {
+                PyObject *v = PyLong_FromSsize_t(w->idx[j]);
+                if (v == NULL) Py_CLEAR(item);
+                else PyList_SET_ITEM(item, j - a, v);
+            }
+        }
+        if (item == NULL) {
+            Py_DECREF(shape);
+            return NULL;
+        }
+        PyList_SET_ITEM(shape, s, item);
+    }
+    return shape;
+}
+
+/* What build_table keeps of each watched call, in call order (the walk's numbering):
+ * its tool name and the value its fingerprint reads (arguments or call id), references. */
+typedef struct {
+    PyObject **name;
+    PyObject **val;
+    Py_ssize_t n, cap;
+} Calls;
 
 static void calls_free(Calls *c) {
     for (Py_ssize_t i = 0; i < c->n; i++) {
         Py_DECREF(c->name[i]);
         Py_DECREF(c->val[i]);
     }
-    PyMem_Free(c->idx);
     PyMem_Free(c->name);
     PyMem_Free(c->val);
-    PyMem_Free(c->start);
+}
+
+/* build_table's use of the walk. */
+typedef struct {
+    Calls cs;
+    PyObject *results; /* observation mode: call id -> first result */
+    int mode;
+    Slot sl_cid, sl_res, sl_val;
+} TableUse;
+
+static int table_result(void *use, PyObject *data) {
+    TableUse *u = use;
+    return dict_first_result(u->results, data, &u->sl_cid, &u->sl_res);
+}
+
+static int table_call(void *use, PyObject *data, PyObject *name) {
+    TableUse *u = use;
+    Calls *c = &u->cs;
+    if (c->n == c->cap) { /* both arrays to the same new size */
+        Py_ssize_t cap = c->cap;
+        if (walk_grow((void **)&c->name, c->n, &cap, sizeof(PyObject *)) < 0) return WALK_ERROR;
+        cap = c->cap;
+        if (walk_grow((void **)&c->val, c->n, &cap, sizeof(PyObject *)) < 0) return WALK_ERROR;
+        c->cap = cap;
+    }
+    PyObject *val;
+    if (u->mode == 0) {
+        val = Py_None;
+        Py_INCREF(val);
+    } else {
+        val = get_attr(data, u->mode == 1 ? S_arguments : S_tool_call_id, &u->sl_val);
+        if (val == NULL) return WALK_ERROR;
+    }
+    Py_INCREF(name);
+    c->name[c->n] = name;
+    c->val[c->n] = val;
+    c->n++;
+    return WALK_OK;
 }
 
 /* build_table(events, mode, period, watches, raw_type, canonical, observation, name_bytes)
@@ -967,7 +1009,8 @@ static PyObject *build_table(PyObject *self, PyObject *args) {
     PyObject *events, *watches;
     int mode, period;
     Ctx x = {0};
-    Calls cs = {0};
+    TableUse u = {0};
+    Walk w = {0};
     if (!PyArg_ParseTuple(args, "OiiOOOOO", &events, &mode, &period, &watches, &x.raw_type,
                           &x.canonical, &x.observation, &x.name_bytes))
         return NULL;
@@ -976,131 +1019,35 @@ static PyObject *build_table(PyObject *self, PyObject *args) {
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
     PyObject **items = PySequence_Fast_ITEMS(seq);
     int observe = mode == 2;
+    Calls *cs = &u.cs;
 
-    PyObject *result = NULL, *results = NULL, *keys = NULL, *ids = NULL, *watched = NULL;
-    PyObject *shape = NULL;
-    int single = 1, in_turn = 0, turn_has_step = 0;
+    PyObject *result = NULL, *results = NULL, *keys = NULL, *ids = NULL, *shape = NULL;
     Entry *es = NULL;
     Py_ssize_t es_cap = 0;
     uint8_t *dig = NULL;
 
     x.names = PyDict_New();
-    watched = PyDict_New();
-    if (!x.names || !watched) goto error;
+    if (!x.names) goto error;
     if (observe) {
         results = PyDict_New();
         if (!results) goto error;
     }
 
     /* 1. group (core.steps.group_steps; the turn rules of spec 3.2) */
-    Slot sl_type = {0}, sl_data = {0}, sl_name = {0}, sl_cid = {0}, sl_res = {0}, sl_val = {0};
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *ev = items[i];
-        PyObject *type = get_attr(ev, S_type, &sl_type);
-        if (type == NULL) goto error;
-        int code = event_code(type);
-        Py_DECREF(type);
-        if (code < 0) goto fallback;
-        if (code == T_OTHER) continue;
-        if (code == T_START) {
-            in_turn = 1;
-            turn_has_step = 0;
-            continue;
-        }
-        if (code == T_END) {
-            in_turn = 0;
-            turn_has_step = 0;
-            continue;
-        }
-        PyObject *data = get_attr(ev, S_data, &sl_data);
-        if (data == NULL) goto error;
-        if (code == T_RESULT) {
-            if (observe && data != Py_None) {
-                PyObject *cid = get_attr(data, S_tool_call_id, &sl_cid);
-                if (cid == NULL) {
-                    Py_DECREF(data);
-                    goto error;
-                }
-                if (cid != Py_None) {
-                    /* the first result of each call id stays (one lookup: setdefault) */
-                    PyObject *res = get_attr(data, S_result, &sl_res);
-                    if (res == NULL || PyDict_SetDefault(results, cid, res) == NULL) {
-                        Py_XDECREF(res);
-                        Py_DECREF(cid);
-                        Py_DECREF(data);
-                        goto error;
-                    }
-                    Py_DECREF(res);
-                }
-                Py_DECREF(cid);
-            }
-            Py_DECREF(data);
-            continue;
-        }
-        /* a call */
-        if (data == Py_None) {
-            Py_DECREF(data);
-            goto fallback;
-        }
-        PyObject *name = get_attr(data, S_tool_name, &sl_name);
-        if (name == NULL) {
-            Py_DECREF(data);
-            goto error;
-        }
-        if (!PyUnicode_CheckExact(name)) {
-            Py_DECREF(name);
-            Py_DECREF(data);
-            goto fallback;
-        }
-        if (watches != Py_None) {
-            PyObject *w = PyDict_GetItemWithError(watched, name);
-            if (w == NULL) {
-                PyObject *r = PyErr_Occurred() ? NULL : PyObject_CallOneArg(watches, name);
-                int t = r == NULL ? -1 : PyObject_IsTrue(r);
-                Py_XDECREF(r);
-                w = t ? Py_True : Py_False;
-                if (t < 0 || PyDict_SetItem(watched, name, w) < 0) {
-                    Py_DECREF(name);
-                    Py_DECREF(data);
-                    goto error;
-                }
-            }
-            if (w == Py_False) {
-                Py_DECREF(name);
-                Py_DECREF(data);
-                continue;
-            }
-        }
-        PyObject *val;
-        if (mode == 0) {
-            val = Py_None;
-            Py_INCREF(val);
-        } else {
-            val = get_attr(data, mode == 1 ? S_arguments : S_tool_call_id, &sl_val);
-        }
-        Py_DECREF(data);
-        if (val == NULL) {
-            Py_DECREF(name);
-            goto error;
-        }
-        /* place_call: alone outside a turn; a turn's first watched call opens its step,
-         * the later ones join it */
-        int new_step = !(in_turn && turn_has_step);
-        if (!new_step) single = 0;
-        if (in_turn) turn_has_step = 1;
-        int rc = calls_push(&cs, i, name, val, new_step);
-        Py_DECREF(name);
-        Py_DECREF(val);
-        if (rc < 0) goto error;
-    }
+    u.mode = mode;
+    u.results = results;
+    int walked = walk_events(items, n, watches, observe, table_result, table_call, &u, &w);
+    if (walked == WALK_ERROR) goto error;
+    if (walked == WALK_PURE) goto fallback;
 
     /* 2. fingerprints (core.fingerprints.fingerprint_keys) */
-    Py_ssize_t nsteps = cs.ns;
+    Py_ssize_t nsteps = w.ns;
     keys = PyList_New(nsteps);
     if (keys == NULL) goto error;
     int any_empty = 0;
     for (Py_ssize_t s = 0; s < nsteps; s++) {
-        Py_ssize_t a = cs.start[s], b = s + 1 < nsteps ? cs.start[s + 1] : cs.n;
+        Py_ssize_t a, b;
+        walk_step(&w, s, &a, &b);
         Py_ssize_t k = b - a;
         if (k > es_cap) {
             Py_ssize_t cap = k > 8 ? k : 8;
@@ -1117,7 +1064,7 @@ static PyObject *build_table(PyObject *self, PyObject *args) {
         Py_ssize_t empties = 0;
         for (Py_ssize_t j = 0; j < k; j++) {
             /* borrowed: x.names holds it */
-            PyObject *nb = ctx_name_bytes(&x, cs.name[a + j]);
+            PyObject *nb = ctx_name_bytes(&x, cs->name[a + j]);
             if (nb == NULL) goto error;
             Py_DECREF(nb);
             if (mode == 0) {
@@ -1127,9 +1074,9 @@ static PyObject *build_table(PyObject *self, PyObject *args) {
             }
             PyObject *value;
             if (mode == 1) {
-                value = cs.val[a + j];
+                value = cs->val[a + j];
             } else {
-                PyObject *cid = cs.val[a + j];
+                PyObject *cid = cs->val[a + j];
                 value = cid == Py_None ? NULL : PyDict_GetItemWithError(results, cid);
                 if (value == NULL && PyErr_Occurred()) goto error;
             }
@@ -1193,26 +1140,10 @@ static PyObject *build_table(PyObject *self, PyObject *args) {
 
     /* 4. the steps: the list of call indices when each step is one call
      * (SingleCallSteps), else a list of index lists */
-    shape = PyList_New(nsteps);
+    shape = walk_steps_list(&w);
     if (shape == NULL) goto error;
-    for (Py_ssize_t s = 0; s < nsteps; s++) {
-        Py_ssize_t a = cs.start[s], b = s + 1 < nsteps ? cs.start[s + 1] : cs.n;
-        PyObject *item;
-        if (single) {
-            item = PyLong_FromSsize_t(cs.idx[a]);
-        } else {
-            item = PyList_New(b - a);
-            for (Py_ssize_t j = a; item != NULL && j < b; j++) {
-                PyObject *v = PyLong_FromSsize_t(cs.idx[j]);
-                if (v == NULL) Py_CLEAR(item);
-                else PyList_SET_ITEM(item, j - a, v);
-            }
-        }
-        if (item == NULL) goto error;
-        PyList_SET_ITEM(shape, s, item);
-    }
-    result = Py_BuildValue("(OOOOOn)", shape, single ? Py_True : Py_False,
-                           results ? results : Py_None, keys, ids, cs.n);
+    result = Py_BuildValue("(OOOOOn)", shape, w.single ? Py_True : Py_False,
+                           results ? results : Py_None, keys, ids, w.n);
     goto cleanup;
 
 fallback:
@@ -1226,10 +1157,10 @@ cleanup:
     Py_XDECREF(results);
     Py_XDECREF(keys);
     Py_XDECREF(ids);
-    Py_XDECREF(watched);
     Py_XDECREF(x.names);
     buf_free(&x.scratch);
-    calls_free(&cs);
+    calls_free(cs);
+    walk_free(&w);
     PyMem_Free(es);
     PyMem_Free(dig);
     Py_DECREF(seq);
@@ -1698,6 +1629,66 @@ static PyTypeObject FirstResultsType = {
     .tp_doc = "The first result of each call id (read-only mapping).",
 };
 
+/* An empty table (NULL with an exception when it cannot be made). */
+static FirstResults *fr_new(void) {
+    FirstResults *fr = PyObject_New(FirstResults, &FirstResultsType);
+    if (fr == NULL) return NULL;
+    memset(&fr->t, 0, sizeof(fr->t));
+    fr->answered = 0;
+    return fr;
+}
+
+/* What build_ids and near_ids take from the events besides the calls: the first result of
+ * each call id, and each call's entry in that table (made at the call, so that the step
+ * pass reads the entries in order). Call ids are exact str here; any other call id sends
+ * the trajectory to the pure path. The first member of their WalkResult's use. */
+typedef struct {
+    FirstResults *fr;
+    Slot sl_cid, sl_res, sl_call;
+} FrUse;
+
+/* A WalkResult (use: a struct whose first member is an FrUse): the first result of each
+ * call id stays. */
+static int fr_result(void *use, PyObject *data) {
+    FrUse *u = use;
+    PyObject *cid = get_attr(data, S_tool_call_id, &u->sl_cid);
+    if (cid == NULL) return WALK_ERROR;
+    int rc = WALK_OK;
+    if (cid != Py_None) {
+        if (!PyUnicode_CheckExact(cid)) {
+            rc = WALK_PURE;
+        } else {
+            Py_ssize_t k = rt_entry(&u->fr->t, cid);
+            if (k >= 0 && u->fr->t.e[k].res == NULL) {
+                PyObject *res = get_attr(data, S_result, &u->sl_res);
+                if (res == NULL) {
+                    k = -1;
+                } else {
+                    u->fr->t.e[k].res = res;
+                    u->fr->answered++;
+                }
+            }
+            if (k < 0) rc = WALK_ERROR;
+        }
+    }
+    Py_DECREF(cid);
+    return rc;
+}
+
+/* The entry of a call's call id into *ent (-1: the call has none). */
+static int fr_call_entry(FrUse *u, PyObject *data, Py_ssize_t *ent) {
+    *ent = -1;
+    PyObject *cid = get_attr(data, S_tool_call_id, &u->sl_call);
+    if (cid == NULL) return WALK_ERROR;
+    int rc = WALK_OK;
+    if (cid != Py_None) {
+        if (!PyUnicode_CheckExact(cid)) rc = WALK_PURE;
+        else if ((*ent = rt_entry(&u->fr->t, cid)) < 0) rc = WALK_ERROR;
+    }
+    Py_DECREF(cid);
+    return rc;
+}
+
 /* The name part of a call's hash: the UTF-8 bytes of the name (name_bytes without its
  * length prefix, which fh_part adds); names that are not plain ASCII go through
  * name_bytes (surrogates included, as the reference encodes them). */
@@ -1976,46 +1967,23 @@ static int fh_body_cached(Ctx *x, VCache *c, FH *h, PyObject *value, int observe
     return 0;
 }
 
-/* The watched calls of build_ids: event index, the hash state after the name (the whole
- * hash in name and name-args mode), and in observation mode the call id's entry. */
+/* What build_ids and near_ids keep of each watched call, in call order (the walk's
+ * numbering): the hash state after the name (the whole hash in name and name-args mode),
+ * and where results are read the call id's entry (-1: none). */
 typedef struct {
-    Py_ssize_t *idx;
     FH *h;
-    Py_ssize_t *ent; /* -1: no call id */
+    Py_ssize_t *ent;
     Py_ssize_t n, cap;
-    Py_ssize_t *start;
-    Py_ssize_t ns, scap;
 } ICalls;
 
-static int icalls_push(ICalls *c, Py_ssize_t i, const FH *h, Py_ssize_t ent, int new_step) {
-    if (c->n == c->cap) {
-        Py_ssize_t cap = c->cap ? c->cap * 2 : 1024;
-        Py_ssize_t *idx = PyMem_Realloc(c->idx, (size_t)cap * sizeof(Py_ssize_t));
-        if (idx) c->idx = idx;
-        FH *hs = idx ? PyMem_Realloc(c->h, (size_t)cap * sizeof(FH)) : NULL;
-        if (hs) c->h = hs;
-        Py_ssize_t *en = hs ? PyMem_Realloc(c->ent, (size_t)cap * sizeof(Py_ssize_t)) : NULL;
-        if (en) c->ent = en;
-        if (!en) {
-            PyErr_NoMemory();
-            return -1;
-        }
+static int icalls_push(ICalls *c, const FH *h, Py_ssize_t ent) {
+    if (c->n == c->cap) { /* both arrays to the same new size */
+        Py_ssize_t cap = c->cap;
+        if (walk_grow((void **)&c->h, c->n, &cap, sizeof(FH)) < 0) return -1;
+        cap = c->cap;
+        if (walk_grow((void **)&c->ent, c->n, &cap, sizeof(Py_ssize_t)) < 0) return -1;
         c->cap = cap;
     }
-    if (new_step) {
-        if (c->ns == c->scap) {
-            Py_ssize_t cap = c->scap ? c->scap * 2 : 1024;
-            Py_ssize_t *st = PyMem_Realloc(c->start, (size_t)cap * sizeof(Py_ssize_t));
-            if (!st) {
-                PyErr_NoMemory();
-                return -1;
-            }
-            c->start = st;
-            c->scap = cap;
-        }
-        c->start[c->ns++] = c->n;
-    }
-    c->idx[c->n] = i;
     c->h[c->n] = *h;
     c->ent[c->n] = ent;
     c->n++;
@@ -2023,10 +1991,8 @@ static int icalls_push(ICalls *c, Py_ssize_t i, const FH *h, Py_ssize_t ent, int
 }
 
 static void icalls_free(ICalls *c) {
-    PyMem_Free(c->idx);
     PyMem_Free(c->h);
     PyMem_Free(c->ent);
-    PyMem_Free(c->start);
 }
 
 static int hash_cmp(const void *a, const void *b) {
@@ -2036,11 +2002,76 @@ static int hash_cmp(const void *a, const void *b) {
     return 0;
 }
 
-/* The ids of build_step_table from 128-bit step hashes (NULL rows: empty steps): equal
- * hashes share the id of their first step, or of their rank among the distinct hashes
- * when some step is empty, as the reference numbers them. */
-static PyObject *ids_of_hashes(const uint64_t *sh, const uint8_t *empty, Py_ssize_t ns,
-                               int any_empty) {
+/* The step hashes of build_ids and near_ids: a 128-bit hash a step, made from the hashes
+ * of its calls; an empty step (rules.step_is_empty) is marked and has none. */
+typedef struct {
+    uint64_t *sh;     /* two words a step */
+    uint8_t *empty;   /* 1: an empty step */
+    Py_ssize_t ns, empties;
+    uint64_t *calls;  /* the step at hand: two words a call */
+    Py_ssize_t cap;
+} StepHashes;
+
+static int sh_init(StepHashes *t, Py_ssize_t ns) {
+    t->ns = ns;
+    t->sh = PyMem_Malloc((size_t)(ns ? ns : 1) * 16);
+    t->empty = PyMem_Calloc((size_t)(ns ? ns : 1), 1);
+    if (t->sh == NULL || t->empty == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+static void sh_free(StepHashes *t) {
+    PyMem_Free(t->sh);
+    PyMem_Free(t->empty);
+    PyMem_Free(t->calls);
+}
+
+/* Room for the k call hashes of the step at hand (t->calls); -1 with MemoryError. */
+static int sh_room(StepHashes *t, Py_ssize_t k) {
+    if (k <= t->cap) return 0;
+    Py_ssize_t cap = k > 8 ? k : 8;
+    uint64_t *grown = PyMem_Realloc(t->calls, (size_t)cap * 16);
+    if (grown == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    t->calls = grown;
+    t->cap = cap;
+    return 0;
+}
+
+/* Step s from the k call hashes in t->calls (sorted here): empty, the call's own hash,
+ * or a multiset: the sorted call hashes, hashed (with their count). */
+static void sh_step(StepHashes *t, Py_ssize_t s, Py_ssize_t k, int empty) {
+    uint64_t *out = t->sh + 2 * s;
+    if (empty) {
+        t->empty[s] = 1;
+        t->empties++;
+        out[0] = out[1] = 0;
+    } else if (k == 1) {
+        out[0] = t->calls[0];
+        out[1] = t->calls[1];
+    } else {
+        qsort(t->calls, (size_t)k, 16, hash_cmp);
+        FH m;
+        fh_init(&m);
+        fh_word(&m, 0x6d756c7469736574ULL);
+        fh_part(&m, (const uint8_t *)t->calls, (size_t)k * 16);
+        fh_final(&m, out);
+    }
+}
+
+/* The ids of build_step_table from the step hashes: equal hashes share the id of their
+ * first step, or of their rank among the distinct hashes when some step is empty, as the
+ * reference numbers them. */
+static PyObject *ids_of_hashes(const StepHashes *t) {
+    const uint64_t *sh = t->sh;
+    const uint8_t *empty = t->empty;
+    Py_ssize_t ns = t->ns;
+    int any_empty = t->empties > 0;
     /* int64s (an array('q') on the Python side: no int object per step, and the search
      * scans them as they are) */
     PyObject *ids = PyBytes_FromStringAndSize(NULL, ns * 8);
@@ -2092,6 +2123,38 @@ static PyObject *ids_of_hashes(const uint64_t *sh, const uint8_t *empty, Py_ssiz
     return ids;
 }
 
+/* build_ids' use of the walk: each call hashed as far as is known at the call. */
+typedef struct {
+    FrUse r; /* first: fr_result's use */
+    ICalls cs;
+    Ctx *x;
+    VCache *vc;
+    int mode;
+    Slot sl_val;
+} IdsUse;
+
+static int ids_call(void *use, PyObject *data, PyObject *name) {
+    IdsUse *u = use;
+    FH h;
+    fh_init(&h);
+    if (fh_name(u->x, &h, name) < 0) return WALK_ERROR;
+    Py_ssize_t ent = -1;
+    if (u->mode == 1) {
+        /* the whole hash now: cs.h holds the final hash in name-args mode */
+        PyObject *val = get_attr(data, S_arguments, &u->sl_val);
+        uint64_t out[2];
+        int rc = val == NULL ? -1 : fh_body_cached(u->x, u->vc, &h, val, 0, out);
+        Py_XDECREF(val);
+        if (rc < 0) return WALK_ERROR;
+        h.a = out[0];
+        h.b = out[1];
+    } else if (u->mode == 2) {
+        int rc = fr_call_entry(&u->r, data, &ent);
+        if (rc != WALK_OK) return rc;
+    }
+    return icalls_push(&u->cs, &h, ent) < 0 ? WALK_ERROR : WALK_OK;
+}
+
 /* build_ids(events, mode, period, watches, raw_type, canonical, observation, name_bytes)
  * -> None (the pure path must run) or
  *    (calls_or_steps, single, first_results_or_None, ids, n_calls, empty_steps):
@@ -2100,8 +2163,10 @@ static PyObject *build_ids(PyObject *self, PyObject *args) {
     PyObject *events, *watches;
     int mode, period;
     Ctx x = {0};
-    ICalls cs = {0};
     VCache vc = {0};
+    IdsUse u = {0};
+    Walk w = {0};
+    StepHashes hs = {0};
     if (!PyArg_ParseTuple(args, "OiiOOOOO", &events, &mode, &period, &watches, &x.raw_type,
                           &x.canonical, &x.observation, &x.name_bytes))
         return NULL;
@@ -2110,175 +2175,46 @@ static PyObject *build_ids(PyObject *self, PyObject *args) {
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
     PyObject **items = PySequence_Fast_ITEMS(seq);
     int observe = mode == 2;
+    ICalls *cs = &u.cs;
 
-    PyObject *result = NULL, *ids = NULL, *watched = NULL, *shape = NULL;
+    PyObject *result = NULL, *ids = NULL, *shape = NULL;
     FirstResults *fr = NULL;
-    int single = 1, in_turn = 0, turn_has_step = 0;
-    uint64_t *sh = NULL, *buf = NULL;
-    uint8_t *empty = NULL;
-    Py_ssize_t buf_cap = 0, empties_total = 0;
 
     x.names = PyDict_New();
-    watched = PyDict_New();
-    if (!x.names || !watched) goto error;
+    if (!x.names) goto error;
     if (observe) {
-        fr = PyObject_New(FirstResults, &FirstResultsType);
+        fr = fr_new();
         if (fr == NULL) goto error;
-        memset(&fr->t, 0, sizeof(fr->t));
-        fr->answered = 0;
     }
 
     /* 1. group (core.steps.group_steps) and hash what is known at the call */
-    Slot sl_type = {0}, sl_data = {0}, sl_name = {0}, sl_cid = {0}, sl_res = {0}, sl_val = {0};
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *ev = items[i];
-        PyObject *type = get_attr(ev, S_type, &sl_type);
-        if (type == NULL) goto error;
-        int code = event_code(type);
-        Py_DECREF(type);
-        if (code < 0) goto fallback;
-        if (code == T_OTHER) continue;
-        if (code == T_START || code == T_END) {
-            in_turn = code == T_START;
-            turn_has_step = 0;
-            continue;
-        }
-        PyObject *data = get_attr(ev, S_data, &sl_data);
-        if (data == NULL) goto error;
-        if (code == T_RESULT) {
-            if (observe && data != Py_None) {
-                PyObject *cid = get_attr(data, S_tool_call_id, &sl_cid);
-                if (cid == NULL) {
-                    Py_DECREF(data);
-                    goto error;
-                }
-                if (cid != Py_None) {
-                    if (!PyUnicode_CheckExact(cid)) {
-                        Py_DECREF(cid);
-                        Py_DECREF(data);
-                        goto fallback;
-                    }
-                    Py_ssize_t k = rt_entry(&fr->t, cid);
-                    if (k >= 0 && fr->t.e[k].res == NULL) { /* the first result stays */
-                        PyObject *res = get_attr(data, S_result, &sl_res);
-                        if (res == NULL) k = -1;
-                        else {
-                            fr->t.e[k].res = res;
-                            fr->answered++;
-                        }
-                    }
-                    if (k < 0) {
-                        Py_DECREF(cid);
-                        Py_DECREF(data);
-                        goto error;
-                    }
-                }
-                Py_DECREF(cid);
-            }
-            Py_DECREF(data);
-            continue;
-        }
-        /* a call */
-        if (data == Py_None) {
-            Py_DECREF(data);
-            goto fallback;
-        }
-        PyObject *name = get_attr(data, S_tool_name, &sl_name);
-        if (name == NULL) {
-            Py_DECREF(data);
-            goto error;
-        }
-        if (!PyUnicode_CheckExact(name)) {
-            Py_DECREF(name);
-            Py_DECREF(data);
-            goto fallback;
-        }
-        if (watches != Py_None) {
-            PyObject *w = PyDict_GetItemWithError(watched, name);
-            if (w == NULL) {
-                PyObject *r = PyErr_Occurred() ? NULL : PyObject_CallOneArg(watches, name);
-                int t = r == NULL ? -1 : PyObject_IsTrue(r);
-                Py_XDECREF(r);
-                w = t ? Py_True : Py_False;
-                if (t < 0 || PyDict_SetItem(watched, name, w) < 0) {
-                    Py_DECREF(name);
-                    Py_DECREF(data);
-                    goto error;
-                }
-            }
-            if (w == Py_False) {
-                Py_DECREF(name);
-                Py_DECREF(data);
-                continue;
-            }
-        }
-        FH h;
-        fh_init(&h);
-        int rc = fh_name(&x, &h, name);
-        Py_DECREF(name);
-        Py_ssize_t ent = -1;
-        if (rc == 0 && mode == 1) {
-            /* the whole hash now: cs.h holds the final hash in name-args mode */
-            PyObject *val = get_attr(data, S_arguments, &sl_val);
-            uint64_t out[2];
-            rc = val == NULL ? -1 : fh_body_cached(&x, &vc, &h, val, 0, out);
-            Py_XDECREF(val);
-            h.a = out[0];
-            h.b = out[1];
-        } else if (rc == 0 && observe) {
-            PyObject *cid = get_attr(data, S_tool_call_id, &sl_val);
-            if (cid == NULL) {
-                rc = -1;
-            } else if (cid != Py_None) {
-                if (!PyUnicode_CheckExact(cid)) {
-                    Py_DECREF(cid);
-                    Py_DECREF(data);
-                    goto fallback;
-                }
-                ent = rt_entry(&fr->t, cid);
-                if (ent < 0) rc = -1;
-            }
-            Py_XDECREF(cid);
-        }
-        Py_DECREF(data);
-        if (rc < 0) goto error;
-        int new_step = !(in_turn && turn_has_step);
-        if (!new_step) single = 0;
-        if (in_turn) turn_has_step = 1;
-        if (icalls_push(&cs, i, &h, ent, new_step) < 0) goto error;
-    }
+    u.r.fr = fr;
+    u.x = &x;
+    u.vc = &vc;
+    u.mode = mode;
+    int walked = walk_events(items, n, watches, observe, fr_result, ids_call, &u, &w);
+    if (walked == WALK_ERROR) goto error;
+    if (walked == WALK_PURE) goto fallback;
 
     /* 2. step hashes (core.fingerprints.fingerprint_keys, hashed instead of joined) */
-    Py_ssize_t nsteps = cs.ns;
-    sh = PyMem_Malloc((size_t)(nsteps ? nsteps : 1) * 16);
-    empty = PyMem_Calloc((size_t)(nsteps ? nsteps : 1), 1);
-    if (sh == NULL || empty == NULL) {
-        PyErr_NoMemory();
-        goto error;
-    }
+    Py_ssize_t nsteps = w.ns;
+    if (sh_init(&hs, nsteps) < 0) goto error;
     for (Py_ssize_t s = 0; s < nsteps; s++) {
-        Py_ssize_t a = cs.start[s], b = s + 1 < nsteps ? cs.start[s + 1] : cs.n;
+        Py_ssize_t a, b;
+        walk_step(&w, s, &a, &b);
         Py_ssize_t k = b - a;
-        if (k > buf_cap) {
-            Py_ssize_t cap = k > 8 ? k : 8;
-            uint64_t *grown = PyMem_Realloc(buf, (size_t)cap * 16);
-            if (grown == NULL) {
-                PyErr_NoMemory();
-                goto error;
-            }
-            buf = grown;
-            buf_cap = cap;
-        }
+        if (sh_room(&hs, k) < 0) goto error;
+        uint64_t *buf = hs.calls;
         Py_ssize_t empties = 0;
         for (Py_ssize_t j = 0; j < k; j++) {
-            FH h = cs.h[a + j];
+            FH h = cs->h[a + j];
             if (mode == 1) { /* hashed at the call */
                 buf[2 * j] = h.a;
                 buf[2 * j + 1] = h.b;
                 continue;
             }
             if (observe) {
-                Py_ssize_t ent = cs.ent[a + j];
+                Py_ssize_t ent = cs->ent[a + j];
                 PyObject *value = ent >= 0 ? fr->t.e[ent].res : NULL;
                 int r = 1;
                 if (value != NULL) {
@@ -2295,52 +2231,27 @@ static PyObject *build_ids(PyObject *self, PyObject *args) {
             }
             fh_final(&h, buf + 2 * j);
         }
-        if (observe && empties > 0 && (empties == k || period > 1)) {
-            empty[s] = 1; /* rules.step_is_empty */
-            empties_total++;
-            sh[2 * s] = sh[2 * s + 1] = 0;
-        } else if (k == 1) {
-            sh[2 * s] = buf[0];
-            sh[2 * s + 1] = buf[1];
-        } else {
-            /* a multiset: the sorted call hashes, hashed (with their count) */
-            qsort(buf, (size_t)k, 16, hash_cmp);
-            FH m;
-            fh_init(&m);
-            fh_word(&m, 0x6d756c7469736574ULL);
-            fh_part(&m, (const uint8_t *)buf, (size_t)k * 16);
-            fh_final(&m, sh + 2 * s);
-        }
+        /* rules.step_is_empty */
+        sh_step(&hs, s, k, observe && empties > 0 && (empties == k || period > 1));
     }
 
     /* 3. ids */
-    ids = ids_of_hashes(sh, empty, nsteps, empties_total > 0);
+    ids = ids_of_hashes(&hs);
     if (ids == NULL) goto error;
 
     /* 4. the steps: the call indices as int64s when each step is one call, else a list
      * of index lists */
-    if (single) {
-        shape = PyBytes_FromStringAndSize(NULL, cs.n * 8);
+    if (w.single) {
+        shape = PyBytes_FromStringAndSize(NULL, w.n * 8);
         if (shape == NULL) goto error;
         int64_t *out = (int64_t *)PyBytes_AS_STRING(shape);
-        for (Py_ssize_t j = 0; j < cs.n; j++) out[j] = (int64_t)cs.idx[j];
+        for (Py_ssize_t j = 0; j < w.n; j++) out[j] = (int64_t)w.idx[j];
     } else {
-        shape = PyList_New(nsteps);
+        shape = walk_steps_list(&w);
         if (shape == NULL) goto error;
     }
-    for (Py_ssize_t s = 0; !single && s < nsteps; s++) {
-        Py_ssize_t a = cs.start[s], b = s + 1 < nsteps ? cs.start[s + 1] : cs.n;
-        PyObject *item = PyList_New(b - a);
-        for (Py_ssize_t j = a; item != NULL && j < b; j++) {
-            PyObject *v = PyLong_FromSsize_t(cs.idx[j]);
-            if (v == NULL) Py_CLEAR(item);
-            else PyList_SET_ITEM(item, j - a, v);
-        }
-        if (item == NULL) goto error;
-        PyList_SET_ITEM(shape, s, item);
-    }
-    result = Py_BuildValue("(OOOOnn)", shape, single ? Py_True : Py_False,
-                           fr ? (PyObject *)fr : Py_None, ids, cs.n, empties_total);
+    result = Py_BuildValue("(OOOOnn)", shape, w.single ? Py_True : Py_False,
+                           fr ? (PyObject *)fr : Py_None, ids, w.n, hs.empties);
     goto cleanup;
 
 fallback:
@@ -2353,14 +2264,12 @@ cleanup:
     Py_XDECREF(shape);
     Py_XDECREF(fr);
     Py_XDECREF(ids);
-    Py_XDECREF(watched);
     Py_XDECREF(x.names);
     buf_free(&x.scratch);
-    icalls_free(&cs);
+    icalls_free(cs);
+    walk_free(&w);
     vc_free(&vc);
-    PyMem_Free(sh);
-    PyMem_Free(empty);
-    PyMem_Free(buf);
+    sh_free(&hs);
     Py_DECREF(seq);
     return result;
 }

@@ -441,13 +441,52 @@ static int near_part(FH *h, PyObject *value, PyObject *raw_type, int mask, PyObj
     return 0;
 }
 
+#include "_walk.h" /* already in by _native.c: the walk near_ids shares */
+
+/* near_ids' use of the walk (_walk.h): each call's name and arguments hashed at the call,
+ * its call id's entry made then. */
+typedef struct {
+    FrUse r; /* first: fr_result's use */
+    ICalls cs;
+    PyObject *tools, *tool_info, *raw_type, *fallback_args;
+    int mode, mask;
+    Buf *scratch;
+    Slot sl_args;
+} NearUse;
+
+static int near_call(void *use, PyObject *data, PyObject *name) {
+    NearUse *u = use;
+    PyObject *info = near_tool(u->tools, u->tool_info, name);
+    if (info == NULL) return WALK_ERROR;
+    FH h;
+    fh_init(&h);
+    PyObject *nb = PyTuple_GET_ITEM(info, 0);
+    fh_part(&h, (const uint8_t *)PyBytes_AS_STRING(nb), (size_t)PyBytes_GET_SIZE(nb));
+    if (u->mode != 2) {
+        PyObject *value = get_attr(data, S_arguments, &u->sl_args);
+        PyObject *ignore = PyTuple_GET_ITEM(info, 1);
+        int r = value == NULL ? -1 : near_part(&h, value, u->raw_type, u->mask,
+                                               PyTuple_GET_SIZE(ignore) ? ignore : NULL, 0,
+                                               u->fallback_args, name, u->scratch);
+        Py_XDECREF(value);
+        if (r == -1) return WALK_ERROR;
+        if (r == -2) return WALK_PURE;
+    }
+    Py_ssize_t ent = -1;
+    if (u->mode != 1) {
+        int rc = fr_call_entry(&u->r, data, &ent);
+        if (rc != WALK_OK) return rc;
+    }
+    return icalls_push(&u->cs, &h, ent) < 0 ? WALK_ERROR : WALK_OK;
+}
+
 /* near_ids(events, mode, period, watches, mask, raw_type, tool_info, fallback_args,
  *          fallback_obs) -> (calls_or_steps, single, ids, first_results_or_None, n_calls,
  * empty_steps) or None when the pure path must run. One pass as build_ids makes it (the
- * grouping of core.steps.group_steps, spec 3.2; a call's arguments hashed when it
- * arrives, its call id's entry made then, so the step pass reads the entries in order),
- * then the step hashes (ids as int64 bytes, ids_of_hashes'). Other arguments as
- * near_keys'. */
+ * shared walk, _walk.h: the grouping of core.steps.group_steps, spec 3.2; a call's
+ * arguments hashed when it arrives, its call id's entry made then, so the step pass reads
+ * the entries in order), then the step hashes (ids as int64 bytes, ids_of_hashes').
+ * Other arguments as near_keys'. */
 static PyObject *near_ids(PyObject *self, PyObject *args) {
     PyObject *events, *watches, *raw_type, *tool_info, *fallback_args, *fallback_obs;
     int mode, period, mask;
@@ -463,158 +502,44 @@ static PyObject *near_ids(PyObject *self, PyObject *args) {
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
     PyObject **items = PySequence_Fast_ITEMS(seq);
     PyObject *result = NULL, *ids = NULL, *shape = NULL, *tools = PyDict_New();
-    PyObject *watched = PyDict_New();
     FirstResults *fr = NULL;
-    ICalls cs = {0};
+    NearUse u = {0};
+    Walk w = {0};
+    StepHashes hs = {0};
+    ICalls *cs = &u.cs;
     Buf scratch = {0};
-    uint64_t *sh = NULL, *buf = NULL;
-    uint8_t *empty = NULL;
-    Py_ssize_t buf_cap = 0, empties_total = 0;
-    int single = 1, in_turn = 0, turn_has_step = 0;
-    Slot sl_type = {0}, sl_data = {0}, sl_name = {0}, sl_cid = {0}, sl_res = {0}, sl_args = {0};
-    if (tools == NULL || watched == NULL) goto error;
+    if (tools == NULL) goto error;
     if (mode != 1) {
-        fr = PyObject_New(FirstResults, &FirstResultsType);
+        fr = fr_new();
         if (fr == NULL) goto error;
-        memset(&fr->t, 0, sizeof(fr->t));
-        fr->answered = 0;
     }
 
     /* 1. group, hash each call's name and arguments, the first results by call id */
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *ev = items[i];
-        PyObject *type = get_attr(ev, S_type, &sl_type);
-        if (type == NULL) goto error;
-        int code = event_code(type);
-        Py_DECREF(type);
-        if (code < 0) goto pure;
-        if (code == T_OTHER) continue;
-        if (code == T_START || code == T_END) {
-            in_turn = code == T_START;
-            turn_has_step = 0;
-            continue;
-        }
-        PyObject *data = get_attr(ev, S_data, &sl_data);
-        if (data == NULL) goto error;
-        if (code == T_RESULT) {
-            int r = 0;
-            if (mode != 1 && data != Py_None) {
-                PyObject *cid = get_attr(data, S_tool_call_id, &sl_cid);
-                if (cid == NULL) {
-                    r = -1;
-                } else if (cid != Py_None) {
-                    if (!PyUnicode_CheckExact(cid)) {
-                        r = -2;
-                    } else {
-                        Py_ssize_t k = rt_entry(&fr->t, cid);
-                        if (k >= 0 && fr->t.e[k].res == NULL) { /* the first result stays */
-                            PyObject *res = get_attr(data, S_result, &sl_res);
-                            if (res == NULL) k = -1;
-                            else {
-                                fr->t.e[k].res = res;
-                                fr->answered++;
-                            }
-                        }
-                        if (k < 0) r = -1;
-                    }
-                }
-                Py_XDECREF(cid);
-            }
-            Py_DECREF(data);
-            if (r == -1) goto error;
-            if (r == -2) goto pure;
-            continue;
-        }
-        /* a call */
-        PyObject *name = data == Py_None ? NULL : get_attr(data, S_tool_name, &sl_name);
-        if (name == NULL || !PyUnicode_CheckExact(name)) {
-            Py_XDECREF(name);
-            Py_DECREF(data);
-            if (PyErr_Occurred()) goto error;
-            goto pure;
-        }
-        if (watches != Py_None) {
-            PyObject *w = PyDict_GetItemWithError(watched, name);
-            if (w == NULL) {
-                PyObject *r = PyErr_Occurred() ? NULL : PyObject_CallOneArg(watches, name);
-                int t = r == NULL ? -1 : PyObject_IsTrue(r);
-                Py_XDECREF(r);
-                w = t ? Py_True : Py_False;
-                if (t < 0 || PyDict_SetItem(watched, name, w) < 0) {
-                    Py_DECREF(name);
-                    Py_DECREF(data);
-                    goto error;
-                }
-            }
-            if (w == Py_False) {
-                Py_DECREF(name);
-                Py_DECREF(data);
-                continue;
-            }
-        }
-        PyObject *info = near_tool(tools, tool_info, name);
-        int r = info == NULL ? -1 : 0;
-        FH h;
-        fh_init(&h);
-        if (r == 0) {
-            PyObject *nb = PyTuple_GET_ITEM(info, 0);
-            fh_part(&h, (const uint8_t *)PyBytes_AS_STRING(nb), (size_t)PyBytes_GET_SIZE(nb));
-        }
-        if (r == 0 && mode != 2) {
-            PyObject *value = get_attr(data, S_arguments, &sl_args);
-            PyObject *ignore = PyTuple_GET_ITEM(info, 1);
-            r = value == NULL ? -1 : near_part(&h, value, raw_type, mask,
-                                               PyTuple_GET_SIZE(ignore) ? ignore : NULL, 0,
-                                               fallback_args, name, &scratch);
-            Py_XDECREF(value);
-        }
-        Py_DECREF(name);
-        Py_ssize_t ent = -1;
-        if (r == 0 && mode != 1) {
-            PyObject *cid = get_attr(data, S_tool_call_id, &sl_cid);
-            if (cid == NULL) {
-                r = -1;
-            } else if (cid != Py_None) {
-                if (!PyUnicode_CheckExact(cid)) r = -2;
-                else if ((ent = rt_entry(&fr->t, cid)) < 0) r = -1;
-            }
-            Py_XDECREF(cid);
-        }
-        Py_DECREF(data);
-        if (r == -1) goto error;
-        if (r == -2) goto pure;
-        int new_step = !(in_turn && turn_has_step);
-        if (!new_step) single = 0;
-        if (in_turn) turn_has_step = 1;
-        if (icalls_push(&cs, i, &h, ent, new_step) < 0) goto error;
-    }
+    u.r.fr = fr;
+    u.tools = tools;
+    u.tool_info = tool_info;
+    u.raw_type = raw_type;
+    u.fallback_args = fallback_args;
+    u.mode = mode;
+    u.mask = mask;
+    u.scratch = &scratch;
+    int walked = walk_events(items, n, watches, mode != 1, fr_result, near_call, &u, &w);
+    if (walked == WALK_ERROR) goto error;
+    if (walked == WALK_PURE) goto pure;
 
     /* 2. step hashes: the observations, then each step's multiset */
-    Py_ssize_t nsteps = cs.ns;
-    sh = PyMem_Malloc((size_t)(nsteps ? nsteps : 1) * 16);
-    empty = PyMem_Calloc((size_t)(nsteps ? nsteps : 1), 1);
-    if (sh == NULL || empty == NULL) {
-        PyErr_NoMemory();
-        goto error;
-    }
+    Py_ssize_t nsteps = w.ns;
+    if (sh_init(&hs, nsteps) < 0) goto error;
     for (Py_ssize_t s = 0; s < nsteps; s++) {
-        Py_ssize_t a = cs.start[s], b = s + 1 < nsteps ? cs.start[s + 1] : cs.n;
+        Py_ssize_t a, b;
+        walk_step(&w, s, &a, &b);
         Py_ssize_t k = b - a;
-        if (k > buf_cap) {
-            Py_ssize_t cap = k > 8 ? k : 8;
-            uint64_t *grown = PyMem_Realloc(buf, (size_t)cap * 16);
-            if (grown == NULL) {
-                PyErr_NoMemory();
-                goto error;
-            }
-            buf = grown;
-            buf_cap = cap;
-        }
+        if (sh_room(&hs, k) < 0) goto error;
         Py_ssize_t empties = 0;
         for (Py_ssize_t j = 0; j < k; j++) {
-            FH h = cs.h[a + j];
+            FH h = cs->h[a + j];
             if (mode != 1) {
-                Py_ssize_t ent = cs.ent[a + j];
+                Py_ssize_t ent = cs->ent[a + j];
                 PyObject *value = ent >= 0 ? fr->t.e[ent].res : NULL;
                 int o = 1;
                 if (value != NULL) {
@@ -632,48 +557,19 @@ static PyObject *near_ids(PyObject *self, PyObject *args) {
                     fh_part(&h, (const uint8_t *)"\x01", 1);
                 }
             }
-            fh_final(&h, buf + 2 * j);
+            fh_final(&h, hs.calls + 2 * j);
         }
-        if (mode == 2 && empties > 0 && (empties == k || period > 1)) {
-            empty[s] = 1; /* rules.step_is_empty (observation mode only) */
-            empties_total++;
-            sh[2 * s] = sh[2 * s + 1] = 0;
-        } else if (k == 1) {
-            sh[2 * s] = buf[0];
-            sh[2 * s + 1] = buf[1];
-        } else { /* a multiset: the sorted call hashes, hashed (as build_ids does) */
-            qsort(buf, (size_t)k, 16, hash_cmp);
-            FH m;
-            fh_init(&m);
-            fh_word(&m, 0x6d756c7469736574ULL);
-            fh_part(&m, (const uint8_t *)buf, (size_t)k * 16);
-            fh_final(&m, sh + 2 * s);
-        }
+        /* rules.step_is_empty (observation mode only) */
+        sh_step(&hs, s, k, mode == 2 && empties > 0 && (empties == k || period > 1));
     }
-    ids = ids_of_hashes(sh, empty, nsteps, empties_total > 0);
+    ids = ids_of_hashes(&hs);
     if (ids == NULL) goto error;
 
     /* 3. the steps (as build_table gives them) */
-    shape = PyList_New(nsteps);
+    shape = walk_steps_list(&w);
     if (shape == NULL) goto error;
-    for (Py_ssize_t s = 0; s < nsteps; s++) {
-        Py_ssize_t a = cs.start[s], b = s + 1 < nsteps ? cs.start[s + 1] : cs.n;
-        PyObject *item;
-        if (single) {
-            item = PyLong_FromSsize_t(cs.idx[a]);
-        } else {
-            item = PyList_New(b - a);
-            for (Py_ssize_t j = a; item != NULL && j < b; j++) {
-                PyObject *v = PyLong_FromSsize_t(cs.idx[j]);
-                if (v == NULL) Py_CLEAR(item);
-                else PyList_SET_ITEM(item, j - a, v);
-            }
-        }
-        if (item == NULL) goto error;
-        PyList_SET_ITEM(shape, s, item);
-    }
-    result = Py_BuildValue("(OOOOnn)", shape, single ? Py_True : Py_False, ids,
-                           fr ? (PyObject *)fr : Py_None, cs.n, empties_total);
+    result = Py_BuildValue("(OOOOnn)", shape, w.single ? Py_True : Py_False, ids,
+                           fr ? (PyObject *)fr : Py_None, w.n, hs.empties);
     goto cleanup;
 pure:
     result = Py_None;
@@ -688,12 +584,10 @@ cleanup:
     Py_XDECREF(ids);
     Py_XDECREF(fr);
     Py_XDECREF(tools);
-    Py_XDECREF(watched);
     buf_free(&scratch);
-    icalls_free(&cs);
-    PyMem_Free(sh);
-    PyMem_Free(empty);
-    PyMem_Free(buf);
+    icalls_free(cs);
+    walk_free(&w);
+    sh_free(&hs);
     Py_DECREF(seq);
     return result;
 }
