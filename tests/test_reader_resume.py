@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from .conftest import CORPUS, FIXTURES, ROOT
 from maxrepeat.core.events import Event
-from maxrepeat.readers import Source, _resume, gemini_cli, get_reader
+from maxrepeat.readers import Source, _gemini_cli_resume, _resume, get_reader
 from maxrepeat.readers._resume import _Changed, _NotResumable, _StateError, resume
 
 RECORDED = ROOT / "bench" / "loops" / "recorded"
@@ -178,13 +178,13 @@ def _logs(draw: st.DrawFn, reader: str) -> tuple[list[bytes], list[int]]:
 def test_shuffled_and_changed_logs_resume_as_one_read(reader: str, data: st.DataObject) -> None:
     lines, cuts = data.draw(_logs(reader))
     # how early turns are settled changes the speed only: settle as early as possible too
-    force, keep = _resume.FORCE_AFTER, gemini_cli.KEEP
+    force, keep = _resume.FORCE_AFTER, _gemini_cli_resume.KEEP
     _resume.FORCE_AFTER = data.draw(st.sampled_from([1, 2, force]))
-    gemini_cli.KEEP = data.draw(st.sampled_from([0, 1, keep]))
+    _gemini_cli_resume.KEEP = data.draw(st.sampled_from([0, 1, keep]))
     try:
         resumed(reader, lines, cuts)
     finally:
-        _resume.FORCE_AFTER, gemini_cli.KEEP = force, keep
+        _resume.FORCE_AFTER, _gemini_cli_resume.KEEP = force, keep
 
 
 def test_a_settled_turn_changed_later_falls_back() -> None:

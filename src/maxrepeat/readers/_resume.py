@@ -244,7 +244,7 @@ class Resumable(Protocol):
 
 
 #: reader name -> (source name, saved state or None) -> its resumable conversion
-RESUMABLE: Final[dict[str, str]] = {"codex": "codex", "gemini-cli": "gemini_cli",
+RESUMABLE: Final[dict[str, str]] = {"codex": "codex", "gemini-cli": "_gemini_cli_resume",
                                     "copilot-cli": "copilot_cli"}
 
 

@@ -20,6 +20,9 @@ string); result the ``functionResponse.response.output`` (or ``.error``) of
 text), else ``resultDisplay``; error flag ``status`` ``"error"`` or ``"cancelled"``, or a
 response holding ``error``. A call without any result (cancelled before it ran) has no
 ``tool_result``.
+
+The JSONL layout's conversion a line at a time, for the hooks, is in
+``_gemini_cli_resume.py``.
 """
 
 from __future__ import annotations
@@ -31,22 +34,13 @@ from typing import Any
 import msgspec
 
 from ..core.errors import TrajectoryFormatError
-from ..core.events import Event, Trajectory
+from ..core.events import Trajectory
 from . import Item, Reader, Source
 from ._json import (
     CutLastLineError,
     decode,
     first_json_char,
     strip_bom,
-)
-from ._marks import Marks, mark
-from ._resume import (
-    BuilderState,
-    _Changed,
-    _NotResumable,
-    ResumableBuilder,
-    encode,
-    line_record,
 )
 from ._toolevents import (
     EventBuilder,
@@ -56,12 +50,14 @@ from ._toolevents import (
     type_name,
 )
 
-__all__ = ["READER", "Resume"]
+__all__ = ["READER", "Call", "message_calls", "add_message"]
 
-_MISSING = object()
+MISSING = object()
 
 
-class _Call(msgspec.Struct, frozen=True, array_like=True):
+class Call(msgspec.Struct, frozen=True, array_like=True):
+    """One tool call of a model message, with its result when ``answered``."""
+
     name: str
     call_id: str
     arguments: Any
@@ -102,10 +98,11 @@ def _result(call: dict[str, Any]) -> tuple[Any, bool]:
     display = call.get("resultDisplay")
     if isinstance(display, str):
         return display, True
-    return _MISSING, True
+    return MISSING, True
 
 
-def _calls(message: dict[str, Any], where: str, source: str) -> tuple[_Call, ...] | None:
+def message_calls(message: dict[str, Any], where: str, source: str
+                  ) -> tuple[Call, ...] | None:
     """The tool calls of one message (None for a message that is not a model turn)."""
     if message.get("type") != "gemini":
         return None
@@ -130,22 +127,23 @@ def _calls(message: dict[str, Any], where: str, source: str) -> tuple[_Call, ...
         value, ok = _result(call)
         if call.get("status") in ("error", "cancelled"):
             ok = False
-        answered = value is not _MISSING
-        out.append(_Call(name, call_id, decode_arguments(call.get("args")),
+        answered = value is not MISSING
+        out.append(Call(name, call_id, decode_arguments(call.get("args")),
                          value if answered else None, ok, answered))
     return tuple(out)
 
 
-def _trajectory(messages: Iterator[tuple[str | None, tuple[_Call, ...] | None]],
+def _trajectory(messages: Iterator[tuple[str | None, tuple[Call, ...] | None]],
                 source: str, meta: dict[str, Any], lenient: bool) -> Trajectory:
     b = EventBuilder()
     for msg_id, calls in messages:
-        _add_message(b, msg_id, calls)
+        add_message(b, msg_id, calls)
     return Trajectory(events=b.events(), source=source, format="gemini-cli",
                       lenient=lenient, metadata=meta)
 
 
-def _add_message(b: EventBuilder, msg_id: str | None, calls: tuple[_Call, ...] | None) -> None:
+def add_message(b: EventBuilder, msg_id: str | None, calls: tuple[Call, ...] | None) -> None:
+    """The turn of one model message (none for a message without calls)."""
     if not calls:
         return
     b.start_turn(msg_id)
@@ -180,7 +178,7 @@ def _read_json(source: Source) -> Iterator[Item]:
     try:
         parsed = [
             (m.get("id") if isinstance(m.get("id"), str) else None,
-             _calls(m, f"messages[{i}]", source.name))
+             message_calls(m, f"messages[{i}]", source.name))
             for i, m in enumerate(messages) if isinstance(m, dict)
         ]
     except TrajectoryFormatError as err:
@@ -191,7 +189,7 @@ def _read_json(source: Source) -> Iterator[Item]:
 
 def _read_jsonl(source: Source) -> Iterator[Item]:
     # message id -> its calls; dict order is the order messages were first written
-    messages: dict[str, tuple[_Call, ...] | None] = {}
+    messages: dict[str, tuple[Call, ...] | None] = {}
     meta: dict[str, Any] = {}
     lenient = False
     try:
@@ -207,7 +205,7 @@ def _read_jsonl(source: Source) -> Iterator[Item]:
                 if isinstance(rec["$set"], dict):
                     meta.update(_meta(rec["$set"]))
             elif isinstance(rec.get("id"), str) and "type" in rec:
-                messages[rec["id"]] = _calls(rec, f"line {n}", source.name)
+                messages[rec["id"]] = message_calls(rec, f"line {n}", source.name)
             elif not messages and "sessionId" in rec:
                 meta.update(_meta(rec))
     except CutLastLineError as err:
@@ -223,129 +221,6 @@ def _read(source: Source) -> Iterator[Item]:
         yield from _read_jsonl(source)
     else:
         yield from _read_json(source)
-
-
-#: Messages kept open (Gemini CLI rewrites the latest message as its calls finish).
-KEEP = 2
-
-
-class _Message(msgspec.Struct, array_like=True):
-    id: str
-    calls: tuple[_Call, ...] | None
-
-
-class _State(msgspec.Struct, array_like=True):
-    builder: BuilderState
-    messages: list[_Message]
-    gone_ids: Marks
-    first: bytes | None
-    first_number: int
-    jsonl: bool
-    lenient: bool
-
-
-class Resume:
-    """The JSONL session's conversion resumed from a saved state (see `._resume`): the
-    same records as `_read_jsonl`, a line at a time. The last `KEEP` messages stay open
-    (and the turns of earlier ones until they settle); a rewrite of an earlier message,
-    or a rewind to one, raises `_Changed` (Gemini CLI rewrites its latest message only). A legacy single-JSON session raises `_NotResumable`."""
-
-    def __init__(self, source: str, state: bytes | None) -> None:
-        self.source = source
-        self.lenient = False
-        self.messages: dict[str, tuple[_Call, ...] | None] = {}
-        self.gone_ids = Marks()
-        self.first: bytes | None = None  # the first line, while the layout is undecided
-        self.first_number = 0
-        self.jsonl = False
-        self.open: list[Event] = []
-        if state is None:
-            self.b = ResumableBuilder()
-            return
-        st = msgspec.msgpack.decode(state, type=_State)
-        self.b = ResumableBuilder(st.builder)
-        self.messages = {m.id: m.calls for m in st.messages}
-        self.gone_ids = st.gone_ids
-        self.first, self.first_number, self.jsonl = st.first, st.first_number, st.jsonl
-        self.lenient = st.lenient
-
-    def feed(self, number: int, raw: bytes) -> None:
-        if self.jsonl:
-            self._line(number, raw)
-            return
-        line = strip_bom(raw) if number == 1 else raw
-        if not line or line.isspace():
-            return
-        if self.first is None:
-            self.first = raw if raw.endswith(b"\n") else raw + b"\n"
-            self.first_number = number
-            return
-        # the layout is decided by the first two lines, as a full read decides it
-        if not Source.from_bytes(strip_bom(self.first) + line).is_jsonl():
-            raise _NotResumable(self.source)
-        self.jsonl = True
-        first, self.first = self.first, None
-        self._line(self.first_number, first)
-        self._line(number, raw)
-
-    def _line(self, number: int, raw: bytes) -> None:
-        found = line_record(number, raw, self.source)
-        if found is None:
-            return
-        rec, loose = found
-        self.lenient = self.lenient or loose
-        messages = self.messages
-        if "$rewindTo" in rec:
-            target = rec["$rewindTo"]
-            if isinstance(target, str):
-                if target in messages:
-                    keys = list(messages)
-                    for key in keys[keys.index(target):]:
-                        del messages[key]
-                elif self.gone_ids.data and mark(target) in self.gone_ids:
-                    raise _Changed(target)
-        elif "$set" in rec:
-            pass
-        elif isinstance(rec.get("id"), str) and "type" in rec:
-            msg_id = rec["id"]
-            calls = _calls(rec, f"line {number}", self.source)
-            if msg_id not in messages and self.gone_ids.data and mark(msg_id) in self.gone_ids:
-                raise _Changed(msg_id)  # a settled message written again
-            messages[msg_id] = calls
-
-    def settle(self) -> list[Event]:
-        if not self.jsonl:
-            if self.first is not None:  # one line so far: read as a full read reads it
-                error: object = "no trajectory"
-                for item in READER.read(Source.from_bytes(self.first, self.source)):
-                    if isinstance(item, Trajectory):
-                        self.open = list(item.events)
-                        break
-                    error = item
-                else:
-                    raise TrajectoryFormatError(self.source, str(error))
-            return []
-        keys = list(self.messages)
-        for msg_id in keys[:max(0, len(keys) - KEEP)]:
-            calls = self.messages.pop(msg_id)
-            _add_message(self.b, msg_id, calls)
-            self.gone_ids.add(mark(msg_id))
-        return self.b.settle(keep=0)
-
-    def open_events(self) -> list[Event]:
-        if not self.jsonl:
-            return self.open
-        for msg_id, calls in self.messages.items():
-            _add_message(self.b, msg_id, calls)
-        return self.b.open_events()
-
-    def settled_any(self, call_id: str | None) -> bool:
-        return False  # the current call is never in the log when the hook runs
-
-    def save(self) -> bytes:
-        messages = [_Message(k, v) for k, v in self.messages.items()]
-        return encode(_State(self.b.state(), messages, self.gone_ids,
-                             self.first, self.first_number, self.jsonl, self.lenient))
 
 
 _SESSION = re.compile(rb'"sessionId"\s*:')
