@@ -114,12 +114,13 @@ def iter_unit(
         else:
             # Streaming through monitors gives results only: not when the graders depend
             # on the trajectory (its stimulus) or a report wants its steps.
-            if graders.fixed and detail is None and _large_single(source, fmt):
+            known = unit.format or fmt  # sniffed when planning: not again
+            if graders.fixed and detail is None and _large_single(source, known):
                 graded = _grade_large(source, graders)
                 if graded is not None:
                     yield graded
                     continue
-            stream = read_source(source, fmt)
+            stream = read_source(source, known)
         for item in stream:
             yield grade_item(item, graders, source.name, detail)
         spool = getattr(source, "_spool", None)
@@ -294,6 +295,8 @@ class BatchGrader:
         self.total_bytes = 0
         self.trajectories = 0
         self._unit_bytes: list[int] = []
+        #: the files' formats as planning sniffed them (each file sniffed once)
+        self._formats: dict[str, str] = {}
 
     def __enter__(self) -> BatchGrader:
         return self
@@ -311,15 +314,17 @@ class BatchGrader:
             return True
         # One file: worth workers only when it is a JSONL file large enough to split.
         only = self.files[0]
-        if only != "-" and file_size(only) > self.chunk and is_splittable(only, self.fmt):
+        if only != "-" and file_size(only) > self.chunk and is_splittable(only, self.fmt,
+                                                                          self._formats):
             return True
-        return is_large_array(only, self.fmt)  # cut into ranges of items
+        return is_large_array(only, self.fmt, self._formats)  # cut into ranges of items
 
     def _plan(self) -> tuple[list[Unit], bool]:
         """The units, and whether they are graded in this process."""
         # Split large JSONL files in-process too: a unit's results are held until it ends,
         # so one unsplit 1 GB file would hold every result of the batch (soak: 870 MB).
-        units = list(plan_units(self.files, self.fmt, self.chunk, split=True))
+        units = list(plan_units(self.files, self.fmt, self.chunk, split=True,
+                                known=self._formats))
         self.total = len(units)
         self._unit_bytes = [unit_bytes(u) for u in units]
         self.total_bytes = sum(self._unit_bytes)

@@ -23,6 +23,7 @@ __all__ = [
     "plan_units",
     "is_splittable",
     "is_large_array",
+    "file_format",
     "file_size",
     "unit_bytes",
     "CHUNK_BYTES",
@@ -81,6 +82,9 @@ class Unit(msgspec.Struct, frozen=True):
     first_line: int = 1
     #: a range of a JSON array's items (``first_line`` is then the first item's index)
     array: bool = False
+    #: the format planning sniffed for the unit's one file ("": not sniffed), so that
+    #: reading it does not sniff again
+    format: str = ""
 
     @property
     def is_range(self) -> bool:
@@ -102,43 +106,70 @@ def unit_bytes(unit: Unit) -> int:
     return sum(max(file_size(p), 0) for p in unit.paths if p != "-")
 
 
-def is_splittable(path: str, fmt: str) -> bool:
+def file_format(path: str, fmt: str, known: dict[str, str] | None = None,
+                source: Any = None) -> str:
+    """``fmt``; for ``auto``, the format sniffing finds in ``path`` (``auto`` again when
+    it cannot tell or read the file: reading it then reports why). Each path is sniffed
+    once per ``known``, which remembers what was found; ``source``: the path's `Source`
+    when the caller has one (its head is read once).
+
+    >>> file_format("runs.jsonl", "vally")
+    'vally'
+    """
+    if fmt != "auto":
+        return fmt
+    if known is not None and path in known:
+        return known[path]
+    from ..readers import Source, detect
+
+    try:
+        found = detect(source if source is not None else Source.from_path(path)).name
+    except (OSError, TrajectoryFormatError):
+        found = "auto"
+    if known is not None:
+        known[path] = found
+    return found
+
+
+def is_splittable(path: str, fmt: str, known: dict[str, str] | None = None) -> bool:
+    """Whether ``path`` is JSONL of the native format, which is cut into byte ranges
+    (``known``: as for `file_format`)."""
     if fmt not in ("auto", "vally"):
         return False
-    from ..readers import Source, detect
+    from ..readers import Source
 
     source = Source.from_path(path)
     try:
-        if fmt == "auto" and detect(source).name != "vally":
+        if file_format(path, fmt, known, source) != "vally":
             return False
         return source.is_jsonl()  # lines read whole: a long first record still splits
     except (OSError, TrajectoryFormatError):
         return False
 
 
-def is_large_array(path: str, fmt: str) -> bool:
+def is_large_array(path: str, fmt: str, known: dict[str, str] | None = None) -> bool:
     """Whether ``path`` is a native JSON array large enough to be cut into ranges of
-    items (`readers._array`)."""
+    items (`readers._array`; ``known``: as for `file_format`)."""
     from ..readers._array import SPLIT_BYTES
 
     if path == "-" or fmt not in ("auto", "vally") or file_size(path) <= SPLIT_BYTES:
         return False
-    from ..readers import Source, detect
+    from ..readers import Source
     from ..readers._json import first_json_char
 
     source = Source.from_path(path)
     try:
         if first_json_char(source.head) != b"[":
             return False
-        return fmt != "auto" or detect(source).name == "vally"
+        return file_format(path, fmt, known, source) == "vally"
     except (OSError, TrajectoryFormatError):
         return False
 
 
-def _array_ranges(path: str, fmt: str) -> list[Any] | None:
+def _array_ranges(path: str, fmt: str, known: dict[str, str]) -> list[Any] | None:
     """The item ranges of a large native JSON array, or None (any other file, or one
     that must be read whole)."""
-    if not is_large_array(path, fmt):
+    if not is_large_array(path, fmt, known):
         return None
     from ..readers.vally import array_ranges_of
 
@@ -170,11 +201,14 @@ def _jsonl_ranges(path: str, size: int, chunk: int) -> Iterator[Unit]:
 
 
 def plan_units(
-    files: Sequence[str], fmt: str = "auto", chunk: int = CHUNK_BYTES, split: bool = True
+    files: Sequence[str], fmt: str = "auto", chunk: int = CHUNK_BYTES, split: bool = True,
+    known: dict[str, str] | None = None,
 ) -> Iterator[Unit]:
     """The units of work for ``files`` in input order (lazily: large files are cut as
     they are reached). Small files are grouped; large JSONL files are split when
-    ``split`` is true; everything else is one unit per file."""
+    ``split`` is true; everything else is one unit per file, which carries the format
+    planning sniffed, if it did (``known``: as for `file_format`)."""
+    known = {} if known is None else known
     group: list[str] = []
     group_bytes = 0
     for path in files:
@@ -189,13 +223,14 @@ def plan_units(
         if group:
             yield Unit(tuple(group))
             group, group_bytes = [], 0
-        if split and size > chunk and is_splittable(path, fmt):
+        if split and size > chunk and is_splittable(path, fmt, known):
             yield from _jsonl_ranges(path, size, chunk)
-        elif split and (ranges := _array_ranges(path, fmt)) is not None:
+        elif split and (ranges := _array_ranges(path, fmt, known)) is not None:
             # one unit per range of items: a worker returns that many results at once
             for rng in ranges:
                 yield Unit((path,), rng.start, rng.end, rng.first, array=True)
         else:
-            yield Unit((path,))
+            found = known.get(path, "auto")
+            yield Unit((path,), format="" if found == "auto" else found)
     if group:
         yield Unit(tuple(group))
