@@ -13,7 +13,15 @@ in-process (the floor measured in the same run). CPU seconds (``time.process_tim
 the machine load is printed. ``--whole`` also times that first call as the agent runs it,
 a ``maxrepeat hook AGENT`` process given the hook's JSON on standard input, against a
 ``maxrepeat grade`` process of the same log (children's user + system CPU, best and
-median of 5), as issue 12 item 4 compares them.
+median of 5), as issue 12 item 4 compares them. ``--later`` times later calls as the agent
+runs them: the session grows to ``--session`` calls and at ``--sample`` calls spread over
+it a ``maxrepeat hook AGENT`` process is given the post-call hook's JSON (the other calls
+are judged in-process, so the saved state is always the previous call's), each followed
+by ``python -c pass``, the floor (children's user + system CPU; median and p99).
+
+The processes run this tree's ``src`` (``PYTHONPATH``) with their bytecode written, as
+the agent runs the hook: the ``maxrepeat`` script beside the interpreter (what ``maxrepeat
+hook install`` writes), ``python -m maxrepeat`` when there is none.
 """
 
 from __future__ import annotations
@@ -30,7 +38,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+SRC = Path(__file__).resolve().parent.parent / "src"
+sys.path.insert(0, str(SRC))
+#: the children run this tree, with their bytecode cached as an installed package has it
+ENV = {**os.environ, "PYTHONPATH": str(SRC)}
+ENV.pop("PYTHONDONTWRITEBYTECODE", None)
 
 import maxrepeat  # noqa: E402
 from maxrepeat import MaxRepeatConfig  # noqa: E402
@@ -173,6 +185,46 @@ def _child_cpu(cmd: list[str], stdin: str | None, env: dict[str, str]) -> float:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+def _exe() -> list[str]:
+    script = Path(sys.executable).parent / "maxrepeat"
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "maxrepeat"]
+
+
+def later(reader: str, tmp: Path, calls: int, sample: int) -> dict[str, Any]:
+    """Later calls as processes, over a session of ``calls`` calls (``sample`` of them)."""
+    home = tmp / f"{reader}-later-home"
+    log = home / "session-state" / "s" / "events.jsonl" if reader == "copilot-cli" \
+        else tmp / f"{reader}-later.jsonl"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    cache = tmp / f"{reader}-later-cache"
+    env = {**ENV, "COPILOT_HOME": str(home)}
+    cmd = [*_exe(), "hook", reader, "--max", "3", "--max-cycle-period", "2",
+           "--cache-dir", str(cache)]
+    every = max(1, calls // sample)
+    hook: list[float] = []
+    floor: list[float] = []
+    with log.open("w") as fh:
+        fh.write(_lines(_start(reader)))
+        for i in range(calls):
+            fh.write(_lines(_before(reader, i)))
+            fh.flush()
+            if i % every == every - 1:  # never the first call: a saved state exists
+                hook.append(_child_cpu(cmd, json.dumps(_payload(reader, log, i)), env))
+                floor.append(_child_cpu([sys.executable, "-c", "pass"], None, env))
+            else:
+                judge(_call(reader, log, i), CONFIGS, cache_dir=cache)
+            fh.write(_lines(_after(reader, i)))
+            fh.flush()
+
+    def p99(xs: list[float]) -> float:
+        return sorted(xs)[min(len(xs) - 1, int(0.99 * len(xs)))]
+
+    return {"calls": calls, "mb": round(log.stat().st_size / 1e6, 1), "samples": len(hook),
+            "hook_ms": [round(statistics.median(hook) * 1e3, 1), round(p99(hook) * 1e3, 1)],
+            "floor_ms": [round(statistics.median(floor) * 1e3, 1), round(p99(floor) * 1e3, 1)],
+            "ratio_median": round(statistics.median(hook) / statistics.median(floor), 2)}
+
+
 def whole(reader: str, tmp: Path, calls: int) -> dict[str, Any]:
     """The first call as processes: ``maxrepeat hook READER`` against ``maxrepeat grade``."""
     home = tmp / f"{reader}-home"
@@ -184,8 +236,8 @@ def whole(reader: str, tmp: Path, calls: int) -> dict[str, Any]:
         for i in range(calls):
             fh.write(_lines(_before(reader, i) + _after(reader, i)))
         fh.write(_lines(_before(reader, calls)))
-    env = {**os.environ, "COPILOT_HOME": str(home)}
-    cli = [sys.executable, "-m", "maxrepeat"]
+    env = {**ENV, "COPILOT_HOME": str(home)}
+    cli = _exe()
     flags = ["--max", "3", "--max-cycle-period", "2"]
     stdin = json.dumps(_payload(reader, log, calls))
     hook, grade = [], []
@@ -209,11 +261,20 @@ def main() -> None:
     ap.add_argument("--only", default="codex,gemini-cli,copilot-cli")
     ap.add_argument("--whole", action="store_true",
                     help="only the first call, whole process, against maxrepeat grade")
+    ap.add_argument("--later", action="store_true",
+                    help="only later calls, whole process, against python -c pass")
+    ap.add_argument("--sample", type=int, default=200)
     args = ap.parse_args()
     agentlog.LAG_WAIT = 0.0  # every result is on disk before the next hook: never waits
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(SRC)], env=ENV,
+                   stdout=subprocess.DEVNULL, check=True)
     with tempfile.TemporaryDirectory() as d:
         for reader in args.only.split(","):
-            print("load", os.getloadavg()[0], reader)
+            print("load", os.getloadavg()[0], reader, _exe())
+            if args.later:
+                print(json.dumps({"later": later(reader, Path(d), args.session,
+                                                 args.sample)}), flush=True)
+                continue
             if args.whole:
                 print(json.dumps({"whole": whole(reader, Path(d), args.first)}), flush=True)
                 continue

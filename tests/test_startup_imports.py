@@ -10,9 +10,12 @@ near-duplicate normalizers, OpenSSL's hashlib).
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 _REPORT = """
 import sys
@@ -102,3 +105,146 @@ def test_the_collector_is_paused_only_while_the_command_starts(tmp_path: Path) -
                           capture_output=True, text=True, timeout=120)
     assert proc.stdout.strip().splitlines()[-1] == (
         "{'after import': True, 'while grading': True, 'after main': True}"), proc.stderr
+
+
+# -- agent hook calls ------------------------------------------------------------------
+#
+# An agent runs ``maxrepeat hook AGENT`` as a new process at every tool call, so what the
+# process imports is paid at every call (bench/RESULTS.md, "Claude Code hook": start-up
+# was ~90% of a later call). A plain call is run without click (cli/hookrun.py) and
+# imports only what the guard uses.
+
+#: imported by other commands or options, never by a plain hook call
+_NOT_ON_THE_HOOK_PATH = (
+    "click", "yaml", "rich", "ijson", "re2", "hashlib", "_hashlib", "tempfile", "shutil",
+    "zipfile", "difflib", "concurrent.futures", "maxrepeat.cli.group", "maxrepeat.cli.hook",
+    "maxrepeat.cli.agent_hooks", "maxrepeat.cli.grade", "maxrepeat.guards.install",
+    "maxrepeat.specs", "maxrepeat.reporters", "maxrepeat.engines",
+    "maxrepeat.core.toolmatch", "maxrepeat.core.neardup", "maxrepeat.core.normalizers",
+)
+#: what only a first call (no saved state) needs: the monitors built from the batch tables
+_FIRST_CALL_ONLY = ("maxrepeat.core.monitor.frombatch",)
+
+_OUT = "ls: cannot access '/nope': No such file or directory"
+
+
+def _hook_session(agent: str, tmp: Path, calls: int) -> tuple[Path, dict[str, object]]:
+    """A session log of ``calls`` answered calls and one more made (as the agent writes
+    it when its post-call hook runs), and that hook's input."""
+    if agent == "claude-code":
+        log, lines = tmp / "cc.jsonl", []
+        for i in range(calls + 1):
+            lines.append({"type": "assistant", "uuid": f"a{i}", "sessionId": "s", "message": {
+                "id": f"m{i}", "role": "assistant", "content": [{
+                    "type": "tool_use", "id": f"t{i}", "name": "Bash",
+                    "input": {"command": "ls /nope"}}]}})
+            if i < calls:
+                lines.append({"type": "user", "uuid": f"u{i}", "sessionId": "s", "message": {
+                    "role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{i}",
+                                                 "content": _OUT, "is_error": True}]}})
+        payload: dict[str, object] = {
+            "session_id": "s", "transcript_path": str(log), "cwd": str(tmp),
+            "hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
+            "tool_input": {"command": "ls /nope"}, "tool_use_id": f"t{calls}", "error": _OUT}
+    elif agent == "codex":
+        log = tmp / "rollout.jsonl"
+        lines = [{"type": "session_meta", "payload": {"id": "s"}},
+                 {"type": "event_msg", "payload": {"type": "task_started", "turn_id": "t"}}]
+        for i in range(calls + 1):
+            lines.append({"type": "response_item", "payload": {
+                "type": "function_call", "name": "exec_command", "call_id": f"c{i}",
+                "arguments": json.dumps({"cmd": "ls /nope"})}})
+            if i < calls:
+                lines.append({"type": "response_item", "payload": {
+                    "type": "function_call_output", "call_id": f"c{i}", "output": _OUT}})
+        payload = {"session_id": "s", "turn_id": "t", "transcript_path": str(log),
+                   "cwd": str(tmp), "hook_event_name": "PostToolUse", "model": "m",
+                   "permission_mode": "default", "tool_name": "Bash",
+                   "tool_input": {"command": "ls /nope"}, "tool_use_id": f"c{calls}",
+                   "tool_response": _OUT}
+    elif agent == "gemini-cli":
+        log = tmp / "gemini.jsonl"
+        lines = [{"sessionId": "s", "projectHash": "h", "kind": "main",
+                  "startTime": "2026-12-01T00:00:00Z", "lastUpdated": "2026-12-01T00:00:00Z"}]
+        for i in range(calls):
+            lines.append({"id": f"g{i}", "type": "gemini", "content": "", "toolCalls": [{
+                "id": f"c{i}", "name": "run_shell_command", "args": {"command": "ls /nope"},
+                "status": "error", "result": [{"functionResponse": {
+                    "id": f"c{i}", "name": "run_shell_command",
+                    "response": {"output": _OUT}}}]}]})
+        payload = {"session_id": "s", "transcript_path": str(log), "cwd": str(tmp),
+                   "hook_event_name": "AfterTool", "timestamp": "2026-12-01T00:00:00Z",
+                   "tool_name": "run_shell_command", "tool_input": {"command": "ls /nope"},
+                   "tool_response": {"llmContent": _OUT, "returnDisplay": _OUT}}
+    else:
+        log = tmp / "copilot" / "session-state" / "s" / "events.jsonl"
+        lines = [{"type": "session.start", "data": {"sessionId": "s"}, "id": "e0"}]
+        for i in range(calls + 1):
+            lines += [{"type": "assistant.message", "id": f"a{i}", "data": {
+                "messageId": f"m{i}", "content": "", "toolRequests": [{
+                    "toolCallId": f"c{i}", "name": "bash",
+                    "arguments": {"command": "ls /nope"}}]}},
+                {"type": "tool.execution_start", "id": f"s{i}", "data": {
+                    "toolCallId": f"c{i}", "toolName": "bash",
+                    "arguments": {"command": "ls /nope"}}}]
+            if i < calls:
+                lines.append({"type": "tool.execution_complete", "id": f"d{i}", "data": {
+                    "toolCallId": f"c{i}", "success": False,
+                    "result": {"content": _OUT}}})
+        payload = {"sessionId": "s", "timestamp": 0, "cwd": str(tmp), "toolName": "bash",
+                   "toolArgs": json.dumps({"command": "ls /nope"}),
+                   "toolResult": {"resultType": "failure", "textResultForLlm": _OUT}}
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    return log, payload
+
+
+def _hook_imports(tmp_path: Path, agent: str, payload: dict[str, object],
+                  *flags: str) -> tuple[set[str], str]:
+    out = tmp_path / "modules.txt"
+    env = {**os.environ, "COPILOT_HOME": str(tmp_path / "copilot")}
+    proc = subprocess.run([sys.executable, "-c", _REPORT, str(out), "hook", agent, *flags],
+                          input=json.dumps(payload), capture_output=True, text=True,
+                          timeout=120, env=env)
+    assert proc.returncode in (0, 2) and not proc.stderr, proc.stderr
+    return set(out.read_text().split("\n")), proc.stdout
+
+
+@pytest.mark.parametrize("agent", ["claude-code", "codex", "gemini-cli", "copilot-cli"])
+def test_a_hook_call_imports_neither_click_nor_what_only_other_paths_need(
+        tmp_path: Path, agent: str) -> None:
+    """First call (no saved state) and a later call (state saved), as the agent runs the
+    command ``hook install`` writes: neither imports click, YAML, the reporters, the
+    engines, the other agents' guards or readers, the near-duplicate or ``tools``
+    machinery, OpenSSL's hashlib or tempfile; and the guard still speaks."""
+    cache = str(tmp_path / "cache")
+    flags = ("--max", "2", "--max-cycle-period", "2", "--cache-dir", cache)
+    seen = []
+    for later in (False, True):
+        _, payload = _hook_session(agent, tmp_path, 3 if later else 2)
+        mods, stdout = _hook_imports(tmp_path, agent, payload, *flags)
+        assert not [m for m in _NOT_ON_THE_HOOK_PATH if m in mods], agent
+        assert later == (not [m for m in _FIRST_CALL_ONLY if m in mods]), agent
+        guards = sorted(m for m in mods if m.startswith("maxrepeat.guards.")
+                        and m.rsplit(".", 1)[1] in ("claude_code", "codex", "gemini_cli",
+                                                    "copilot_cli"))
+        assert guards == [f"maxrepeat.guards.{agent.replace('-', '_')}"]
+        readers = sorted(m for m in mods if m.startswith("maxrepeat.readers.")
+                         and not m.rsplit(".", 1)[1].startswith("_"))
+        assert readers == [f"maxrepeat.readers.{agent.replace('-', '_')}"], readers
+        seen.append(stdout)
+    assert any(tmp_path.joinpath("cache").iterdir())  # the later call had a saved state
+    # (Copilot CLI reads no answer from its post-call hook: the guard answers before calls)
+    assert agent == "copilot-cli" or "maxrepeat loop guard" in seen[1], seen
+
+
+def test_hook_flags_click_must_read_still_go_to_click(tmp_path: Path) -> None:
+    """``--help``, an unknown flag, a config file: click (and YAML) are imported then."""
+    _, payload = _hook_session("claude-code", tmp_path, 1)
+    mods, stdout = _hook_imports(tmp_path, "claude-code", payload, "--help")
+    assert "click" in mods and "Usage:" in stdout
+    config = tmp_path / "graders.yaml"
+    config.write_text("graders:\n  - type: max-repeat\n    config:\n      max: 3\n")
+    mods, _ = _hook_imports(tmp_path, "claude-code", payload, "--config", str(config),
+                            "--cache-dir", str(tmp_path / "c"))
+    assert "click" not in mods and "maxrepeat.specs.configfile" in mods

@@ -10,8 +10,8 @@ would scan them all: most of the ~9 ms of a 70 ms ``maxrepeat grade`` of one sma
 that the collector cost); nothing is collected then that the exit does not free anyway.
 
 >>> import gc
->>> pause(); gc.isenabled()
-False
+>>> pause(), gc.isenabled()
+(True, False)
 >>> resume(); gc.isenabled()
 True
 """
@@ -25,12 +25,15 @@ __all__ = ["pause", "resume"]
 _paused = False
 
 
-def pause() -> None:
-    """Stop the collector, if it runs (`resume` starts it again)."""
+def pause() -> bool:
+    """Stop the collector, if it runs (`resume` starts it again); whether this call
+    stopped it (False: it was already stopped, by `pause` or by the program)."""
     global _paused
     if gc.isenabled():
         gc.disable()
         _paused = True
+        return True
+    return False
 
 
 def resume() -> None:

@@ -9,16 +9,11 @@ standard error and exits 1, which each of these agents shows to the user and ign
 
 from __future__ import annotations
 
-import importlib
-import json
-import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import click
 
-from ..core.errors import TrajectoryFormatError
 from .options import grader_options
 
 __all__ = ["register", "AGENTS"]
@@ -36,25 +31,15 @@ _EPILOG = ("Exit codes: 0 judged (the JSON on standard output, if any, is the an
 
 
 def _command(agent: str) -> Callable[..., None]:
-    module_name, title = AGENTS[agent]
+    title = AGENTS[agent][1]
 
     def run(config_file: str | None, max_: str | None, period: str | None,
             match: str | None, tools: tuple[str, ...], name: str | None, warn_at: int,
             block_at: int, stop_at: int, cache_dir: str | None) -> None:
-        from .hook import _fail, load_configs, policy_from_flags, read_payload
+        from .hookrun import run as run_hook
 
-        configs = load_configs(config_file, max_, period, match, tools, name)
-        policy = policy_from_flags(warn_at, block_at, stop_at)
-        payload = read_payload()
-        guard: Callable[..., Any] = importlib.import_module(module_name).guard
-        try:
-            out, _ = guard(payload, configs, policy=policy,
-                           cache_dir=Path(cache_dir) if cache_dir else None)
-        except TrajectoryFormatError as err:
-            _fail(str(err))
-        if out.stdout is not None:
-            click.echo(json.dumps(out.stdout, ensure_ascii=False))
-        sys.exit(out.exit_code)
+        run_hook(agent, config_file, max_, period, match, tools, name, warn_at, block_at,
+                 stop_at, cache_dir)
 
     run.__doc__ = (f"{title} hook: reads the hook JSON on standard input and, when the "
                    "session repeats an action (or a cycle) more than MAX times, answers as "

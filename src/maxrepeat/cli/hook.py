@@ -7,19 +7,15 @@ flags, standard input, standard output and exit codes.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
 import click
 
-from ..core.config import MaxRepeatConfig
-from ..core.errors import ConfigError, TrajectoryFormatError
-from ..core.preview import inert
 from ..guards.policy import Policy
-from .options import grader_options, inline_config
+from .hookrun import fail, load_configs, policy_from_flags, read_payload, run
+from .options import grader_options
 
 __all__ = ["hook_cmd", "policy_options", "policy_from_flags", "read_payload", "load_configs"]
 
@@ -28,8 +24,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def _fail(message: str) -> NoReturn:
     # Exit 1: agents report a non-blocking hook error to the user, not the model.
-    click.echo(f"maxrepeat hook: {inert(message)}", err=True)
-    sys.exit(1)
+    fail(message)
 
 
 def policy_options(func: F) -> F:
@@ -45,46 +40,6 @@ def policy_options(func: F) -> F:
                             help=f"{what.capitalize()} once a loop is K occurrences above "
                             "max (0: never).")(func)
     return func
-
-
-def policy_from_flags(warn_at: int, block_at: int, stop_at: int) -> Policy:
-    """The `Policy` the flags give (0 switches a rung off)."""
-    return Policy(warn_at=warn_at or 1, block_at=block_at or 1, stop_at=stop_at or 1,
-                  warn=warn_at > 0, block=block_at > 0, stop=stop_at > 0)
-
-
-def load_configs(config_file: str | None, max_: str | None, period: str | None,
-                 match: str | None, tools: tuple[str, ...], name: str | None
-                 ) -> list[MaxRepeatConfig]:
-    """The graders from ``--config`` or the inline flags (exit 1 on a problem)."""
-    from ..specs.configfile import load_config
-
-    inline = any(v is not None for v in (max_, period, match, name)) or bool(tools)
-    if config_file is not None and inline:
-        _fail("give either --config FILE or the inline grader flags (--max …), not both")
-    try:
-        if config_file is not None:
-            return load_config(config_file)
-        if max_ is not None:
-            return [inline_config(max_, period, match, tools, name)]
-    except ConfigError as err:
-        _fail("; ".join(str(p) for p in err.problems) if err.problems else str(err))
-    _fail("no grader: give --config FILE, or --max N (with optional "
-          "--max-cycle-period, --match, --tools)")
-
-
-def read_payload() -> dict[str, Any]:
-    """The hook input: one JSON object on standard input (exit 1 otherwise)."""
-    raw = sys.stdin.buffer.read()
-    try:
-        from ..core.canonical import json_int
-
-        payload = json.loads(raw.decode("utf-8"), parse_int=json_int)
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        _fail(f"the hook input on standard input is not JSON: {exc}")
-    if not isinstance(payload, dict):
-        _fail("the hook input on standard input must be a JSON object")
-    return payload
 
 
 @click.group("hook")
@@ -118,18 +73,8 @@ def claude_code_cmd(
     \b
     Install it with:  maxrepeat hook install claude-code --max 3
     """
-    from ..guards.claude_code import guard
-
-    configs = load_configs(config_file, max_, period, match, tools, name)
-    policy = policy_from_flags(warn_at, block_at, stop_at)
-    payload = read_payload()
-    try:
-        verdict = guard(payload, configs, policy=policy,
-                        cache_dir=Path(cache_dir) if cache_dir else None)
-    except TrajectoryFormatError as err:
-        _fail(str(err))
-    if verdict.output is not None:
-        click.echo(json.dumps(verdict.output, ensure_ascii=False))
+    run("claude-code", config_file, max_, period, match, tools, name, warn_at, block_at,
+        stop_at, cache_dir)
 
 
 def _self_command() -> list[str]:

@@ -1,13 +1,14 @@
 """The flags and helpers every ``maxrepeat`` command shares: one grader given inline or a
-config file, and the one way a command stops on a usage error (exit 2)."""
+config file, and the one way a command stops on a usage error (exit 2).
+
+Click is imported by the functions that use it, not here: an agent hook call reads its
+grader flags with `inline_config` without click (cli/hookrun.py)."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
 from typing import IO, Any, NoReturn, TypeVar
-
-import click
 
 from ..core.config import MATCH_MODES, MaxRepeatConfig, check_config
 from ..core.errors import ConfigError
@@ -26,6 +27,8 @@ def say(message: str) -> None:
     """One line on standard error, with every control, format and separator character of
     a file name, key or value escaped: no terminal escape, carriage return, bell or bidi
     override from an input reaches the screen (issue 18, finding 13)."""
+    import click
+
     from ..core.preview import inert
 
     click.echo(f"maxrepeat: {inert(message)}", err=True)
@@ -126,6 +129,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 def grader_options(verb: str) -> Callable[[F], F]:
     """The grader flags shared by ``grade`` and ``hook``: ``--config FILE``, or one grader
     given inline (``--max N`` and friends, checked by `inline_config`)."""
+    import click
+
     options = [
         click.option("-c", "--config", "config_file", metavar="FILE",
                      help="YAML file with a graders: list of max-repeat graders."),

@@ -50,11 +50,9 @@ API (shared by every agent hook; ``maxrepeat.guards.claude_code`` is the first u
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import os
-import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -68,6 +66,17 @@ from ..core.config import MaxRepeatConfig
 from ..core.errors import TrajectoryFormatError
 from ..core.monitor import STATE_VERSION
 from .policy import EscalationState, Policy
+
+try:
+    # The C modules behind hashlib's blake2b and sha256: importing hashlib also loads
+    # OpenSSL's _hashlib, and an agent pays this module's start-up at every tool call.
+    from _blake2 import blake2b
+    try:
+        from _sha2 import sha256  # type: ignore[import-not-found, unused-ignore]  # 3.12 on
+    except ImportError:
+        from _sha256 import sha256  # type: ignore[import-not-found, unused-ignore]
+except ImportError:  # pragma: no cover - a Python built without them
+    from hashlib import blake2b, sha256
 
 try:  # POSIX; elsewhere parallel hooks of one turn may interleave (the cache stays valid)
     import fcntl
@@ -145,7 +154,7 @@ def signature_of(configs: Sequence[MaxRepeatConfig], names: Sequence[str],
 
 
 def _digest(data: bytes | memoryview) -> bytes:
-    return hashlib.blake2b(data, digest_size=16).digest()
+    return blake2b(data, digest_size=16).digest()
 
 
 def block_hash() -> tuple[str, Callable[[bytes | memoryview], bytes]]:
@@ -225,6 +234,23 @@ def unseal(raw: bytes, digest: Callable[[bytes | memoryview], bytes] = _digest
     return bytes(view)
 
 
+def _new_file(folder: Path) -> tuple[int, str]:
+    """A new file of ours in ``folder``, open for writing: what ``tempfile.mkstemp(dir=folder,
+    prefix=".tmp-", suffix=".state")`` gives, without importing tempfile (and with it
+    shutil, random, bz2 and lzma) at every hook call."""
+    for _ in range(100):
+        path = os.path.join(folder, f".tmp-{os.urandom(6).hex()}.state")
+        try:
+            return os.open(path, _NEW, 0o600), path
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary file name in {folder}")
+
+
+_NEW: Final = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) \
+    | getattr(os, "O_BINARY", 0)
+
+
 class GuardSession:
     """One hook call's view of a session: its lock, its saved state, the log's new lines.
 
@@ -245,7 +271,7 @@ class GuardSession:
         self.signature = signature
         self.hash_name, self._hash = block_hash()
         self.version = f"{__version__}/{STATE_VERSION}/{CACHE_FORMAT}/{self.hash_name}"
-        key = hashlib.sha256(
+        key = sha256(
             f"{agent}\0{self.session}\0{log or ''}".encode("utf-8", "surrogatepass")
         ).hexdigest()[:40]
         base = cache_dir if cache_dir is not None else default_cache_dir()
@@ -438,7 +464,7 @@ class GuardSession:
                     self._hash)
         try:
             self.file.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.file.parent, prefix=".tmp-", suffix=".state")
+            fd, tmp = _new_file(self.file.parent)
             try:
                 with os.fdopen(fd, "wb") as out:
                     out.write(data)

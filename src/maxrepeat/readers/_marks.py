@@ -9,10 +9,16 @@ builds the set once instead of scanning the string each time.
 
 from __future__ import annotations
 
-import hashlib
 from typing import Final
 
 import msgspec
+
+try:
+    # The C module behind hashlib.blake2b: importing hashlib also loads OpenSSL's
+    # _hashlib, at every hook call (start-up is measured in bench/RESULTS.md).
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - a Python built without it
+    from hashlib import blake2b
 
 __all__ = ["Marks", "mark"]
 
@@ -24,7 +30,7 @@ _SCANS: Final = 64
 
 def mark(text: str) -> bytes:
     """The 8-byte digest of ``text`` (equal texts, equal marks)."""
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=SIZE).digest()
+    return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=SIZE).digest()
 
 
 class Marks(msgspec.Struct, dict=True):

@@ -3,14 +3,16 @@ never the values themselves (the same helpers `grade()` uses, so the same bytes)
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ..canonical import MalformedValueError, canonical_bytes, decode_value, is_empty
 from ..preview import call_preview, json_preview
 from ..fingerprints import digest, name_bytes
-from ..neardup import Transform
 from ..steps import MISSING
 from .state import Answer, Call
+
+if TYPE_CHECKING:  # built by the tracker, only for near-duplicate settings
+    from ..neardup import Transform
 
 __all__ = ["TOO_DEEP", "reduce_call", "reduce_answer"]
 

@@ -9,12 +9,11 @@ answers; `Monitor` is the public face (and the saved state's keeper).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ..canonical import MalformedValueError
 from ..config import MaxRepeatConfig
-from ..neardup import Transform
-from ..errors import TrajectoryFormatError, type_name
+from ..errors import TrajectoryFormatError, UnsafeMatchError, type_name
 from ..events import (
     TOOL_CALL,
     TOOL_RESULT,
@@ -27,12 +26,14 @@ from ..events import (
 from ..result import GraderResult
 from ..rules import ALONE, DEFAULT_MAX_RUNS, JOIN, place_call
 from ..steps import watcher
-from ..toolmatch import UnsafeMatchError
 from .build import ResultBuilder
 from .reduce import TOO_DEEP, reduce_answer, reduce_call
 from .search import advance
 from .state import STATE_VERSION, Answer, DoneStep, Front, OpenStep, State, Stretch
 from .stepview import StepViews
+
+if TYPE_CHECKING:
+    from ..neardup import Transform
 
 #: How many distinct first results are shared at most before the table starts afresh.
 SHARED_ANSWERS: Final = 4096
@@ -67,12 +68,16 @@ class Tracker:
         self._forget = forget_answers and self._observation
         self._transform: Transform | None = None
         if config.near is not None and config.match != "name":
+            from ..neardup import Transform  # near-duplicate settings only: start-up
+
             self._transform = Transform(config.near, self.st.clusters)
 
     def restore(self, state: State) -> None:
         """Continue from a saved state (checked by the caller to fit the config)."""
         self.st = state
         if self._transform is not None:
+            from ..neardup import Transform
+
             self._transform = Transform(self._transform.near, state.clusters)
         self._pending = {}
         self._views.live = None

@@ -1,0 +1,225 @@
+"""One agent hook call (``maxrepeat hook AGENT``), with or without click.
+
+An agent runs its hook as a new process at every tool call, so what the process imports
+before it works is paid at every call: with click, the click group and its help for every
+command, it was most of the call (bench/RESULTS.md, "Claude Code hook"). `plain_call`
+reads the flags of a plain call itself and `run` does the call importing only what the
+hook needs; anything it does not recognise exactly (``--help``, an unknown or repeated
+flag, a value that is not plainly valid) returns None, and ``maxrepeat.cli.main`` hands
+the command line to click, whose answer (help, usage error, exit 2) is therefore the one
+it always was. The click commands (cli/hook.py, cli/agent_hooks.py) call the same `run`.
+
+This module imports nothing heavy at its top: ``maxrepeat.cli.main`` imports it for every
+``maxrepeat hook …`` command line.
+
+>>> plain_call(["claude-code", "--max", "3", "--tools=Bash"]) is not None
+True
+>>> plain_call(["claude-code", "--max", "3", "--help"]) is None
+True
+>>> plain_call(["install", "claude-code"]) is None
+True
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, NoReturn
+
+if TYPE_CHECKING:
+    from ..core.config import MaxRepeatConfig
+    from ..guards.policy import Policy
+
+__all__ = ["AGENTS", "plain_call", "run", "fail", "echo", "load_configs", "read_payload",
+           "policy_from_flags"]
+
+#: the agents ``maxrepeat hook AGENT`` guards (each a command of cli/hook.py or
+#: cli/agent_hooks.py; tests/test_startup_imports.py checks that the lists agree)
+AGENTS = ("claude-code", "codex", "gemini-cli", "copilot-cli")
+
+#: flag -> parameter of `run`, for the flags that take one value
+_VALUED = {"-c": "config_file", "--config": "config_file", "--max": "max_",
+           "--max-cycle-period": "period", "--match": "match", "--name": "name",
+           "--warn-at": "warn_at", "--block-at": "block_at", "--stop-at": "stop_at",
+           "--cache-dir": "cache_dir"}
+_RUNGS = ("warn_at", "block_at", "stop_at")
+
+
+def echo(text: str, err: bool = False) -> None:
+    """``click.echo(text, err=err)`` without importing click: one line, flushed. (Click
+    would also strip ANSI escapes from a stream that is not a terminal; the hook's output
+    has none: JSON escapes control characters and `fail` makes them inert.) A text the
+    stream cannot encode goes through click, which knows what to do with it."""
+    stream = sys.stderr if err else sys.stdout
+    if stream is None:
+        return
+    if "click" not in sys.modules:
+        try:
+            stream.write(text + "\n")
+        except UnicodeEncodeError:
+            pass  # nothing was written: click's own handling below
+        else:
+            stream.flush()
+            return
+    import click
+
+    click.echo(text, err=err)
+
+
+def fail(message: str) -> NoReturn:
+    """Say why the hook could not run, on standard error, and exit 1 (agents report a
+    non-blocking hook error to the user, not the model)."""
+    from ..core.preview import inert
+
+    echo(f"maxrepeat hook: {inert(message)}", err=True)
+    sys.exit(1)
+
+
+def policy_from_flags(warn_at: int, block_at: int, stop_at: int) -> Policy:
+    """The `Policy` the flags give (0 switches a rung off)."""
+    from ..guards.policy import Policy
+
+    return Policy(warn_at=warn_at or 1, block_at=block_at or 1, stop_at=stop_at or 1,
+                  warn=warn_at > 0, block=block_at > 0, stop=stop_at > 0)
+
+
+def load_configs(config_file: str | None, max_: str | None, period: str | None,
+                 match: str | None, tools: tuple[str, ...], name: str | None
+                 ) -> list[MaxRepeatConfig]:
+    """The graders from ``--config`` or the inline flags (exit 1 on a problem)."""
+    from ..core.errors import ConfigError
+    from .options import inline_config
+
+    inline = any(v is not None for v in (max_, period, match, name)) or bool(tools)
+    if config_file is not None and inline:
+        fail("give either --config FILE or the inline grader flags (--max …), not both")
+    try:
+        if config_file is not None:
+            from ..specs.configfile import load_config  # YAML: only for a config file
+
+            return load_config(config_file)
+        if max_ is not None:
+            return [inline_config(max_, period, match, tools, name)]
+    except ConfigError as err:
+        fail("; ".join(str(p) for p in err.problems) if err.problems else str(err))
+    fail("no grader: give --config FILE, or --max N (with optional "
+         "--max-cycle-period, --match, --tools)")
+
+
+def read_payload() -> dict[str, Any]:
+    """The hook input: one JSON object on standard input (exit 1 otherwise)."""
+    import json
+
+    raw = sys.stdin.buffer.read()
+    try:
+        from ..core.canonical import json_int
+
+        payload = json.loads(raw.decode("utf-8"), parse_int=json_int)
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        fail(f"the hook input on standard input is not JSON: {exc}")
+    if not isinstance(payload, dict):
+        fail("the hook input on standard input must be a JSON object")
+    return payload
+
+
+def run(agent: str, config_file: str | None, max_: str | None, period: str | None,
+        match: str | None, tools: tuple[str, ...], name: str | None, warn_at: int,
+        block_at: int, stop_at: int, cache_dir: str | None) -> None:
+    """``maxrepeat hook AGENT`` with these flags: read the hook input, answer on standard
+    output (JSON, or nothing), exit as the agent's protocol says (0, or the code the
+    guard gives); exit 1 when the hook cannot run."""
+    import importlib
+    import json
+    from pathlib import Path
+
+    from ..core.errors import TrajectoryFormatError
+    from . import _gc
+
+    configs = load_configs(config_file, max_, period, match, tools, name)
+    policy = policy_from_flags(warn_at, block_at, stop_at)
+    module = "claude_code" if agent == "claude-code" else agent.replace("-", "_")
+    guard: Callable[..., Any] = importlib.import_module(f"maxrepeat.guards.{module}").guard
+    _gc.resume()  # start-up is over (paused by main(), when it ran this)
+    payload = read_payload()
+    cache = Path(cache_dir) if cache_dir else None
+    try:
+        if agent == "claude-code":
+            verdict = guard(payload, configs, policy=policy, cache_dir=cache)
+            output, code = verdict.output, 0
+        else:
+            out, _ = guard(payload, configs, policy=policy, cache_dir=cache)
+            output, code = out.stdout, out.exit_code
+    except TrajectoryFormatError as err:
+        fail(str(err))
+    if output is not None:
+        echo(json.dumps(output, ensure_ascii=False))
+    if agent != "claude-code":
+        sys.exit(code)
+
+
+def plain_call(args: Sequence[str]) -> Callable[[], None] | None:
+    """The call ``maxrepeat hook ARGS`` makes, when ARGS are an agent and flags that click
+    would read the same way without a word (None otherwise: click reads them).
+
+    Taken: ``--flag VALUE`` and ``--flag=VALUE`` of the hook's own flags, each once
+    (``--tools`` any number of times), ``-c FILE``; values that do not start with ``-``;
+    ``--warn-at`` / ``--block-at`` / ``--stop-at`` in ASCII digits; a ``--cache-dir`` that
+    does not exist or is a readable directory (click's checks of it).
+    """
+    if not args or args[0] not in AGENTS:
+        return None
+    values: dict[str, Any] = {}
+    tools: list[str] = []
+    rest = list(args[1:])
+    while rest:
+        flag = rest.pop(0)
+        if flag.startswith("--") and "=" in flag:
+            flag, value = flag.split("=", 1)
+        elif rest:
+            value = rest.pop(0)
+        else:
+            return None
+        if flag == "--tools":
+            dest = "tools"
+        elif flag in _VALUED and _VALUED[flag] not in values:
+            dest = _VALUED[flag]
+        else:
+            return None
+        if not value or value.startswith("-"):
+            return None
+        if dest == "tools":
+            tools.append(value)
+            continue
+        if dest in _RUNGS:
+            if not (value.isascii() and value.isdigit()):
+                return None
+            values[dest] = int(value)
+            continue
+        if dest == "cache_dir" and not _fine_cache_dir(value):
+            return None
+        values[dest] = value
+    for dest in ("config_file", "max_", "period", "match", "name", "cache_dir"):
+        values.setdefault(dest, None)
+    if any(dest not in values for dest in _RUNGS):
+        from ..guards.policy import Policy
+
+        defaults = Policy()
+        for dest in _RUNGS:
+            values.setdefault(dest, getattr(defaults, dest))
+    agent = args[0]
+    return lambda: run(agent, tools=tuple(tools), **values)
+
+
+def _fine_cache_dir(path: str) -> bool:
+    """Whether click's ``Path(file_okay=False)`` takes ``path`` as it is: missing, or a
+    readable directory (anything else: click says why)."""
+    import stat
+
+    try:
+        st = os.stat(path)
+    except OSError:
+        return True
+    except ValueError:  # a NUL in the path: click's own answer
+        return False
+    return stat.S_ISDIR(st.st_mode) and os.access(path, os.R_OK)
