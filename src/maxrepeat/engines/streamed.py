@@ -44,11 +44,10 @@ from ..core.result import GraderResult
 from ..core.steps import watcher
 from ..core.toolmatch import UnsafeMatchError
 from .driver import Graded, Graders
+from .scratch import CACHE_KIB, ScratchDB
 
 __all__ = ["grade_streamed", "CACHE_KIB"]
 
-#: SQLite's page cache for the resolved results, KiB (the rest stays on disk).
-CACHE_KIB: Final = 4096
 _BATCH: Final = 4096
 _encode = msgspec.msgpack.Encoder().encode
 _decode = msgspec.msgpack.Decoder(Answer).decode
@@ -89,19 +88,12 @@ def grade_streamed(streamed: Any, graders: Graders) -> Graded:
     return Graded(tuple(out))
 
 
-class _Answers:
+class _Answers(ScratchDB):
     """Each call's first result, resolved on disk (see the module's docstring)."""
 
     def __init__(self) -> None:
-        import sqlite3
-        import tempfile
-
+        super().__init__("answers")
         self.ok = True
-        self._dir = tempfile.TemporaryDirectory(prefix="maxrepeat-answers-")
-        self.db = sqlite3.connect(os.path.join(self._dir.name, "answers.sqlite"))
-        for pragma in ("journal_mode=OFF", "synchronous=OFF", f"cache_size=-{CACHE_KIB}",
-                       "temp_store=FILE", "locking_mode=EXCLUSIVE"):
-            self.db.execute("PRAGMA " + pragma)
         # ids as UTF-8 bytes: compared exactly, as the monitor's dict compares them
         self.db.execute("CREATE TABLE results (cid BLOB PRIMARY KEY, idx INTEGER NOT NULL,"
                         " ans BLOB NOT NULL) WITHOUT ROWID")
@@ -163,12 +155,6 @@ class _Answers:
         return iter(self.db.execute(
             "SELECT c.idx, r.idx, r.ans FROM calls AS c JOIN results AS r ON r.cid = c.cid"
             " ORDER BY c.idx"))
-
-    def close(self) -> None:
-        try:
-            self.db.close()
-        finally:
-            self._dir.cleanup()
 
 
 class _Failed(_Answers):

@@ -42,11 +42,10 @@ from ..core.steps import MISSING, SingleCallSteps
 from ..core.windowsearch import Described, WindowSearch
 from ..readers._windows import _NotWindowed, WindowedDocument
 from .driver import Graded, Graders
+from .scratch import CACHE_KIB, ScratchDB
 
 __all__ = ["grade_windowed", "CACHE_KIB"]
 
-#: SQLite's page cache for the first results, KiB (the rest stays on disk).
-CACHE_KIB: Final = 4096
 _TYPE: Final = attrgetter("type")
 _DATA: Final = attrgetter("data")
 _IN_LIST: Final = 500  # ids per SELECT (SQLite's limit on parameters is far above)
@@ -251,19 +250,12 @@ SEEN_BYTES: Final = 8 * 1024 * 1024
 SPANS_BYTES: Final = 1024 * 1024
 
 
-class _FirstResults:
+class _FirstResults(ScratchDB):
     """The first result of every call id that spans segments, in a temporary SQLite
     table (see above)."""
 
     def __init__(self) -> None:
-        import sqlite3
-        import tempfile
-
-        self._dir = tempfile.TemporaryDirectory(prefix="maxrepeat-results-")
-        self.db = sqlite3.connect(os.path.join(self._dir.name, "results.sqlite"))
-        for pragma in ("journal_mode=OFF", "synchronous=OFF", f"cache_size=-{CACHE_KIB}",
-                       "temp_store=FILE", "locking_mode=EXCLUSIVE"):
-            self.db.execute("PRAGMA " + pragma)
+        super().__init__("results")
         self.db.execute("CREATE TABLE results (cid TEXT PRIMARY KEY, idx INTEGER NOT NULL,"
                         " ans BLOB) WITHOUT ROWID")
         self.seen = bytearray(SEEN_BYTES)
@@ -335,11 +327,6 @@ class _FirstResults:
                 tool_call_id=cid, result=None if ans is None else msgspec.Raw(ans))))
         return out
 
-    def close(self) -> None:
-        try:
-            self.db.close()
-        finally:
-            self._dir.cleanup()
 
 
 def _id_of(event: Any) -> str | None:
