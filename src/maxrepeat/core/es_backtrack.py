@@ -1,0 +1,168 @@
+"""The backtracking matcher of ECMAScript patterns (`core.toolmatch`), for the patterns
+RE2 cannot run (back-references, lookaround), with ECMAScript's semantics over UTF-16 code
+units and a budget of steps per name (`_Budget` past it). No I/O here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Final
+
+from .es_charsets import _LINE_TERMINATORS, _WORD, _canon_table, _contains
+from .es_parser import INF, Node
+
+#: the backtracking matcher's budget of steps for one name (then `UnsafeMatchError`)
+MATCH_STEP_BUDGET: Final = 200_000
+
+
+class _Budget(Exception):
+    pass
+
+
+Cont = Callable[[int], bool]
+
+
+class _Matcher:
+    def __init__(self, tree: Node, groups: int, names: dict[str, int], ignore_case: bool,
+                 multiline: bool) -> None:
+        self.tree = tree
+        self.groups = groups
+        self.names = names
+        self.ignore_case = ignore_case
+        self.multiline = multiline
+
+    def search(self, units: list[int]) -> bool:
+        self.s = units
+        self.caps: list[tuple[int, int] | None] = [None] * (self.groups + 1)
+        self.steps = 0
+        for start in range(len(units) + 1):
+            self.caps = [None] * (self.groups + 1)
+            if self.m(self.tree, start, False, lambda _i: True):
+                return True
+        return False
+
+    def _tick(self) -> None:
+        self.steps += 1
+        if self.steps > MATCH_STEP_BUDGET:
+            raise _Budget
+
+    def m(self, node: Node, i: int, back: bool, k: Cont) -> bool:
+        self._tick()
+        kind = node[0]
+        s = self.s
+        if kind == "set":
+            if back:
+                return i > 0 and _contains(node[1], s[i - 1]) and k(i - 1)
+            return i < len(s) and _contains(node[1], s[i]) and k(i + 1)
+        if kind == "seq":
+            items = node[1][::-1] if back else node[1]
+            return self._seq(items, 0, i, back, k)
+        if kind == "alt":
+            return any(self.m(alt, i, back, k) for alt in node[1])
+        if kind == "group":
+            index = node[1]
+            if index is None:
+                return self.m(node[2], i, back, k)
+
+            def close(j: int) -> bool:
+                old = self.caps[index]
+                self.caps[index] = (j, i) if back else (i, j)
+                if k(j):
+                    return True
+                self.caps[index] = old
+                return False
+            return self.m(node[2], i, back, close)
+        if kind == "repeat":
+            return self._repeat(node, i, back, k, 0)
+        if kind == "bol":
+            return (i == 0 or (self.multiline and _contains(_LINE_TERMINATORS, s[i - 1]))) and k(i)
+        if kind == "eol":
+            return (i == len(s) or (self.multiline and _contains(_LINE_TERMINATORS, s[i]))) \
+                and k(i)
+        if kind == "boundary":
+            a = i > 0 and _contains(_WORD, s[i - 1])
+            b = i < len(s) and _contains(_WORD, s[i])
+            return ((a != b) != node[1]) and k(i)
+        if kind == "look":
+            _, behind, negated, body = node
+            saved = list(self.caps)
+            found = self.m(body, i, behind, lambda _j: True)
+            if negated:
+                self.caps = saved
+                return not found and k(i)
+            if not found:
+                return False
+            if k(i):
+                return True
+            self.caps = saved
+            return False
+        if kind == "backref":
+            ref = node[1]
+            index = self.names[ref] if isinstance(ref, str) else ref
+            cap = self.caps[index] if index < len(self.caps) else None
+            if cap is None:
+                return k(i)
+            text = s[cap[0]:cap[1]]
+            n = len(text)
+            if back:
+                if i - n < 0 or not self._same(s[i - n:i], text):
+                    return False
+                return k(i - n)
+            if i + n > len(s) or not self._same(s[i:i + n], text):
+                return False
+            return k(i + n)
+        raise AssertionError(kind)
+
+    def _same(self, a: list[int], b: list[int]) -> bool:
+        if not self.ignore_case:
+            return a == b
+        canon = _canon_table()
+        return all(canon[x] == canon[y] for x, y in zip(a, b))
+
+    def _seq(self, items: list[Node], j: int, i: int, back: bool, k: Cont) -> bool:
+        if j == len(items):
+            return k(i)
+        return self.m(items[j], i, back, lambda i2: self._seq(items, j + 1, i2, back, k))
+
+    def _repeat(self, node: Node, i: int, back: bool, k: Cont, count: int) -> bool:
+        _, lo, hi, body = node
+        if hi != INF and count >= hi:
+            return k(i)
+        inner = _group_indices(body)
+
+        def after(j: int) -> bool:
+            if count >= lo and j == i:
+                return False  # an iteration that matched nothing ends the loop
+            return self._repeat(node, j, back, k, count + 1)
+
+        def one() -> bool:
+            saved = [self.caps[g] for g in inner]
+            for g in inner:
+                self.caps[g] = None
+            if self.m(body, i, back, after):
+                return True
+            for g, v in zip(inner, saved):
+                self.caps[g] = v
+            return False
+
+        if count < lo:
+            return one()
+        return one() or k(i)
+
+
+def _group_indices(node: Node) -> list[int]:
+    out: list[int] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n[0] == "group":
+            if n[1] is not None:
+                out.append(n[1])
+            stack.append(n[2])
+        elif n[0] in ("seq", "alt"):
+            stack.extend(n[1])
+        elif n[0] == "repeat":
+            stack.append(n[3])
+        elif n[0] == "look":
+            stack.append(n[3])
+    return out

@@ -1,0 +1,447 @@
+"""The ECMAScript pattern grammar (Annex B, without the ``u`` flag), as V8 reads it:
+a ``tools`` pattern's code units to the tree `core.toolmatch` matches with (RE2, or
+`core.es_backtrack`). Raises `PatternSyntaxError` where ``new RegExp`` throws. No I/O.
+
+>>> _Parser([ord(c) for c in "a|b"], "").parse()[0]
+'alt'
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from .errors import PatternSyntaxError
+from .es_charsets import _ALL, _CLASS_ESCAPES, _DOT, Ranges, _case_closure, _negate, _normalize
+
+INF: Final = -1  # an unbounded quantifier's maximum
+_MAX_COUNT: Final = 2**31 - 1  # larger counts are unbounded, as in V8
+
+
+# ---------------------------------------------------------------------------------------
+# The tree. Nodes are tuples: ("set", ranges) ("seq", [..]) ("alt", [..])
+# ("group", index|None, node) ("repeat", min, max, node) ("bol",) ("eol",)
+# ("boundary", negated) ("look", behind, negated, node) ("backref", index)
+
+Node = tuple[Any, ...]
+
+
+class _Parser:
+    """The ECMAScript (Annex B, non-Unicode) pattern grammar, as V8 reads it."""
+
+    def __init__(self, units: list[int], flags: str) -> None:
+        self.s = units
+        self.n = len(units)
+        self.i = 0
+        self.ignore_case = "i" in flags
+        self.multiline = "m" in flags
+        self.dot_all = "s" in flags
+        self.groups = 0  # capturing groups opened so far
+        self.names: dict[str, int] = {}
+        self.named_refs: list[tuple[str, int]] = []
+        self.total_groups, self.has_names = self._scan()
+
+    # -- helpers
+    def cur(self, k: int = 0) -> int:
+        j = self.i + k
+        return self.s[j] if j < self.n else -1
+
+    def err(self, reason: str, at: int | None = None) -> PatternSyntaxError:
+        return PatternSyntaxError(reason, self.i if at is None else at)
+
+    def _scan(self) -> tuple[int, bool]:
+        """Capture groups and whether any is named, over the whole pattern (a
+        back-reference may name a later group)."""
+        s, n, i = self.s, self.n, 0
+        count, named, in_class = 0, False, False
+        while i < n:
+            c = s[i]
+            if c == 0x5C:  # backslash
+                i += 2
+                continue
+            if in_class:
+                if c == 0x5D:
+                    in_class = False
+            elif c == 0x5B:
+                in_class = True
+            elif c == 0x28:  # (
+                if i + 1 < n and s[i + 1] == 0x3F:  # ?
+                    if i + 2 < n and s[i + 2] == 0x3C and \
+                            (i + 3 >= n or s[i + 3] not in (0x3D, 0x21)):
+                        count += 1
+                        named = True
+                else:
+                    count += 1
+            i += 1
+        return count, named
+
+    def _set(self, ranges: Ranges) -> Node:
+        return ("set", _case_closure(ranges) if self.ignore_case else ranges)
+
+    # -- grammar
+    def parse(self) -> Node:
+        node = self.disjunction()
+        if self.i < self.n:
+            raise self.err("unmatched ')'")
+        for name, at in self.named_refs:
+            if name not in self.names:
+                raise self.err("invalid named capture referenced", at)
+        return node
+
+    def disjunction(self) -> Node:
+        alts = [self.alternative()]
+        while self.cur() == 0x7C:  # |
+            self.i += 1
+            alts.append(self.alternative())
+        return alts[0] if len(alts) == 1 else ("alt", alts)
+
+    def alternative(self) -> Node:
+        terms: list[Node] = []
+        while self.i < self.n and self.cur() not in (0x7C, 0x29):
+            term = self.term()
+            if term is not None:
+                terms.append(term)
+        return terms[0] if len(terms) == 1 else ("seq", terms)
+
+    def term(self) -> Node | None:
+        c = self.cur()
+        start = self.i
+        if c == 0x5E:  # ^
+            self.i += 1
+            return ("bol",)
+        if c == 0x24:  # $
+            self.i += 1
+            return ("eol",)
+        if c in (0x2A, 0x2B, 0x3F):  # * + ?
+            raise self.err("nothing to repeat")
+        if c == 0x7B and self._interval() is not None:  # a quantifier with no atom
+            self.i = start
+            raise self.err("nothing to repeat")
+        self.i = start
+        if c == 0x5C and self.cur(1) in (0x62, 0x42):  # \b \B
+            self.i += 2
+            return ("boundary", self.s[start + 1] == 0x42)
+        quantifiable = True
+        if c == 0x28:  # (
+            atom, quantifiable = self.group()
+        elif c == 0x2E:  # .
+            self.i += 1
+            atom = ("set", _ALL if self.dot_all else _DOT)
+        elif c == 0x5B:  # [
+            atom = self.char_class()
+        elif c == 0x5C:
+            atom = self.atom_escape()
+        else:  # any other unit, ] { } included, stands for itself
+            self.i += 1
+            atom = self._set(((c, c),))
+        return self.quantified(atom, quantifiable)
+
+    def quantified(self, atom: Node, quantifiable: bool) -> Node:
+        c = self.cur()
+        at = self.i
+        if c == 0x2A:
+            lo, hi = 0, INF
+            self.i += 1
+        elif c == 0x2B:
+            lo, hi = 1, INF
+            self.i += 1
+        elif c == 0x3F:
+            lo, hi = 0, 1
+            self.i += 1
+        elif c == 0x7B:
+            interval = self._interval()
+            if interval is None:
+                return atom  # a literal '{' follows
+            lo, hi = interval
+            if hi != INF and hi < lo:
+                raise self.err("numbers out of order in {} quantifier", at)
+        else:
+            return atom
+        if self.cur() == 0x3F:  # lazy: the same set of matches
+            self.i += 1
+        if not quantifiable:
+            raise self.err("invalid quantifier", at)
+        if atom[0] == "look":  # an assertion matches only the empty string
+            return ("seq", []) if lo == 0 else atom
+        if lo == INF:  # more repetitions than any name holds: it never matches
+            return ("set", ())
+        return ("repeat", lo, hi, atom)
+
+    def _interval(self) -> tuple[int, int] | None:
+        """``{n}``, ``{n,}`` or ``{n,m}`` at the cursor (consumed), else None (untouched)."""
+        start = self.i
+        self.i += 1
+        lo = self._digits()
+        if lo is None:
+            self.i = start
+            return None
+        hi = lo
+        if self.cur() == 0x2C:  # ,
+            self.i += 1
+            upper = self._digits()
+            hi = INF if upper is None else upper
+        if self.cur() != 0x7D:
+            self.i = start
+            return None
+        self.i += 1
+        return lo, hi
+
+    def _digits(self) -> int | None:
+        start = self.i
+        while 0x30 <= self.cur() <= 0x39:
+            self.i += 1
+        if self.i == start:
+            return None
+        value = int("".join(chr(u) for u in self.s[start:self.i]))
+        return INF if value > _MAX_COUNT else value
+
+    def group(self) -> tuple[Node, bool]:
+        open_at = self.i
+        self.i += 1
+        kind = "capture"
+        name = None
+        if self.cur() == 0x3F:  # ?
+            nxt = self.cur(1)
+            if nxt == 0x3A:
+                kind = "group"
+                self.i += 2
+            elif nxt in (0x3D, 0x21):
+                kind = "ahead" if nxt == 0x3D else "ahead!"
+                self.i += 2
+            elif nxt == 0x3C and self.cur(2) in (0x3D, 0x21):
+                kind = "behind" if self.cur(2) == 0x3D else "behind!"
+                self.i += 3
+            elif nxt == 0x3C:
+                self.i += 2
+                name = self.group_name()
+            else:
+                raise self.err("invalid group", open_at + 1)
+        index = None
+        if kind == "capture":
+            self.groups += 1
+            index = self.groups
+            if name is not None:
+                if name in self.names:
+                    raise self.err("duplicate capture group name", open_at)
+                self.names[name] = index
+        body = self.disjunction()
+        if self.cur() != 0x29:
+            raise self.err("unterminated group", open_at)
+        self.i += 1
+        if kind in ("capture", "group"):
+            return ("group", index, body), True
+        behind = kind.startswith("behind")
+        return ("look", behind, kind.endswith("!"), body), not behind
+
+    def group_name(self) -> str:
+        start = self.i
+        chars: list[str] = []
+        while True:
+            c = self.cur()
+            if c == 0x3E:  # >
+                self.i += 1
+                break
+            if c < 0:
+                raise self.err("invalid capture group name", start)
+            if c == 0x5C:  # \u escapes are allowed in names
+                if self.cur(1) != 0x75:
+                    raise self.err("invalid capture group name", start)
+                self.i += 2
+                code = self._name_unicode_escape()
+                if code is None:
+                    raise self.err("invalid capture group name", start)
+            else:
+                code = c
+                self.i += 1
+                if 0xD800 <= c <= 0xDBFF and 0xDC00 <= self.cur() <= 0xDFFF:
+                    code = 0x10000 + ((c - 0xD800) << 10) + (self.cur() - 0xDC00)
+                    self.i += 1
+            ch = chr(code)
+            ok = (ch in "$_" or ch.isidentifier()) if not chars else \
+                (ch in "$\u200c\u200d" or ("a" + ch).isidentifier())
+            if not ok:
+                raise self.err("invalid capture group name", start)
+            chars.append(ch)
+        if not chars:
+            raise self.err("invalid capture group name", start)
+        return "".join(chars)
+
+    def _name_unicode_escape(self) -> int | None:
+        if self.cur() == 0x7B:  # \u{...}
+            end = self.i + 1
+            while end < self.n and self.s[end] != 0x7D:
+                end += 1
+            digits = "".join(chr(u) for u in self.s[self.i + 1:end])
+            if end >= self.n or not digits or not _is_hex(digits) or int(digits, 16) > 0x10FFFF:
+                return None
+            self.i = end + 1
+            return int(digits, 16)
+        value = self._hex(4)
+        if value is None:
+            return None
+        if 0xD800 <= value <= 0xDBFF and self.cur() == 0x5C and self.cur(1) == 0x75:
+            save = self.i
+            self.i += 2
+            low = self._hex(4)
+            if low is not None and 0xDC00 <= low <= 0xDFFF:
+                return 0x10000 + ((value - 0xD800) << 10) + (low - 0xDC00)
+            self.i = save
+        return value
+
+    def _hex(self, count: int) -> int | None:
+        digits = "".join(chr(u) for u in self.s[self.i:self.i + count] if u < 128)
+        if len(digits) != count or not _is_hex(digits):
+            return None
+        self.i += count
+        return int(digits, 16)
+
+    def atom_escape(self) -> Node:
+        """``\\`` outside a class (the cursor is on the backslash)."""
+        nxt = self.cur(1)
+        if nxt < 0:
+            raise self.err("\\ at end of pattern")
+        if 0x31 <= nxt <= 0x39:  # \1 .. \9: a back-reference when that group exists
+            start = self.i
+            self.i += 1
+            number = self._digits()
+            assert number is not None
+            if number != INF and number <= self.total_groups:
+                return ("backref", number)
+            self.i = start
+            if nxt in (0x38, 0x39):  # \8 \9: the digit itself
+                self.i += 2
+                return self._set(((nxt, nxt),))
+            self.i += 1
+            unit = self._octal()
+            return self._set(((unit, unit),))
+        if nxt == 0x30:
+            self.i += 1
+            unit = self._octal()
+            return self._set(((unit, unit),))
+        if chr(nxt) in _CLASS_ESCAPES:
+            self.i += 2
+            return self._set(_CLASS_ESCAPES[chr(nxt)])
+        if nxt == 0x6B and self.has_names:  # \k<name>
+            at = self.i
+            self.i += 2
+            if self.cur() != 0x3C:
+                raise self.err("invalid named reference", at)
+            self.i += 1
+            name = self.group_name()
+            self.named_refs.append((name, at))
+            return ("backref", name)
+        self.i += 1
+        unit = self.character_escape(in_class=False)
+        return self._set(((unit, unit),))
+
+    def _octal(self) -> int:
+        """Annex B's legacy octal escape (the cursor is on its first digit)."""
+        value = self.cur() - 0x30
+        self.i += 1
+        if 0x30 <= self.cur() <= 0x37:
+            value = value * 8 + self.cur() - 0x30
+            self.i += 1
+            if value < 32 and 0x30 <= self.cur() <= 0x37:
+                value = value * 8 + self.cur() - 0x30
+                self.i += 1
+        return value
+
+    def character_escape(self, in_class: bool) -> int:
+        """One escaped unit (the cursor is past the backslash)."""
+        c = self.cur()
+        simple = {0x66: 0x0C, 0x6E: 0x0A, 0x72: 0x0D, 0x74: 0x09, 0x76: 0x0B}
+        if c in simple:
+            self.i += 1
+            return simple[c]
+        if c == 0x63:  # \c
+            letter = self.cur(1)
+            if 0x41 <= (letter & ~0x20) <= 0x5A:
+                self.i += 2
+                return letter & 0x1F
+            if in_class and (0x30 <= letter <= 0x39 or letter == 0x5F):
+                self.i += 2
+                return letter & 0x1F
+            return 0x5C  # a literal backslash; the 'c' is read next
+        if c == 0x30 and not (0x30 <= self.cur(1) <= 0x39):
+            self.i += 1
+            return 0
+        if 0x30 <= c <= 0x37:
+            return self._octal()
+        if c == 0x78:  # \xHH
+            self.i += 1
+            value = self._hex(2)
+            return 0x78 if value is None else value
+        if c == 0x75:  # \uHHHH
+            self.i += 1
+            value = self._hex(4)
+            return 0x75 if value is None else value
+        if c == 0x6B and self.has_names:  # with named groups, \k is never an identity
+            raise self.err("invalid escape")
+        self.i += 1
+        return c  # identity escape
+
+    def char_class(self) -> Node:
+        open_at = self.i
+        self.i += 1
+        negated = False
+        if self.cur() == 0x5E:
+            negated = True
+            self.i += 1
+        ranges: list[tuple[int, int]] = []
+        while True:
+            if self.i >= self.n:
+                raise self.err("unterminated character class", open_at)
+            if self.cur() == 0x5D:
+                self.i += 1
+                break
+            first, first_is_class = self.class_atom()
+            if self.cur() != 0x2D:  # -
+                ranges.extend(first)
+                continue
+            self.i += 1
+            if self.i >= self.n:
+                raise self.err("unterminated character class", open_at)
+            if self.cur() == 0x5D:  # a trailing dash is literal
+                ranges.extend(first)
+                ranges.append((0x2D, 0x2D))
+                continue
+            at = self.i
+            second, second_is_class = self.class_atom()
+            if first_is_class or second_is_class:  # \d-x: the dash is literal (Annex B)
+                ranges.extend(first)
+                ranges.append((0x2D, 0x2D))
+                ranges.extend(second)
+                continue
+            lo, hi = first[0][0], second[0][0]
+            if lo > hi:
+                raise self.err("range out of order in character class", at)
+            ranges.append((lo, hi))
+        result = _normalize(ranges)
+        if self.ignore_case:
+            result = _case_closure(result)
+        return ("set", _negate(result) if negated else result)
+
+    def class_atom(self) -> tuple[list[tuple[int, int]], bool]:
+        """One class atom: its units, and whether it was a class escape (\\d, \\w …)."""
+        c = self.cur()
+        if c != 0x5C:
+            self.i += 1
+            return [(c, c)], False
+        nxt = self.cur(1)
+        if nxt < 0:
+            raise self.err("\\ at end of pattern")
+        if nxt == 0x62:  # \b: backspace
+            self.i += 2
+            return [(8, 8)], False
+        if chr(nxt) in _CLASS_ESCAPES:
+            self.i += 2
+            return list(_CLASS_ESCAPES[chr(nxt)]), True
+        self.i += 1
+        if 0x38 <= nxt <= 0x39:
+            self.i += 1
+            return [(nxt, nxt)], False
+        unit = self.character_escape(in_class=True)
+        return [(unit, unit)], False
+
+
+def _is_hex(text: str) -> bool:
+    return all(c in "0123456789abcdefABCDEF" for c in text)
