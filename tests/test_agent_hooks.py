@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from maxrepeat.core.config import MaxRepeatConfig
-from maxrepeat.guards import codex, copilot_cli, gemini_cli
+from maxrepeat.guards import agentlog, codex, copilot_cli, gemini_cli
 from maxrepeat.guards.hookcall import HookCall
 from maxrepeat.guards.placement import place_call
 from maxrepeat.guards.agent_writers import CodexWriter, CopilotCliWriter, GeminiCliWriter
@@ -24,6 +24,7 @@ from maxrepeat.guards.policy import Action
 
 CONFIG = [MaxRepeatConfig(2, match="name-args")]
 EXE = str(Path(sys.executable).parent / "maxrepeat")
+FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def _jsonl(path: Path, records: list[dict[str, Any]]) -> None:
@@ -159,6 +160,51 @@ def test_gemini_warns_blocks_and_stops(tmp_path: Path) -> None:
     out, _ = gemini_cli.guard(_gemini_payload("BeforeTool", log), CONFIG, cache_dir=cache)
     assert out.stdout is not None and out.stdout["continue"] is False
     assert "(stopped)" in out.stdout["stopReason"]
+
+
+@pytest.mark.parametrize("match", ["name", "name-args", "observation"])
+def test_gemini_parallel_calls_share_their_step(tmp_path: Path, match: str,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A model message with two calls run in parallel (as real Gemini CLI sessions have):
+    Gemini CLI writes the message's calls once both finished, so the second call's hooks
+    see neither call in the log. The guard keeps the first call from its own hook and
+    judges the second in the same step, so a repeated message is told at the call where
+    grading the log first fails; and it does not wait for a result the log cannot show
+    yet (before: every hook after the first of a message waited LAG_WAIT, and a repeated
+    message of parallel calls was never told)."""
+    from maxrepeat.core.monitor import Monitor
+    from maxrepeat.readers import Source, get_reader
+
+    monkeypatch.setattr(agentlog, "LAG_WAIT", 30.0)  # a wait would show, not pass unseen
+    source = FIXTURES / "gemini-cli" / "parallel-calls.jsonl"
+    lines = source.read_bytes().splitlines(keepends=True)
+    config = [MaxRepeatConfig(1, match=match)]
+    [traj] = list(get_reader("gemini-cli").read(Source.from_path(str(source))))
+    monitor, calls, want = Monitor(config[0]), 0, None
+    for event in traj.events:  # type: ignore[union-attr]
+        calls += event.type == "tool_call"
+        if want is None and monitor.feed(event).failed:
+            want = calls - 1
+    assert want == 3  # the second call of the second message
+    log, cache = tmp_path / "session.jsonl", tmp_path / "cache"
+    spoke, k = [], 0
+    for i, raw in enumerate(lines):
+        rec = json.loads(raw)
+        for tc in rec.get("toolCalls", []):
+            log.write_bytes(b"".join(lines[:i]))  # the message's calls not written yet
+            for event in ("BeforeTool", "AfterTool"):
+                payload = {**_gemini_payload(event, log), "tool_name": tc["name"],
+                           "tool_input": tc["args"]}
+                if event == "AfterTool":
+                    output = tc["result"][0]["functionResponse"]["response"]["output"]
+                    payload["tool_response"] = {"llmContent": output, "returnDisplay": ""}
+                started = time.monotonic()
+                out, _ = gemini_cli.guard(payload, config, cache_dir=cache)
+                assert time.monotonic() - started < 15, "the hook waited for the log"
+                if out.stdout is not None:
+                    spoke.append(k)
+            k += 1
+    assert spoke and spoke[0] == want, spoke
 
 
 def test_gemini_warns_after_a_failed_call_in_the_reason() -> None:

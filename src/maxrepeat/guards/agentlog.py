@@ -15,7 +15,10 @@ with each agent's release, see ``docs/design/agent-guards.md``; `.placement` pla
 * ``"unanswered"``: the call is already written, but the payload names no id: it is the
   latest call of that name (and arguments) without a result (Copilot CLI);
 * ``"absent"``: the call is not written yet (Gemini CLI writes a model message's calls
-  once they have all finished).
+  once they have all finished). The calls of the same message judged by earlier hooks
+  are not written either (parallel calls of one response): the guard keeps them in the
+  session state (`_Pending`) and puts the current call in their step, until the log
+  shows more results than when they were kept (the message was written).
 
 After the call (``phase="post"``) its result comes from the payload, so the step is
 complete at the call it belongs to, as it will be in the finished log. Before the call
@@ -49,7 +52,7 @@ import msgspec
 
 from ..core.config import MaxRepeatConfig, unique_names
 from ..core.monitor import Monitor
-from .hookcall import HookCall, HookOutput
+from .hookcall import UNKNOWN, HookCall, HookOutput
 from .logread import LogRead, read_log, read_whole, results_in
 from .placement import place_call, repeats, settled_call
 from .policy import Action, Decision, Escalation, Policy
@@ -63,16 +66,30 @@ LAG_WAIT: Final = 2.0
 RESUME_FORMAT: Final = "resume-1"
 
 
+class _Pending(msgspec.Struct, array_like=True):
+    """A call of the current model response judged by an earlier hook but not in the
+    log yet (``"absent"`` placement): its name, arguments and result."""
+
+    name: str
+    arguments: Any
+    result: Any
+    ok: bool
+
+
 class _Extra(msgspec.Struct):
     """What the guard keeps per session besides the escalation: results seen after
-    calls, a stop decided before a call for the next hook of that call, and what the
-    saved monitors were fed (the settled events: how many, and how many results)."""
+    calls, a stop decided before a call for the next hook of that call, what the saved
+    monitors were fed (the settled events: how many, and how many results), and the
+    calls of the current response not written yet with how many results the log showed
+    when they were kept."""
 
     seen: int = 0
     stop: str | None = None
     events: int = 0
     results: int = 0
     exact: bool = False  # a call id came back: every result is kept
+    pending: list[_Pending] = msgspec.field(default_factory=list)
+    pending_at: int = 0
 
 
 def judge(
@@ -110,19 +127,27 @@ def judge(
             return Decision(Action.STOP, held, ())
         resumable = (snap is not None and bool(snap.reader)
                      and len(snap.monitors) == len(configs))
+        absent = call.placement == "absent"
         while True:
-            read = _caught_up(gs, call.reader, log, snap if resumable else None, extra, seen)
+            # the results of calls not written yet are not waited for
+            target = seen - len(extra.pending) if absent else seen
+            read = _caught_up(gs, call.reader, log, snap if resumable else None, extra,
+                              target)
             if log is not None and settled_call(read, call):
                 read = read_whole(gs, call.reader, log)
+            answered = _answered(read, extra)
+            if absent and extra.pending and answered > extra.pending_at:
+                extra.pending = []  # the response they belong to has been written
+            pending = extra.pending if absent else []
             exact = extra.exact
-            history, current = place_call(read.open, call, read.base)
+            history, current = place_call(read.open, call, read.base, pending)
             if not exact and repeats(read, history + current):
                 # a call id came back: feed everything again keeping every result, from
                 # now on
                 exact = True
                 if not read.fresh and log is not None:
                     read = read_whole(gs, call.reader, log)
-                    history, current = place_call(read.open, call, read.base)
+                    history, current = place_call(read.open, call, read.base, pending)
             monitors = _monitors(configs, names, call, log, read,
                                  snap if resumable else None, exact)
             if monitors is not None:
@@ -149,6 +174,8 @@ def judge(
                 # a refused call gets no post-call hook, but the log records its refusal
                 # as its result: count it, so the next hook waits for it too
                 extra.seen = seen + 1
+                if absent:
+                    _keep(extra, call, decision.message, False, answered)
             gs.store(Snapshot(read.offset, read.lines, read.state, fed, esc.state,
                               msgspec.msgpack.encode(extra)))
             return decision
@@ -156,6 +183,8 @@ def judge(
             m.feed_all(current)
         decision = esc.decide()
         extra.seen, extra.stop = seen + 1, None
+        if absent:
+            _keep(extra, call, call.result, call.ok, answered)
         gs.store(Snapshot(read.offset, read.lines, read.state, fed, esc.state,
                           msgspec.msgpack.encode(extra)))
         return decision
@@ -168,6 +197,18 @@ def judged(call: HookCall, configs: Sequence[MaxRepeatConfig],
     `judge` makes, and that decision."""
     decision = judge(call, configs, policy=policy, cache_dir=cache_dir)
     return render(decision), decision
+
+
+def _answered(read: LogRead, extra: _Extra) -> int:
+    """How many results the log shows (settled before, settled now, open)."""
+    return (0 if read.fresh else extra.results) + read.settled_results + results_in(read.open)
+
+
+def _keep(extra: _Extra, call: HookCall, result: Any, ok: bool, answered: int) -> None:
+    """Remember a call the log does not show yet, for the next hooks of its response."""
+    args = None if call.arguments is UNKNOWN else call.arguments
+    extra.pending.append(_Pending(call.name, args, result, ok))
+    extra.pending_at = answered
 
 
 def _monitors(configs: Sequence[MaxRepeatConfig], names: Sequence[str], call: HookCall,
@@ -210,8 +251,6 @@ def _caught_up(gs: GuardSession, reader: str, log: str | None, snap: Snapshot | 
                             extra.events)
         else:
             read = read_log(gs, reader, log, None, 0, 0, 0)
-        answered = (0 if read.fresh else extra.results) + read.settled_results \
-            + results_in(read.open)
-        if answered >= seen or time.monotonic() >= deadline:
+        if _answered(read, extra) >= seen or time.monotonic() >= deadline:
             return read
         time.sleep(0.02)

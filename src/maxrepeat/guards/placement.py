@@ -8,6 +8,7 @@ log again from its start.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from ..core.events import (
     TOOL_CALL,
@@ -74,20 +75,27 @@ def _find(events: Sequence[Event], call: HookCall) -> int | None:
     return None
 
 
-def place_call(events: Sequence[Event], call: HookCall, base: int = 0
-               ) -> tuple[list[Event], list[Event]]:
+def place_call(events: Sequence[Event], call: HookCall, base: int = 0,
+               pending: Sequence[Any] = ()) -> tuple[list[Event], list[Event]]:
     """Split the log's events into (history, the current call's turn).
 
     The current turn holds the call (taken from the log when it is there, else made from
     the payload) and, after the call, its result from the payload when the log lacks it.
     Before the call, results are left out (the call has not run). ``base``: how many
     events of the log come before ``events`` (they name a call made from the payload).
+    ``pending``: earlier calls of the same model response that the log does not show
+    yet (each with ``name``, ``arguments``, ``result``, ``ok``), put before the call in
+    its turn when the call is not in the log either.
     """
     events = list(events)
     i = _find(events, call)
     if i is None:
         cid = call.call_id or f"maxrepeat-hook-{base + len(events)}"
-        current = [turn_start("maxrepeat-hook"), tool_call(call.name, cid, call.arguments)]
+        current = [turn_start("maxrepeat-hook")]
+        for k, p in enumerate(pending):
+            pid = f"maxrepeat-pending-{base + len(events)}-{k}"
+            current += [tool_call(p.name, pid, p.arguments), tool_result(pid, p.result, p.ok)]
+        current.append(tool_call(call.name, cid, call.arguments))
         if call.phase == "post":
             current.append(tool_result(cid, call.result, call.ok))
         current.append(turn_end("maxrepeat-hook"))
