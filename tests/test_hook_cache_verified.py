@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from maxrepeat import MaxRepeatConfig
 from maxrepeat.guards.claude_code import guard
 
@@ -122,3 +124,59 @@ def test_the_shared_guard_session_layer_verifies_the_log_and_the_file(
     state.write_bytes(bytes(raw))
     with session() as gs:
         assert gs.restore() is None
+
+
+def test_the_block_hash_is_pinned_to_its_name() -> None:
+    """A state's version names the hash its block digests were made with, so the name
+    must change whenever the digests do: digests of the earlier hash would otherwise be
+    checked against the new ones (a needless full read at best). Where this fails after a
+    change of the C hash (``hash128``, core/_native.c), give it a new name in
+    `block_hash`, put the old one in `RETIRED_BLOCK_HASHES` and the new digests here."""
+    from maxrepeat.core import accel
+    from maxrepeat.guards.session import RETIRED_BLOCK_HASHES, block_hash
+
+    if not accel.available():
+        pytest.skip("the native extension is not built")
+    was = accel.use_native(True)
+    try:
+        name, digest = block_hash()
+    finally:
+        accel.use_native(was)
+    assert name not in RETIRED_BLOCK_HASHES
+    got = [digest(data).hex() for data in (b"", b"maxrepeat", bytes(range(256)) * 1000)]
+    assert (name, got) == ("hash128v2", ["b2c26ae2f6e2a2e94c8b9b3040a6a719",
+                                         "106e667b6b9081691743062d59eea94b",
+                                         "73139d30b04830024c3e5a2042561d33"])
+
+
+def test_a_state_saved_under_a_retired_block_hash_is_ignored(tmp_path: Path) -> None:
+    """The same state, its version naming a hash the native path no longer uses (and
+    sealed so that only the name differs), is not restored: the log is read again."""
+    import msgspec
+
+    from maxrepeat.guards.session import (RETIRED_BLOCK_HASHES, GuardSession, Snapshot,
+                                          block_hash, seal, unseal)
+
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(f'{{"n": {i}, "pad": "{"x" * 3000}"}}\n' for i in range(200)))
+
+    def session() -> GuardSession:
+        return GuardSession(tmp_path / "c", agent="test", session="S", log=str(log),
+                            signature="sig")
+
+    with session() as gs:
+        for _ in gs.lines():
+            pass
+        gs.store(Snapshot(gs.offset, gs.line_count, b"r", [b"m"]))
+    with session() as gs:
+        assert gs.restore() is not None
+    digest = block_hash()[1]
+    (state,) = [p for p in (tmp_path / "c").iterdir() if p.suffix == ".state"]
+    payload = unseal(state.read_bytes(), digest)
+    assert payload is not None
+    saved = msgspec.msgpack.decode(payload)
+    for retired in RETIRED_BLOCK_HASHES:
+        saved["version"] = saved["version"].rsplit("/", 1)[0] + "/" + retired
+        state.write_bytes(seal(msgspec.msgpack.encode(saved), digest))
+        with session() as gs:
+            assert gs.restore() is None

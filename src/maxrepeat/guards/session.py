@@ -85,7 +85,7 @@ except ImportError:  # pragma: no cover - Windows
 
 __all__ = ["GuardSession", "Snapshot", "default_cache_dir", "signature_of", "CACHE_FORMAT",
            "CHECKS", "check_mode",
-           "BLOCK", "block_digests", "block_hash", "seal", "unseal"]
+           "BLOCK", "block_digests", "block_hash", "RETIRED_BLOCK_HASHES", "seal", "unseal"]
 
 #: Changes whenever the saved layout changes; part of every saved state.
 CACHE_FORMAT: Final = 6
@@ -161,15 +161,23 @@ def block_hash() -> tuple[str, Callable[[bytes | memoryview], bytes]]:
     """The name and function of the 16-byte hash the log's blocks are checked with: the
     native extension's `hash128` where it is built and active (non-cryptographic, ~13 GB/s;
     ``docs/design/guards.md`` says why that is enough here), else BLAKE2b (~0.9 GB/s).
-    The name is part of a saved state's version: a state hashed the other way is ignored.
+    The name is part of a saved state's version: a state hashed another way is ignored.
+    It names the function's output, not the C symbol: whenever ``hash128``'s digests
+    change, its name here changes too (`RETIRED_BLOCK_HASHES`), so that states saved with
+    the earlier digests are read again, never checked against the new ones.
 
-    >>> name, fn = block_hash(); name in ("hash128", "blake2b") and len(fn(b"x")) == 16
+    >>> name, fn = block_hash(); name in ("hash128v2", "blake2b") and len(fn(b"x")) == 16
     True
     """
     native = accel.native
     if native is not None:
-        return "hash128", native.hash128
+        return "hash128v2", native.hash128
     return "blake2b", _digest
+
+
+#: names `block_hash` gave to earlier native hashes (other digests): never to be used again
+#: ("hash128": four lanes folded by two mixes, before the module's hashes were one, FH)
+RETIRED_BLOCK_HASHES: Final = ("hash128",)
 
 
 def _read_at(fh: IO[bytes], start: int, size: int) -> bytes:
