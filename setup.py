@@ -9,8 +9,9 @@ setup(
         Extension(
             "maxrepeat.core._native",
             sources=["src/maxrepeat/core/_native.c"],
+            # included by _native.c
             depends=["src/maxrepeat/core/_near.c", "src/maxrepeat/core/_nearnorm.c",
-                     "src/maxrepeat/core/_walk.h"],  # included by _native.c
+                     "src/maxrepeat/core/_nearrewrite.c", "src/maxrepeat/core/_walk.h"],
             optional=True,
         )
     ]

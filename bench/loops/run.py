@@ -9,7 +9,9 @@ grades every labelled run and prints:
   legitimate set (a legitimate span counts as a false positive when a detected run above
   ``max`` overlaps it);
 - cost: grading bench/run.py's large benchmark trajectory (``--turns`` turns of it) with
-  each setting, divided by exact grading in the same match mode, measured in this run.
+  each setting, divided by exact grading in the same match mode, measured in this run
+  (``--rounds`` interleaved rounds: each round times every setting once; medians).
+  ``--cost-only`` skips the labelled runs.
 
 Labelled runs: ``labels.json`` (real runs of ../shared/corpus, referenced by path; when
 the corpus is absent this says so in one line and goes on; agent logs recorded by
@@ -180,13 +182,16 @@ def _pct(a: int, b: int) -> str:
     return f"{100 * a / b:.1f}% ({a}/{b})" if b else "n/a"
 
 
-def cost(turns: int, repeat: int = 5, stamped: bool = False) -> dict[str, tuple[float, float]]:
-    """CPU seconds (best of ``repeat``) per setting on the large benchmark trajectory
-    (``turns`` turns): ``grade()`` of the trajectory already read, and reading plus grading
-    from the file's bytes in memory (as bench/run.py times the large trajectory).
-    ``stamped``: every result starts with a clock time (volatile text in every output:
-    each is rewritten by the Python transform, the native path's worst case)."""
+def cost(turns: int, rounds: int = 7, stamped: bool = False) -> dict[str, tuple[float, float]]:
+    """CPU seconds per setting on the large benchmark trajectory (``turns`` turns):
+    ``grade()`` of the trajectory already read, and reading plus grading from the file's
+    bytes in memory (as bench/run.py times the large trajectory); the median of
+    ``rounds`` interleaved rounds (each times every setting once, so a change of the
+    machine's load falls on all settings alike). ``stamped``: every result starts with a
+    clock time (volatile text in every output, rewritten by the normalizers: the worst
+    case of the check that lets clean text through)."""
     import importlib.util
+    import statistics
 
     from maxrepeat.readers import Source, read_source
 
@@ -204,20 +209,20 @@ def cost(turns: int, repeat: int = 5, stamped: bool = False) -> dict[str, tuple[
         return traj
 
     traj = read()
-    out: dict[str, tuple[float, float]] = {}
-    for label, setting in SETTINGS.items():
-        cfg = MaxRepeatConfig.from_mapping({**BASE, "max_cycle_period": 10, **setting})
-        best = whole = float("inf")
-        for _ in range(repeat):
+    cfgs = {label: MaxRepeatConfig.from_mapping({**BASE, "max_cycle_period": 10, **setting})
+            for label, setting in SETTINGS.items()}
+    times: dict[str, tuple[list[float], list[float]]] = {label: ([], []) for label in cfgs}
+    for _ in range(rounds):
+        for label, cfg in cfgs.items():
             # CPU time, not wall: other processes share the machine's cores
             t0 = time.process_time()
             grade(traj, cfg)
-            best = min(best, time.process_time() - t0)
+            times[label][0].append(time.process_time() - t0)
             t0 = time.process_time()
             grade(read(), cfg)
-            whole = min(whole, time.process_time() - t0)
-        out[label] = (best, whole)
-    return out
+            times[label][1].append(time.process_time() - t0)
+    return {label: (statistics.median(a), statistics.median(b))
+            for label, (a, b) in times.items()}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -228,7 +233,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("-v", "--verbose", action="store_true", help="per-run figures")
     parser.add_argument("--stamped", action="store_true",
                         help="cost on the trajectory whose every result holds a timestamp")
+    parser.add_argument("--rounds", type=int, default=7,
+                        help="interleaved rounds of the cost figure (medians)")
+    parser.add_argument("--cost-only", action="store_true", help="skip the labelled runs")
     args = parser.parse_args(argv)
+    if args.cost_only:
+        _print_cost(args)
+        return
     runs = labelled()
     print(f"{len(runs)} labelled runs; detection with max 2, max_cycle_period 2")
     rows = []
@@ -250,13 +261,20 @@ def main(argv: list[str] | None = None) -> None:
           f"{first['rec_vol']} recorded with real agents; {first['real_legit']} real legitimate "
           f"spans, {first['legit']} in all)")
     if args.turns:
-        secs = cost(args.turns, stamped=args.stamped)
+        _print_cost(args)
+
+
+def _print_cost(args: argparse.Namespace) -> None:
+    if args.turns:
         load = os.getloadavg()[0]
+        secs = cost(args.turns, rounds=args.rounds, stamped=args.stamped)
+        load_after = os.getloadavg()[0]
         from maxrepeat.core import accel
 
         stamped = ", every result timestamped" if args.stamped else ""
         print(f"\ncost on the large benchmark trajectory ({args.turns} turns{stamped}, period 10, "
-              f"load {load:.1f}), CPU seconds (best of 5) and ratio to exact grading in the "
+              f"load {load:.1f} -> {load_after:.1f}), CPU seconds (median of {args.rounds} "
+              f"interleaved rounds) and ratio to exact grading in the "
               f"same match mode: grade() of the read trajectory | read + grade from bytes; "
               f"grading by the {accel.description()} (MAXREPEAT_PURE=1: pure Python; "
               f"near-duplicate settings with replace or similarity always run in Python)")

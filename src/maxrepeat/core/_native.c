@@ -361,12 +361,16 @@ static int encode_string(Buf *out, const char *s, Py_ssize_t n) {
 static int canon_value(Cur *c, Buf *out, int depth);
 
 /* Near-duplicate hooks (_near.c): while near_keys canonicalizes, g_near_mask names the
- * normalizers on, and a string value that one of them could change (near_dirty) BAILs
- * to the reference; g_near_ignore (a tuple of UTF-8 bytes) names top-level keys left
+ * normalizers on, and a string value that one of them could change (near_dirty) is
+ * written as their rewrite (nz_rewrite, _nearrewrite.c); g_near_ignore (a tuple of UTF-8 bytes) names top-level keys left
  * out. Both are 0/NULL otherwise: the exact paths never see them. */
 static int g_near_mask = 0;
 static PyObject *g_near_ignore = NULL;
 static int near_dirty(const uint8_t *s, Py_ssize_t n, int mask);
+static int nz_rewrite(const uint8_t *s, Py_ssize_t n, int mask, const uint8_t **t,
+                      Py_ssize_t *tn);
+static int near_text(const uint8_t *s, Py_ssize_t n, int mask, const uint8_t **t,
+                     Py_ssize_t *tn);
 
 static int near_ignored(const char *key, Py_ssize_t n) {
     Py_ssize_t k = PyTuple_GET_SIZE(g_near_ignore);
@@ -606,16 +610,25 @@ static int canon_value(Cur *c, Buf *out, int depth) {
                 }
             }
             if (q < end && *q == '"') {
-                if (g_near_mask && near_dirty(c->p + 1, q - c->p - 1, g_near_mask)) return BAIL;
+                if (g_near_mask && near_dirty(c->p + 1, q - c->p - 1, g_near_mask)) {
+                    const uint8_t *t;
+                    Py_ssize_t tn;
+                    if (nz_rewrite(c->p + 1, q - c->p - 1, g_near_mask, &t, &tn) < 0) return FAIL;
+                    c->p = q + 1;
+                    return encode_string(out, (const char *)t, tn) < 0 ? FAIL : OK;
+                }
                 if (buf_put(out, c->p, q + 1 - c->p) < 0) return FAIL;
                 c->p = q + 1;
                 return OK;
             }
             g_str.n = 0;
             int rc = decode_string(c, &g_str);
-            if (rc == OK && g_near_mask && near_dirty((const uint8_t *)g_str.p, g_str.n, g_near_mask))
-                rc = BAIL;
-            if (rc == OK) rc = encode_string(out, g_str.p, g_str.n) < 0 ? FAIL : OK;
+            if (rc == OK) {
+                const uint8_t *t = (const uint8_t *)g_str.p;
+                Py_ssize_t tn = g_str.n;
+                if (g_near_mask && near_text(t, tn, g_near_mask, &t, &tn) < 0) rc = FAIL;
+                else rc = encode_string(out, (const char *)t, tn) < 0 ? FAIL : OK;
+            }
             if (g_str.cap > (1 << 20)) buf_free(&g_str);
             return rc;
         }
@@ -678,7 +691,17 @@ static int canon_raw(const uint8_t *raw, Py_ssize_t n, int observe, Buf *out, in
         }
         if (plain) {
             if (odd) return BAIL;
-            if (g_near_mask && near_dirty(raw + 1, n - 2, g_near_mask)) return BAIL;
+            if (g_near_mask && near_dirty(raw + 1, n - 2, g_near_mask)) {
+                const uint8_t *t;
+                Py_ssize_t tn;
+                if (nz_rewrite(raw + 1, n - 2, g_near_mask, &t, &tn) < 0) return FAIL;
+                if (observe && utf8_blank(t, tn)) {
+                    *empty = 1;
+                    return OK;
+                }
+                if (buf_byte(out, 's') < 0) return FAIL;
+                return buf_put(out, t, tn) < 0 ? FAIL : OK;
+            }
             if (observe && blank) {
                 *empty = 1;
                 return OK;
@@ -698,9 +721,15 @@ static int canon_raw(const uint8_t *raw, Py_ssize_t n, int observe, Buf *out, in
         if (rc != OK) return rc;
         skip_ws(&c);
         if (c.p != c.end) return BAIL;
-        if (g_near_mask && near_dirty((const uint8_t *)out->p + mark + 1, out->n - mark - 1,
-                                      g_near_mask))
-            return BAIL;
+        if (g_near_mask) {
+            const uint8_t *t, *text = (const uint8_t *)out->p + mark + 1;
+            Py_ssize_t tn;
+            if (near_text(text, out->n - mark - 1, g_near_mask, &t, &tn) < 0) return FAIL;
+            if (t != text) {
+                out->n = mark + 1;
+                if (buf_put(out, t, tn) < 0) return FAIL;
+            }
+        }
         if (observe && utf8_blank((const uint8_t *)out->p + mark + 1, out->n - mark - 1)) {
             out->n = mark;
             *empty = 1;
@@ -2374,7 +2403,8 @@ static PyObject *scan_json(PyObject *self, PyObject *args) {
     return Py_BuildValue("(nniin)", pos, depth, in_str, esc, last);
 }
 
-/* near-duplicate grading: near_ids, near_keys, near_dirty (a separate file, same module) */
+/* near-duplicate grading: near_ids, near_keys, near_dirty, near_rewrite (separate files,
+ * same module) */
 #include "_near.c"
 
 /* ------------------------------------------------------------------------------------ */
@@ -2527,6 +2557,7 @@ static PyMethodDef methods[] = {
     {"near_ids", near_ids, METH_VARARGS, "Near-duplicate step ids (None: pure path)."},
     {"near_keys", near_keys, METH_VARARGS, "Near-duplicate step keys (None: pure path)."},
     {"near_dirty", py_near_dirty, METH_VARARGS, "Whether a normalizer could change a text."},
+    {"near_rewrite", py_near_rewrite, METH_VARARGS, "A text after the normalizers (C)."},
     {"events_readable", events_readable, METH_O, "Whether every call and result has data."},
     {"stretches", stretches, METH_VARARGS, "Maximal stretches of one period."},
     {"canonical", canonical, METH_VARARGS, "Canonical bytes of raw JSON (False: bail)."},
@@ -2552,7 +2583,8 @@ PyMODINIT_FUNC PyInit__native(void) {
     S_result = PyUnicode_InternFromString("result");
     S_tool_call = PyUnicode_InternFromString("tool_call");
     S_tool_result = PyUnicode_InternFromString("tool_result");
-    nz_init(); /* _near.c */
+    nz_init();          /* _nearnorm.c */
+    nz_init_rewrites(); /* _nearrewrite.c */
     if (!S_tool_call || !S_tool_result || !S_type || !S_data || !S_tool_name || !S_tool_call_id || !S_arguments || !S_result)
         return NULL;
     if (PyType_Ready(&FirstResultsType) < 0) return NULL;

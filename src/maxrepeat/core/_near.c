@@ -5,14 +5,16 @@
  * build_ids' hash and first-result table, and the event-field reads). The pure Python
  * path stays the reference and the definition:
  *
- * - C never rewrites a string. `near_dirty` (in _nearnorm.c; and `near_plain`, the same
- *   checks fused with the plain-string test for a top-level string) is true for every string one of the
- *   enabled built-in normalizers could change (a superset: the pre-checks of
+ * - The built-in normalizers run in C. `near_dirty` (in _nearnorm.c; and `near_plain`, the
+ *   same checks fused with the plain-string test for a top-level string) is true for every
+ *   string one of the enabled normalizers could change (a superset: the pre-checks of
  *   core/normalizers.py, with any doubt counted as "could"). While a value is
- *   canonicalized, `g_near_mask` is set and the canonicalizer BAILs on a string value
- *   that is dirty, so the whole value goes to the Python reference (`fallback_args` /
- *   `fallback_obs`: the Transform, then canonical bytes). A clean value's rewrite is
- *   itself, so its canonical bytes are the raw value's.
+ *   canonicalized, `g_near_mask` is set and the canonicalizer writes a dirty string value
+ *   as its rewrite (`nz_rewrite`, _nearrewrite.c: every substitution in order, the text
+ *   Python's re.sub gives); a clean value's rewrite is itself, so its canonical bytes are
+ *   the raw value's. What the canonicalizer leaves to the reference (a lone surrogate, a
+ *   long integer, ...) still goes to Python whole (`fallback_args` / `fallback_obs`: the
+ *   Transform, then canonical bytes).
  * - `ignore_arguments` is done here: top-level members named in `g_near_ignore` are left
  *   out of the canonical object (their values are still parsed, not checked).
  * - `near_ids` gives grading what it needs (grouping, step ids from the 128-bit hash of
@@ -23,7 +25,8 @@
  *   where it must.
  */
 
-#include "_nearnorm.c" /* the normalizers: the check and the rewrites */
+#include "_nearnorm.c"    /* the normalizers' check */
+#include "_nearrewrite.c" /* the normalizers' rewrites */
 
 /* One tool's settings: its name bytes, and the argument keys left out (UTF-8 bytes). */
 static PyObject *near_tool(PyObject *cache, PyObject *tool_info, PyObject *name) {
@@ -365,20 +368,9 @@ static int near_plain(const uint8_t *raw, Py_ssize_t n, int mask, int observe, F
                       int *empty) {
     *empty = 0;
     if (n < 2 || raw[0] != '"' || raw[n - 1] != '"') return BAIL;
-    const uint8_t *s = raw + 1;
-    Py_ssize_t m = n - 2, i = 0;
-    int blank = 1;
-    if (m > 0) {
-        if ((mask & NZ_TRAIL) && s[m - 1] == ' ') return BAIL;
-        if (nz_plain_at(s, m, 0, mask, &blank)) return BAIL;
-        i = 1;
-    }
-#if defined(__SSE2__)
-    for (; i + 16 <= m; i += 16)
-        if (nz_plain16(s, m, i, mask, &blank)) return BAIL;
-#endif
-    for (; i < m; i++)
-        if (nz_plain_at(s, m, i, mask, &blank)) return BAIL;
+    Py_ssize_t m = n - 2;
+    int blank;
+    if (!nz_plain_clean(raw + 1, m, mask, &blank)) return BAIL;
     if (observe && blank) {
         *empty = 1;
         return OK;
@@ -409,10 +401,13 @@ static int near_part(FH *h, PyObject *value, PyObject *raw_type, int mask, PyObj
         const char *str = PyUnicode_AsUTF8AndSize(value, &len);
         if (str == NULL) {
             PyErr_Clear(); /* lone surrogates: the reference below */
-        } else if (!near_dirty((const uint8_t *)str, len, mask)) {
-            if (observe && utf8_blank((const uint8_t *)str, len)) return 1;
+        } else {
+            const uint8_t *t;
+            Py_ssize_t tn;
+            if (near_text((const uint8_t *)str, len, mask, &t, &tn) < 0) return -1;
+            if (observe && utf8_blank(t, tn)) return 1;
             scratch->n = 0;
-            if (buf_byte(scratch, 's') < 0 || buf_put(scratch, str, len) < 0) return -1;
+            if (buf_byte(scratch, 's') < 0 || buf_put(scratch, t, tn) < 0) return -1;
             fh_part(h, (const uint8_t *)scratch->p, (size_t)scratch->n);
             return 0;
         }

@@ -7,7 +7,12 @@
  */
 
 /* the normalizer bits (core.normalizers.NATIVE_BITS) */
-enum { NZ_ANSI = 1, NZ_TRAIL = 2, NZ_BLOCK = 4, NZ_TEMP = 8, NZ_NUMBERS = 16 };
+enum {
+    NZ_ANSI = 1, NZ_TRAIL = 2, NZ_TIME = 4, NZ_TEMP = 8, NZ_NUMBERS = 16, NZ_DUR = 32, NZ_IDS = 64,
+    NZ_ADDR = 128, NZ_PIDS = 256,
+    /* the five whose pre-checks one scan does (core.normalizers._BLOCK) */
+    NZ_BLOCK = NZ_TIME | NZ_DUR | NZ_IDS | NZ_ADDR | NZ_PIDS
+};
 
 static int nz_digit(uint8_t b) { return b >= '0' && b <= '9'; }
 
@@ -173,8 +178,11 @@ static int nz_block_scan(const uint8_t *s, Py_ssize_t n) {
 /* Whether one of the normalizers in mask could change the UTF-8 text s (see above): the
  * substrings the pre-checks look for (core.normalizers._PRECHECKS, _BLOCK_NEEDLES and
  * _trailing) are found with memchr, the block scan by nz_block_scan. */
+static int nz_plain_clean(const uint8_t *s, Py_ssize_t m, int mask, int *blank);
+
 static int near_dirty(const uint8_t *s, Py_ssize_t n, int mask) {
-    if (n == 0) return 0;
+    int blank;
+    if (n == 0 || nz_plain_clean(s, n, mask, &blank)) return 0; /* the common case, at once */
     if ((mask & NZ_ANSI) && memchr(s, 0x1b, (size_t)n) != NULL) return 1;
     if (mask & NZ_TRAIL) {
         /* _trailing: the last character is white space (str.isspace; any non-ASCII one is
@@ -266,3 +274,25 @@ static int nz_plain16(const uint8_t *s, Py_ssize_t m, Py_ssize_t i, int mask, in
     return (mask & NZ_BLOCK) && nz_block16(s, m, i, v);
 }
 #endif
+
+/* Whether text s (m bytes) is plain (ASCII, no quote, backslash or control character)
+ * and no normalizer in mask could change it (near_dirty's checks; the ones that need a
+ * control character, a backslash or a non-ASCII byte cannot apply): one pass, 16 bytes at
+ * a time where SSE2 exists, for what near_dirty's checks would each scan. 1: plain and
+ * clean (*blank: only spaces); 0: anything else (near_dirty decides). */
+static int nz_plain_clean(const uint8_t *s, Py_ssize_t m, int mask, int *blank) {
+    Py_ssize_t i = 0;
+    *blank = 1;
+    if (m > 0) {
+        if ((mask & NZ_TRAIL) && s[m - 1] == ' ') return 0;
+        if (nz_plain_at(s, m, 0, mask, blank)) return 0;
+        i = 1;
+    }
+#if defined(__SSE2__)
+    for (; i + 16 <= m; i += 16)
+        if (nz_plain16(s, m, i, mask, blank)) return 0;
+#endif
+    for (; i < m; i++)
+        if (nz_plain_at(s, m, i, mask, blank)) return 0;
+    return 1;
+}

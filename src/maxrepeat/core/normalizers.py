@@ -267,18 +267,19 @@ def _volatile() -> Callable[[str], str]:
 _rewrite_volatile: Final = _volatile()
 
 
-#: The native path's check (core/_near.c, ``near_dirty``) per normalizer: one bit each, the
-#: five of `_BLOCK` sharing the bit of their combined scan. The check is true for every
-#: text a normalizer with its bit could change; such a text is rewritten here, in Python.
-NATIVE_BITS: Final = {"ansi": 1, "trailing-whitespace": 2, "timestamps": 4, "durations": 4,
-                      "ids": 4, "addresses": 4, "pids": 4, "temp-paths": 8, "numbers": 16}
+#: The native path's bit (core/_nearnorm.c, ``near_dirty``; core/_nearrewrite.c,
+#: ``nz_rewrite``) per normalizer. The check is true for every text a normalizer with
+#: its bit could change (the five of `_BLOCK` share one combined scan); such a text is
+#: rewritten there, in C, exactly as here (tests/test_near_native.py).
+NATIVE_BITS: Final = {"ansi": 1, "trailing-whitespace": 2, "timestamps": 4, "temp-paths": 8,
+                      "numbers": 16, "durations": 32, "ids": 64, "addresses": 128, "pids": 256}
 
 
 def native_mask(names: Sequence[str]) -> int:
     """The `NATIVE_BITS` of the normalizers ``names``.
 
     >>> native_mask(["ansi", "numbers"]), native_mask(VOLATILE)
-    (17, 15)
+    (17, 495)
     """
     mask = 0
     for name in names:
