@@ -356,6 +356,61 @@ def test_learned_pairs_predict_an_unusual_rendering(tmp_path: Path) -> None:
         {**ok, "tool_response": {"filePath": "/y"}}, Learned())[0]
 
 
+def test_edits_answered_alike_are_told_where_grading_fails(tmp_path: Path) -> None:
+    """Edits of one file, each answered with the same sentence in the transcript, while
+    each hook input carries the Edit's own response (other old and new strings): the
+    sentence is learned as a template of the response's fields, and the guard speaks at
+    the call where grading the transcript so far first fails (before: never, in
+    ``observation`` mode; found replaying real sessions, docs/robustness.md)."""
+    source = Path(__file__).parent / "fixtures" / "claude-code" / "edits-answered-alike.jsonl"
+    records = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines()]
+    cfg = [MaxRepeatConfig(max=1)]  # observation: same tool, same answer
+    transcript = tmp_path / "s.jsonl"
+    spoken, first_fail = [], None
+    for i in range(0, len(records), 2):
+        use, done = records[i], records[i + 1]
+        written = [json.dumps(r) + "\n" for r in records[:i + 1]]
+        transcript.write_text("".join(written), encoding="utf-8")
+        block = use["message"]["content"][0]
+        payload = {**_payload(transcript, "E"), "tool_name": "Edit",
+                   "tool_input": block["input"], "tool_use_id": block["id"],
+                   "tool_response": done["toolUseResult"]}
+        spoken.append(guard(payload, cfg, cache_dir=tmp_path / "c").decision.action)
+        transcript.write_text("".join(written) + json.dumps(done) + "\n", encoding="utf-8")
+        traj = next(iter(maxrepeat.read_trajectories(transcript, format="claude-code")))
+        if first_fail is None and not grade(traj, cfg[0]).passed:
+            first_fail = i // 2
+    assert first_fail == 1
+    assert spoken[first_fail] is Action.WARN and spoken[:first_fail] == [Action.NONE]
+
+
+def test_a_long_template_is_used_only_once_two_pairs_agree() -> None:
+    """A short sentence around the fields is used from one pair; a template with long
+    literal text (text of that one call) only once the next pair agrees; a pair
+    without any field forgets the shape's template."""
+    from maxrepeat.guards.claude_code_results import Learned, predicted_result
+
+    def pair(path: str, text: str) -> dict[str, Any]:
+        return {"type": "user", "toolUseResult": {"filePath": path, "type": "create"},
+                "message": {"content": [{"type": "tool_result", "tool_use_id": "t",
+                                         "content": text}]}}
+
+    def predict(learned: Learned, path: str) -> Any:
+        return predicted_result({"hook_event_name": "PostToolUse", "tool_response": {
+            "filePath": path, "type": "create"}}, learned)[0]
+
+    learned = Learned()
+    learned.learn(pair("/work/a/one.py", "File created successfully at: /work/a/one.py"))
+    assert predict(learned, "/work/b/two.py") == "File created successfully at: /work/b/two.py"
+    learned.learn(pair("/work/d/four.py", "Wrote it"))  # no field in it: forgotten
+    assert predict(learned, "/work/b/two.py").startswith("\x00maxrepeat")
+    snippet = "".join(f"{n:6}\tline {n}\n" for n in range(40))  # long literal text
+    learned.learn(pair("/work/e/five.py", f"Updated /work/e/five.py:\n{snippet}"))
+    assert predict(learned, "/work/b/two.py").startswith("\x00maxrepeat")
+    learned.learn(pair("/work/f/six.py", f"Updated /work/f/six.py:\n{snippet}"))
+    assert predict(learned, "/work/b/two.py") == f"Updated /work/b/two.py:\n{snippet}"
+
+
 def test_a_stop_after_a_failure_is_carried_out_at_the_next_call(tmp_path: Path) -> None:
     """Claude Code ignores continue:false from PostToolUseFailure: the guard blocks with
     the reason there and stops the agent from the next PreToolUse."""

@@ -16,8 +16,18 @@ Two sources, best first:
 2. **The rendering Claude Code uses** for the common cases: a failure's content is its
    error text (``Exit code 1``…, without the ``Error:`` prefix the response keeps); a Bash
    result is ``stdout`` and ``stderr`` joined by a newline; a string response is itself.
-   Anything else gets a value no earlier result equals (its JSON with a marker), which is
-   right whenever the response is new.
+3. **Learned templates.** A tool whose response is an object and whose content is a
+   sentence naming some of its fields (Edit: *"The file {filePath} has been updated
+   successfully."*, Write: *"File created successfully at: {filePath}"*): each pair
+   teaches the content with the response's long string fields cut out, per response
+   shape (its keys and flag values); the last template renders a new response of that
+   shape when its literal text is a short sentence, or when the pair before agreed.
+   On the corpus's Claude Code sessions this predicts 273 results, none wrongly. Without it, two edits of one file answered alike, which
+   ``maxrepeat grade`` counts as a repeat in ``observation`` mode, were never told live
+   (found replaying real sessions, ``docs/robustness.md``).
+
+Anything else gets a value no earlier result equals (its JSON with a marker), which is
+right whenever the response is new.
 """
 
 from __future__ import annotations
@@ -61,11 +71,72 @@ def _key(failed: bool, value: Any) -> bytes | None:
         return None
 
 
+#: A template whose literal text is at most this long is used from one pair (a sentence
+#: around the fields); a longer one (a snippet of the file, search results: text of that
+#: one call) only once the next pair of its shape agrees.
+_SHORT: Final = 200
+#: Response fields shorter than this are not cut out of a template (a short value such
+#: as ``"text"`` or ``"update"`` is found in too many sentences by chance).
+_FIELD_MIN: Final = 8
+
+
+def _shape(failed: bool, response: Any) -> bytes | None:
+    """The shape of an object response: its keys and the values of its flags."""
+    if failed or not isinstance(response, dict) or not response:
+        return None
+    flags = {k: v for k, v in response.items() if v is None or isinstance(v, bool)}
+    try:
+        return digest(b"T" + _ENCODER.encode([sorted(response), flags]))
+    except (ValueError, TypeError, RecursionError, msgspec.EncodeError):
+        return None
+
+
+def _template(response: dict[str, Any], text: str) -> list[str] | None:
+    """``text`` split at the response's long string fields: literals at even places,
+    field names at odd ones (None: no field in it).
+
+    >>> _template({"filePath": "/w/a.py", "oldString": "x = 1"}, "The file /w/a.py is ok")
+    >>> _template({"filePath": "/w/src/a.py"}, "The file /w/src/a.py is ok")
+    ['The file ', 'filePath', ' is ok']
+    """
+    parts = [text]
+    fields = sorted(((k, v) for k, v in response.items()
+                     if isinstance(v, str) and len(v) >= _FIELD_MIN),
+                    key=lambda kv: (-len(kv[1]), kv[0]))
+    for name, value in fields:
+        out: list[str] = []
+        for i, part in enumerate(parts):
+            if i % 2:
+                out.append(part)
+                continue
+            for j, seg in enumerate(part.split(value)):
+                if j:
+                    out.append(name)
+                out.append(seg)
+        parts = out
+    return parts if len(parts) > 1 else None
+
+
+def _render(parts: list[str], response: dict[str, Any]) -> str | None:
+    out = []
+    for i, part in enumerate(parts):
+        if i % 2:
+            value = response.get(part)
+            if not isinstance(value, str):
+                return None
+            out.append(value)
+        else:
+            out.append(part)
+    return "".join(out)
+
+
 class Learned(msgspec.Struct):
-    """Recent (response digest -> transcript content) pairs, oldest first."""
+    """Recent (response digest -> transcript content) pairs, oldest first; and per
+    response shape the last template seen, with whether the pair before agreed."""
 
     LIMIT: ClassVar[int] = 256
     pairs: dict[bytes, Any] = msgspec.field(default_factory=dict)
+    templates: dict[bytes, tuple[list[str], bool]] = msgspec.field(default_factory=dict)
 
     def learn(self, record: Mapping[str, Any]) -> None:
         """Remember the pair a transcript ``user`` record holds (if it holds one)."""
@@ -90,6 +161,17 @@ class Learned(msgspec.Struct):
         pairs[key] = block.get("content")
         while len(pairs) > self.LIMIT:
             del pairs[next(iter(pairs))]
+        shape = _shape(failed, response)
+        text = content_text(block.get("content"))
+        if shape is None or not isinstance(text, str):
+            return
+        templates = self.templates
+        before = templates.pop(shape, None)
+        parts = _template(response, text)
+        if parts is not None:
+            templates[shape] = (parts, before is not None and before[0] == parts)
+            while len(templates) > self.LIMIT:
+                del templates[next(iter(templates))]
 
 
 def predicted_result(payload: Mapping[str, Any], learned: Learned) -> tuple[Any, bool]:
@@ -115,6 +197,13 @@ def predicted_result(payload: Mapping[str, Any], learned: Learned) -> tuple[Any,
             and isinstance(response.get("stderr", ""), str):
         out, err = response["stdout"], response.get("stderr", "")
         return out + ("\n" if out and err else "") + err, True
+    shape = _shape(failed, response)
+    known = learned.templates.get(shape) if shape is not None else None
+    if known is not None and isinstance(response, dict) and (
+            known[1] or sum(map(len, known[0][::2])) <= _SHORT):
+        rendered = _render(known[0], response)
+        if rendered is not None:
+            return rendered, True
     try:
         text = json.dumps(response, sort_keys=True, default=str)
     except (ValueError, TypeError, RecursionError):
