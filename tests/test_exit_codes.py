@@ -102,9 +102,13 @@ def test_killing_the_main_process_leaves_no_worker_running(tmp_path: Path, sig: 
     runs.mkdir()
     for f in range(40):
         loops(runs / f"p{f:02d}.jsonl", records=3000, calls=20)
+    # The signal's default action, whatever this process inherited: under nohup SIGHUP is
+    # ignored, and the child would rightly ignore it too.
     proc = subprocess.Popen([*CLI, "grade", str(runs), "--max", "50", "-o", "jsonl", "-j", "2"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+                            start_new_session=True,
+                            preexec_fn=None if sig == signal.SIGKILL else
+                            lambda: signal.signal(sig, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 30
         while len(_group(proc.pid)) < 4:  # main, tracker, forkserver, a worker
@@ -121,6 +125,7 @@ def test_killing_the_main_process_leaves_no_worker_running(tmp_path: Path, sig: 
             os.killpg(proc.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+        proc.wait()  # reaped here, not warned about by a later test's garbage collection
 
 
 def test_ctrl_c_prints_no_leaked_semaphore_warning(tmp_path: Path) -> None:
