@@ -27,7 +27,8 @@ from ..core.config import (
 from ..core.errors import ConfigError
 from .yaml12 import PLAIN_TAG, Loader, plain_value, tagged_value, yaml11_value
 
-__all__ = ["load_config", "read_text", "parse_config_text", "Located", "compose_located"]
+__all__ = ["load_config", "read_text", "parse_config_text", "Located", "compose_located",
+           "raise_first"]
 
 _ROOT_KEYS: Final = ROOT_KEYS
 _ENTRY_KEYS: Final = ENTRY_KEYS
@@ -337,8 +338,21 @@ def load_config(path: str | Path) -> list[MaxRepeatConfig]:
     """
     text, file = read_text(path)
     configs, problems = parse_config_text(text, file)
+    raise_first(problems)
+    return configs
+
+
+def raise_first(problems: list[ConfigError]) -> None:
+    """Raise the first of ``problems``, carrying all of them (``problems``), if any.
+
+    >>> raise_first([])
+    >>> try:
+    ...     raise_first([ConfigError("a", "b", "c"), ConfigError("d", "e", "f")])
+    ... except ConfigError as err:
+    ...     err.path, len(err.problems)
+    ('a', 2)
+    """
     if problems:
         err = problems[0]
         err.problems = tuple(problems)
         raise err
-    return configs

@@ -19,7 +19,15 @@ from typing import Any, Final
 from ..core.config import GRADER_TYPE, MaxRepeatConfig, show_value, unique_names
 from ..core.errors import ConfigError
 from ..core.events import Trajectory
-from .configfile import Located, _check_entry, _kind, compose_located, entry_name, read_text
+from .configfile import (
+    Located,
+    _check_entry,
+    _kind,
+    compose_located,
+    entry_name,
+    raise_first,
+    read_text,
+)
 
 __all__ = [
     "EvalSpec",
@@ -237,8 +245,5 @@ def load_eval_spec(path: str | Path) -> EvalSpec:
     """The eval spec of a file; raises the first `ConfigError` (carrying all of them)."""
     text, file = read_text(path)
     spec, problems = parse_eval_spec_text(text, file)
-    if problems:
-        err = problems[0]
-        err.problems = tuple(problems)
-        raise err
+    raise_first(problems)
     return spec
