@@ -7,6 +7,10 @@ summaries) get a short text. Every request body is kept in ``requests`` so a tes
 check what the agent sent the model (for example the guard's message).
 
 Streaming (server-sent events) and plain JSON answers are both spoken, as the agent asks.
+``pause`` holds a streamed response open that many seconds after its last content block,
+as a slow network or a long answer would: Claude Code runs a tool as soon as its block
+has streamed but writes the response to its transcript once it has ended, so its hooks
+then run before the transcript holds their call.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import itertools
 import json
 import threading
+import time
 from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -24,8 +29,9 @@ Step = list[tuple[str, dict[str, Any]]] | str
 class ScriptedModel:
     """``with ScriptedModel(script) as model:`` serves on ``model.url`` until the block ends."""
 
-    def __init__(self, script: Sequence[Step], tool: str = "Bash") -> None:
+    def __init__(self, script: Sequence[Step], tool: str = "Bash", pause: float = 0.0) -> None:
         self.script = list(script)
+        self.pause = pause
         self.tool = tool
         self.requests: list[dict[str, Any]] = []
         self._ids = itertools.count()
@@ -88,6 +94,9 @@ class ScriptedModel:
                                                         "index": i, "delta": delta})
                     self._event("content_block_stop", {"type": "content_block_stop",
                                                        "index": i})
+                if model.pause and stop == "tool_use":
+                    self.wfile.flush()
+                    time.sleep(model.pause)
                 self._event("message_delta", {"type": "message_delta",
                                               "delta": {"stop_reason": stop,
                                                         "stop_sequence": None},

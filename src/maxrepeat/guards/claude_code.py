@@ -17,12 +17,14 @@ per grader (the figure ``maxrepeat grade`` gives that transcript), and the share
            the agent at its next tool call, from ``PreToolUse`` or ``PostToolUse``)
 =========  ====================================================================
 
-When the hook runs after a call, the transcript holds the call but not yet its result:
-the result is taken from the hook input, as the transcript will show it (see
+When the hook runs after a call, the transcript does not hold its result yet, and may
+not even hold the call (Claude Code writes a response once it has streamed, its tools
+start before): the call and its result are taken from the hook input wherever the
+transcript lacks them, as the transcript will show them (`.claude_code_backlog`,
 `.claude_code_results`), so the guard speaks at the very call at which ``maxrepeat
-grade`` of the finished session first fails, in every match mode. Before a call
-(``PreToolUse``) only ``name`` and ``name-args`` graders can tell whether it would extend
-a loop; any grader enforces a pending stop there.
+grade`` of the finished session first fails, in every match mode, however late the
+transcript is written. Before a call (``PreToolUse``) only ``name`` and ``name-args``
+graders can tell whether it would extend a loop; any grader enforces a pending stop there.
 
 Each call reads only the lines added since the previous one; state is kept per session
 by `maxrepeat.guards.session` (verified against the transcript, never trusted).
@@ -39,10 +41,11 @@ import msgspec
 
 from ..core.config import MaxRepeatConfig, unique_names
 from ..core.errors import TrajectoryFormatError
-from ..core.events import Event, EventData
+from ..core.events import Event
 from ..core.monitor import Monitor
 from ..readers._marks import Marks, mark
 from ..readers.claude_code import SessionStream, record_of_line
+from .claude_code_backlog import Backlog, refusal_result
 from .claude_code_results import Learned, predicted_result
 from .policy import Action, Decision, Escalation, Policy
 from .session import GuardSession, Snapshot, signature_of
@@ -52,6 +55,8 @@ __all__ = ["HookVerdict", "guard", "hook_output", "EVENTS"]
 #: The hook events the guard answers (the settings written by ``hook install``).
 EVENTS: Final = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
 _AFTER: Final = ("PostToolUse", "PostToolUseFailure")
+#: Part of the saved state's signature: changes when what the guard saves changes.
+_FORMAT: Final = "backlog-1"
 
 
 class _Extra(msgspec.Struct):
@@ -63,8 +68,12 @@ class _Extra(msgspec.Struct):
     # stays the same size however long the session), which is exact while no call id
     # comes back; `calls` holds the ids fed so far, and when one does come back the
     # transcript is read again with every result kept (`exact`) from then on.
+    # (`calls` also says which calls the transcript holds, for the backlog.)
     calls: Marks = msgspec.field(default_factory=Marks)
     exact: bool = False
+    # The calls the hooks reported that the transcript may not hold yet
+    # (`.claude_code_backlog`: Claude Code writes a response once it has streamed).
+    backlog: Backlog = msgspec.field(default_factory=Backlog)
 
 
 class _Reused(Exception):
@@ -123,22 +132,26 @@ def hook_output(event: str, decision: Decision, *, stop: str | None = None) -> d
 
 
 def _feed(stream: SessionStream, monitors: list[Monitor], record: dict[str, Any],
-          lenient: bool, extra: _Extra, collect: list[Event] | None = None) -> None:
+          lenient: bool, extra: _Extra, collect: list[Event] | None = None,
+          complete: bool = True) -> None:
     """Feed a record's events of the session to the monitors, or (``collect``) add them
-    to the list the monitors are built from at the end (`Monitor.from_events`)."""
+    to the list the monitors are built from at the end (`Monitor.from_events`).
+    ``complete``: the record is a complete line (the backlog takes note of it)."""
     key, events = stream.record(record, lenient)
     if key == stream.primary:
         if collect is not None:
             collect.extend(events)  # call ids are checked once, at the end (`_collected`)
             return
-        if not extra.exact:
-            for e in events:
-                cid = e.data.tool_call_id if e.type == "tool_call" and e.data else None
-                if cid is not None:
-                    seen = mark(cid)
-                    if seen in extra.calls:
-                        raise _Reused
+        for e in events:
+            cid = e.data.tool_call_id if e.type == "tool_call" and e.data else None
+            if cid is not None:
+                seen = mark(cid)
+                if seen not in extra.calls:
                     extra.calls.add(seen)
+                elif not extra.exact:
+                    raise _Reused
+        if complete and events:
+            extra.backlog.logged(events)
         for m in monitors:
             m.lenient = stream.lenient(key)
             if events:
@@ -184,7 +197,7 @@ def guard(
                 for c, n in zip(configs, names)]
 
     with GuardSession(cache_dir, agent="claude-code", session=session_id, log=path,
-                      signature=signature_of(configs, names, policy)) as gs:
+                      signature=signature_of(configs, names, policy, _FORMAT)) as gs:
         snap = gs.restore()
         monitors: list[Monitor] = []
         stream = SessionStream()
@@ -213,19 +226,28 @@ def guard(
             # a call id came back: read everything again, keeping every answer (what
             # the guard said so far, and a stop it still owes, stay as they were)
             snap, stream = None, SessionStream()
-            extra = _Extra(pending_stop=extra.pending_stop, exact=True)
+            extra.backlog.restart()
+            extra = _Extra(pending_stop=extra.pending_stop, exact=True, backlog=extra.backlog)
             monitors = [monitor(c, n, True) for c, n in zip(configs, names)]
             read_from = 0
             saved = _advance(gs, path, stream, monitors, extra, 0, 0, built)
         saved_reader, saved_monitors, saved_calls = saved
         cid = payload.get("tool_use_id")
+        name = payload.get("tool_name")
         subagent = isinstance(payload.get("agent_id"), str)
-        if event in _AFTER and isinstance(cid, str) and not subagent:
-            value, success = predicted_result(payload, extra.learned)
-            ev = Event("tool_result", EventData(tool_call_id=cid, result=value,
-                                                success=success))
+        backlog = extra.backlog
+        if isinstance(cid, str) and not subagent:
+            # the current call (and its result), wherever the transcript stands
+            backlog.saw(cid, name if isinstance(name, str) else None, payload.get("tool_input"))
+            if event in _AFTER:
+                backlog.answer(cid, *predicted_result(payload, extra.learned))
+        calls = extra.calls  # the transcript's call ids, its partial last line included
+        group = stream.groups.get(stream.primary) if stream.primary is not None else None
+        on_top = backlog.on_top(lambda c: mark(c) in calls,
+                                open_turn=group is not None and group.turn is not None)
+        if on_top:
             for m in monitors:
-                m.feed(ev)
+                m.extend(on_top)
         esc = Escalation(monitors, policy, esc_state)
         if subagent:
             decision = Decision(Action.NONE, None, tuple(m.result() for m in monitors))
@@ -242,6 +264,11 @@ def guard(
         if decision.action is Action.STOP and event == "PostToolUseFailure":
             extra.pending_stop = decision.message
         out = hook_output(event, decision, stop=stop)
+        denied = (out or {}).get("hookSpecificOutput", {})
+        if isinstance(cid, str) and denied.get("permissionDecision") == "deny":
+            backlog.answer(cid, refusal_result(str(name), denied["permissionDecisionReason"]),
+                           False)
+        backlog.prune(lambda c: mark(c) in saved_calls)
         extra.calls = saved_calls
         gs.store(Snapshot(gs.offset, gs.line_count, saved_reader, saved_monitors, esc.state,
                           msgspec.msgpack.encode(extra)))
@@ -265,8 +292,8 @@ def _advance(gs: GuardSession, path: str, stream: SessionStream, monitors: list[
             extra.learned.learn(record)
             _feed(stream, monitors, record, lenient, extra, collect)
     if build is not None and collect is not None:
-        if not extra.exact:
-            _collected(collect, extra.calls)
+        _collected(collect, extra.calls, strict=not extra.exact)
+        extra.backlog.logged(collect)
         primary = stream.primary
         monitors[:] = build(collect, primary is not None and stream.lenient(primary))
     # What the next call starts from: the complete lines only (the partial last line
@@ -279,16 +306,18 @@ def _advance(gs: GuardSession, path: str, stream: SessionStream, monitors: list[
         except TrajectoryFormatError:
             pass  # still being written: the next call reads it whole
         else:
-            _feed(stream, monitors, record, lenient, extra)
+            _feed(stream, monitors, record, lenient, extra, complete=False)
     return saved
 
 
-def _collected(events: list[Event], calls: Marks) -> None:
+def _collected(events: list[Event], calls: Marks, strict: bool = True) -> None:
     """Add the call ids of ``events`` to ``calls`` (empty: a first read); `_Reused` when
-    one comes twice (what `_feed` checks call by call, in one pass)."""
+    one comes twice and ``strict`` (what `_feed` checks call by call, in one pass)."""
     cids: list[str] = [e.data.tool_call_id for e in events
                        if e.type == "tool_call" and e.data and e.data.tool_call_id is not None]
     marks = list(map(mark, cids))
     if len(set(marks)) != len(marks) or (len(calls) and any(m in calls for m in marks)):
-        raise _Reused
-    calls.data += b"".join(marks)
+        if strict:
+            raise _Reused
+        marks = [m for m in dict.fromkeys(marks) if m not in calls]
+    calls.extend(marks)
