@@ -2420,29 +2420,57 @@ static void bloom_probes(Py_hash_t h, uint64_t nbits, uint64_t out[3]) {
     for (int j = 0; j < 3; j++) out[j] = base + ((b >> (9 * j + 10)) & (block - 1));
 }
 
+/* The arguments both take: the filter's bits (a writable buffer of a power-of-two number
+ * of bytes) and a sequence (seq, a new reference; what: its error message). 0, or -1 with
+ * an exception and the view released. */
+static int bloom_args(Py_buffer *view, PyObject *obj, const char *what, PyObject **seq,
+                      uint64_t *nbits) {
+    *nbits = (uint64_t)view->len * 8;
+    if (view->len == 0 || (*nbits & (*nbits - 1)) != 0) {
+        PyBuffer_Release(view);
+        PyErr_SetString(PyExc_ValueError, "bloom needs a power-of-two number of bytes");
+        return -1;
+    }
+    *seq = PySequence_Fast(obj, what);
+    if (*seq == NULL) {
+        PyBuffer_Release(view);
+        return -1;
+    }
+    return 0;
+}
+
+/* Appends i to *out when every bit of hash h was set (a key probably seen); on error *out
+ * is cleared (NULL, an exception set). */
+static void bloom_probe(PyObject **out, const uint8_t *bits, uint64_t nbits, Py_hash_t h,
+                        Py_ssize_t i) {
+    uint64_t pr[3];
+    bloom_probes(h, nbits, pr);
+    for (int j = 0; j < 3; j++)
+        if (!(bits[pr[j] >> 3] & (1u << (pr[j] & 7)))) return;
+    PyObject *v = PyLong_FromSsize_t(i);
+    if (v == NULL || PyList_Append(*out, v) < 0) Py_CLEAR(*out);
+    Py_XDECREF(v);
+}
+
+static void bloom_set(uint8_t *bits, uint64_t nbits, Py_hash_t h) {
+    uint64_t pr[3];
+    bloom_probes(h, nbits, pr);
+    for (int j = 0; j < 3; j++) bits[pr[j] >> 3] |= (uint8_t)(1u << (pr[j] & 7));
+}
+
 /* bloom(bits, keys, add) -> indices of the keys (None: none) whose bits were all set before this call;
  * with add, every key's bits are then set. len(bits) must be a power of two. */
 static PyObject *bloom(PyObject *self, PyObject *args) {
     Py_buffer view;
-    PyObject *keys;
+    PyObject *keys, *seq;
     int add;
+    uint64_t nbits;
     if (!PyArg_ParseTuple(args, "w*Oi", &view, &keys, &add)) return NULL;
-    uint64_t nbits = (uint64_t)view.len * 8;
-    if (view.len == 0 || (nbits & (nbits - 1)) != 0) {
-        PyBuffer_Release(&view);
-        PyErr_SetString(PyExc_ValueError, "bloom needs a power-of-two number of bytes");
-        return NULL;
-    }
-    PyObject *seq = PySequence_Fast(keys, "keys must be a sequence");
-    if (seq == NULL) {
-        PyBuffer_Release(&view);
-        return NULL;
-    }
+    if (bloom_args(&view, keys, "keys must be a sequence", &seq, &nbits) < 0) return NULL;
     uint8_t *bits = view.buf;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
     PyObject **items = PySequence_Fast_ITEMS(seq);
     PyObject *out = PyList_New(0);
-    uint64_t pr[3];
     for (Py_ssize_t i = 0; out != NULL && i < n; i++) {
         if (items[i] == Py_None) continue; /* no key */
         Py_hash_t h = PyObject_Hash(items[i]);
@@ -2450,21 +2478,12 @@ static PyObject *bloom(PyObject *self, PyObject *args) {
             Py_CLEAR(out);
             break;
         }
-        bloom_probes(h, nbits, pr);
-        int hit = 1;
-        for (int j = 0; j < 3; j++)
-            if (!(bits[pr[j] >> 3] & (1u << (pr[j] & 7)))) hit = 0;
-        if (hit) {
-            PyObject *v = PyLong_FromSsize_t(i);
-            if (v == NULL || PyList_Append(out, v) < 0) Py_CLEAR(out);
-            Py_XDECREF(v);
-        }
+        bloom_probe(&out, bits, nbits, h, i);
     }
     if (out != NULL && add) {
         for (Py_ssize_t i = 0; i < n; i++) {
             if (items[i] == Py_None) continue;
-            bloom_probes(PyObject_Hash(items[i]), nbits, pr); /* hashes are cached */
-            for (int j = 0; j < 3; j++) bits[pr[j] >> 3] |= (uint8_t)(1u << (pr[j] & 7));
+            bloom_set(bits, nbits, PyObject_Hash(items[i])); /* hashes are cached */
         }
     }
     Py_DECREF(seq);
@@ -2477,20 +2496,11 @@ static PyObject *bloom(PyObject *self, PyObject *args) {
  * read through get_attr's cached slots and the hashes kept for the add loop. */
 static PyObject *bloom_events(PyObject *self, PyObject *args) {
     Py_buffer view;
-    PyObject *events;
+    PyObject *events, *seq;
     int add;
+    uint64_t nbits;
     if (!PyArg_ParseTuple(args, "w*Oi", &view, &events, &add)) return NULL;
-    uint64_t nbits = (uint64_t)view.len * 8;
-    if (view.len == 0 || (nbits & (nbits - 1)) != 0) {
-        PyBuffer_Release(&view);
-        PyErr_SetString(PyExc_ValueError, "bloom needs a power-of-two number of bytes");
-        return NULL;
-    }
-    PyObject *seq = PySequence_Fast(events, "events must be a sequence");
-    if (seq == NULL) {
-        PyBuffer_Release(&view);
-        return NULL;
-    }
+    if (bloom_args(&view, events, "events must be a sequence", &seq, &nbits) < 0) return NULL;
     uint8_t *bits = view.buf;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
     PyObject **items = PySequence_Fast_ITEMS(seq);
@@ -2498,7 +2508,6 @@ static PyObject *bloom_events(PyObject *self, PyObject *args) {
     char *has = PyMem_Malloc((size_t)(n > 0 ? n : 1));
     PyObject *out = PyList_New(0);
     Slot sl_data = {0}, sl_cid = {0};
-    uint64_t pr[3];
     if (hs == NULL || has == NULL) {
         PyErr_NoMemory();
         Py_CLEAR(out);
@@ -2525,24 +2534,13 @@ static PyObject *bloom_events(PyObject *self, PyObject *args) {
             }
             hs[i] = h;
             has[i] = 1;
-            bloom_probes(h, nbits, pr);
-            int hit = 1;
-            for (int j = 0; j < 3; j++)
-                if (!(bits[pr[j] >> 3] & (1u << (pr[j] & 7)))) hit = 0;
-            if (hit) {
-                PyObject *v = PyLong_FromSsize_t(i);
-                if (v == NULL || PyList_Append(out, v) < 0) Py_CLEAR(out);
-                Py_XDECREF(v);
-            }
+            bloom_probe(&out, bits, nbits, h, i);
         }
         Py_DECREF(cid);
     }
     if (out != NULL && add) {
-        for (Py_ssize_t i = 0; i < n; i++) {
-            if (!has[i]) continue;
-            bloom_probes(hs[i], nbits, pr);
-            for (int j = 0; j < 3; j++) bits[pr[j] >> 3] |= (uint8_t)(1u << (pr[j] & 7));
-        }
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (has[i]) bloom_set(bits, nbits, hs[i]);
     }
     PyMem_Free(hs);
     PyMem_Free(has);
