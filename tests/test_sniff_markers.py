@@ -1,4 +1,4 @@
-"""Detection's import shortcut (``readers._SNIFF_HINTS``) never changes what is detected.
+"""Detection's import shortcut (``readers.registry._SNIFF_HINTS``) never changes what is detected.
 
 Detection skips, without importing it, a reader none of whose marker byte strings is in
 the head (its sniffer would score 0) or whose highest score cannot beat the best so far.
@@ -18,14 +18,13 @@ from pathlib import Path
 import pytest
 
 from maxrepeat.readers import (
-    _MODULES,
-    _SNIFF_HINTS,
     HEAD_BYTES,
     Reader,
     Source,
     detect,
     get_reader,
 )
+from maxrepeat.readers.registry import _MODULES, _SNIFF_HINTS
 
 from .conftest import CORPUS, EXAMPLES, FIXTURES, ROOT
 
