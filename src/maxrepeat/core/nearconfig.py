@@ -79,7 +79,7 @@ PROBES: Final = ("ls -la src", "FAILED tests/test_io.py::test_read", "{}", "x")
 
 
 def _show(value: Any) -> str:
-    from .config import show_value  # config imports this module
+    from .configrules import show_value  # configrules imports this module
 
     return show_value(value)
 
@@ -149,7 +149,7 @@ def check_near(config: Mapping[str, Any]) -> list[tuple[ConfigError, str | None]
             else:
                 for i, name in enumerate(value):
                     if name not in NORMALIZER_NAMES:
-                        from .config import did_you_mean
+                        from .configrules import did_you_mean
 
                         errs.append(ConfigError(
                             f"{key}[{i}]", "one of " + ", ".join(NORMALIZER_NAMES),

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from ..core.config import CONFIG_SPEC, ENTRY_KEYS, GRADER_TYPE, ROOT_KEYS, KeySpec
+from ..core.configrules import CONFIG_SPEC, ENTRY_KEYS, GRADER_TYPE, ROOT_KEYS, KeySpec
 from ..core.nearconfig import NEAR_SCHEMAS
 
 __all__ = ["config_schema", "SCHEMA_DIALECT"]
