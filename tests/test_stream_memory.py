@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 import maxrepeat
-from maxrepeat.engines import batch as batch_engine
+from maxrepeat.engines import unitgrader as unit_engine
 from maxrepeat.engines import streamed
 from maxrepeat.core.monitor import tracker
 from maxrepeat.engines.batch import BatchGrader
@@ -38,7 +38,7 @@ def _write(path: Path, turns: int) -> Path:
     return path
 
 
-_GRADE_LARGE = batch_engine._grade_large
+_GRADE_LARGE = unit_engine._grade_large
 _GRADE_STREAMED = streamed.grade_streamed
 
 
@@ -65,7 +65,7 @@ def _graded(path: Path, config: maxrepeat.MaxRepeatConfig,
         monkeypatch.setattr(_windows, "windowed_document", lambda source: None)
         monkeypatch.setattr(streamed, "grade_streamed", traced)
     else:
-        monkeypatch.setattr(batch_engine, "_grade_large", traced)
+        monkeypatch.setattr(unit_engine, "_grade_large", traced)
         monkeypatch.setattr(streamed, "grade_streamed", _not_called)
     with BatchGrader([str(path)], [config], jobs=1) as batch:
         out = [r.to_dict() for r in batch.results()]

@@ -197,7 +197,7 @@ def grade_dataset(dataset: Any, configs: Configs, *, column: str | None = None) 
 def _grade_unit_row(
     row: dict[str, Any], graders: Graders, fmt: str, detail: Detail | None
 ) -> dict[str, Any]:
-    from .batch import grade_unit
+    from .unitgrader import grade_unit
 
     outcome = grade_unit(pickle.loads(row["unit"]), graders, fmt, detail)
     return {"seq": row["seq"], "outcome": pickle.dumps(outcome)}
@@ -218,14 +218,14 @@ def grade_paths_on_ray(
     `BatchGrader.graded`). Raises `MissingExtraError` at once when Ray is not installed,
     `ConnectionError` when the cluster cannot be reached (see `init`)."""
     ray = init(address, quiet=quiet)
-    from .batch import grade_unit
+    from .unitgrader import grade_unit
     from .units import expand_inputs, plan_units
 
     units = list(plan_units(expand_inputs(paths), fmt, split=True))
     kwargs = {"graders": graders, "fmt": fmt, "detail": detail}
 
     def results() -> Iterator[Graded]:
-        from .batch import UnitOutcome
+        from .unitgrader import UnitOutcome
 
         remote = [(i, u) for i, u in enumerate(units) if u.paths != ("-",)]
         ready: dict[int, UnitOutcome] = {}
