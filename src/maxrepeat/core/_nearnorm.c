@@ -182,7 +182,9 @@ static int nz_plain_clean(const uint8_t *s, Py_ssize_t m, int mask, int *blank);
 
 static int near_dirty(const uint8_t *s, Py_ssize_t n, int mask) {
     int blank;
-    if (n == 0 || nz_plain_clean(s, n, mask, &blank)) return 0; /* the common case, at once */
+    /* n <= 0, not n == 0: a length is never negative, and saying so lets the compiler
+     * see that (size_t)n below is no huge bound (-Wstringop-overread) */
+    if (n <= 0 || nz_plain_clean(s, n, mask, &blank)) return 0; /* the common case, at once */
     if ((mask & NZ_ANSI) && memchr(s, 0x1b, (size_t)n) != NULL) return 1;
     if (mask & NZ_TRAIL) {
         /* _trailing: the last character is white space (str.isspace; any non-ASCII one is
