@@ -56,7 +56,9 @@ _EDGES = [
     "a", "f", "A", "F", "abcdef", "ABCDEF", "0123456789ab", "Mon", "Mon, ", "Jan", "Dec ",
     "tmp", "pytest-", "pymp-", "/tmp/", "/private", "/var/", "folders/", "/dev/shm/", "C:",
     ":\\", "Users", "U\u017fers", "\\AppData\\Local\\Temp\\", "c:\\users\\bob\\appdata\\local\\temp\\",
-    "\x1b", "\x1b[", "\x1b(", "31m", "\x1b[0m"]
+    "\x1b", "\x1b[", "\x1b(", "31m", "\x1b[0m", "duration", "Duration", "_seconds", "Ms",
+    "took", "Took", "elapsed", "latency", "wall_", "wallTime", "time_taken", "Taken", "timeout",
+    "Limit", "_budget", "deadline", "DURATION", '":', "': ", " : ", "-", "e-3", "E+", "1.5"]
 _PIECE = st.one_of(st.sampled_from(_FRAGMENTS), st.sampled_from(_EDGES),
                    st.text(max_size=4), st.characters())
 _TEXTS = st.builds(lambda parts, times: "".join(parts) * times,
@@ -76,6 +78,40 @@ def test_c_rewrite_equals_every_substitution_in_order(text: str, names: list[str
     assert accel.native.near_rewrite(text, mask, True) == want
 
 
+#: the parts of keyed durations and their near misses: what stands before the key, the
+#: quotes, the key's words (duration words, bounds, others, case), the separators, the
+#: numbers and what follows them
+_KEY_PARTS = st.tuples(
+    st.sampled_from(["", " ", "{", ",", "x", "é", "_", "'", '"', "\n", "\\", "<", "1"]),
+    st.sampled_from(["", '"', "'", '"', "'"]),
+    st.lists(st.sampled_from(["duration", "Duration", "elapsed", "Elapsed", "latency",
+                              "took", "Took", "tookk", "wall", "Wall", "_", "time", "Time",
+                              "taken", "Taken", "out", "Out", "limit", "budget", "deadline",
+                              "seconds", "Ms", "ms", "exit", "code", "DURATION", "2", "é",
+                              "-", " "]), min_size=1, max_size=4),
+    st.sampled_from(["", '"', "'", '"', "'"]),
+    st.sampled_from([":", ": ", " : ", "  :  ", "=", ":\t", "::", ": :"]),
+    st.sampled_from(["0.5", "12", "-1.5e-3", "1E+2", "7.", "-", "--1", "1e", "1.e5", "0x1f",
+                     "5s", "3 ms", "1m2s", "12:01:02", "1712345678", "", "٣"]),
+    st.sampled_from(["", "}", ",", " ", "abc", "é", ".", ".5", "e", "_", "\n", ":", '"', "1"]))
+
+
+@native
+@settings(max_examples=10 * EXAMPLES, deadline=None)
+@given(st.lists(_KEY_PARTS, min_size=1, max_size=5), _NAMES)
+def test_c_rewrite_of_keyed_durations(parts: list[Any], names: list[str]) -> None:
+    """Keyed durations and their near misses, side by side: the C rewrite (with its check
+    and alone) is the definition's text."""
+    text = "".join(before + q1 + "".join(key) + q2 + sep + num + after
+                   for before, q1, key, q2, sep, num, after in parts)
+    for chosen in (names, ["durations"], ["volatile"]):
+        expanded = expand_normalizers(chosen)
+        mask = native_mask(expanded)
+        want = _reference(expanded, text)
+        assert accel.native.near_rewrite(text, mask, False) == want, (chosen, text)
+        assert accel.native.near_rewrite(text, mask, True) == want, (chosen, text)
+
+
 @native
 def test_c_rewrite_on_long_texts() -> None:
     """Long runs (digits, hex, spaces before newlines, white space at the end) and many
@@ -84,8 +120,11 @@ def test_c_rewrite_on_long_texts() -> None:
     mask = native_mask(names)
     for text in ["7" * 100_000, "ab12" * 30_000 + " ", " \t" * 50_000 + "\n" * 3,
                  " ".join(_FRAGMENTS) * 300, "x\u3000" * 40_000, "0x" + "f" * 70_000,
-                 "1712345678." + "5" * 50_000 + "é", "/tmp/" + "a1/" * 30_000]:
-        for subset in (names, ("trailing-whitespace",), ("timestamps",), ("ids",)):
+                 "1712345678." + "5" * 50_000 + "é", "/tmp/" + "a1/" * 30_000,
+                 '"' + "duration_" * 20_000 + '": 1', "took" * 30_000 + ": 2.5",
+                 '{"duration_seconds":0.5,"exit_code":1}' * 5_000, ":" * 100_000 + "1"]:
+        for subset in (names, ("trailing-whitespace",), ("timestamps",), ("ids",),
+                       ("durations",)):
             assert accel.native.near_rewrite(text, native_mask(subset), False) == \
                 _reference(subset, text)
     assert accel.native.near_rewrite("", mask, False) == ""

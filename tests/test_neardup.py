@@ -28,6 +28,11 @@ VOLATILE_OUTPUTS = [
     "wrote /tmp/tmpa1b2c3/out.txt", "wrote /tmp/tmpzz9x8y/out.txt",
     "id 123e4567-e89b-12d3-a456-426614174000", "id 00000000-e89b-12d3-a456-426614174000",
     "object at 0x7f3a2b1c", "object at 0x7f3a2b99", "attempt 1", "attempt 2", "",
+    # Codex CLI <= 0.4x: the output a JSON string with the command's duration in it
+    '{"output":"FAIL\\n","metadata":{"exit_code":1,"duration_seconds":0.5}}',
+    '{"output":"FAIL\\n","metadata":{"exit_code":1,"duration_seconds":1.25}}',
+    '{"output":"FAIL\\n","metadata":{"exit_code":2,"duration_seconds":0.5}}',
+    "{'took': 12, 'timeout_ms': 10000}", "{'took': 7, 'timeout_ms': 10000}",
     LONG, LONG.replace("abd", "abe"), LONG.replace("12 items", "13 items"), LONG * 2,
 ]
 ARGS: list[Any] = [
@@ -206,6 +211,21 @@ def test_similarity_groups_long_outputs() -> None:
     ("pid 4121 port=8080", "pid <n> port=<n>"), ("http://localhost:51234/x", "http://localhost:<port>/x"),
     ("/tmp/tmpa1b2c3/out.txt", "/tmp/<tmp>/out.txt"), ("/tmp/notes.md", "/tmp/notes.md"),
     ("page 3 of 9", "page 3 of 9"), ("1796093270545835417", "<time>"), ("1796093270.5", "<time>"),
+    # a number under a key naming a measured time, in JSON, a Python dict or bare
+    ('{"output":"FAIL","metadata":{"exit_code":1,"duration_seconds":0.5}}',
+     '{"output":"FAIL","metadata":{"exit_code":1,"duration_seconds":<duration>}}'),
+    ("{'elapsed': 3, 'took' : 12, 'n': 4}", "{'elapsed': <duration>, 'took' : <duration>, 'n': 4}"),
+    ('"durationMs":230,"totalDurationMs": 1.5e3', '"durationMs":<duration>,"totalDurationMs": <duration>'),
+    ('"wall_time": -0.25 "wallTime":1 "time_taken":2', '"wall_time": <duration> "wallTime":<duration> "time_taken":<duration>'),
+    ("tool_uses: 2\nduration_ms: 32855", "tool_uses: 2\nduration_ms: <duration>"),
+    ("Wall time: 0.0013 seconds", "Wall time: <duration>"),
+    # not a measured time: other keys, bounds someone set, other spellings
+    ('"exit_code": 1, "timeout_ms": 10000', '"exit_code": 1, "timeout_ms": 10000'),
+    ('"timeout_duration": 30, "latency_budget_ms": 5, "duration_limit": 9',
+     '"timeout_duration": 30, "latency_budget_ms": 5, "duration_limit": 9'),
+    ('"DURATION": 5 "duration"=5 "duration":"5" "duration\': 5 x"took": 1 éduration: 2',
+     '"DURATION": 5 "duration"=5 "duration":"5" "duration\': 5 x"took": 1 éduration: 2'),
+    ('"duration": 0x1f "took": 5abc "took": 5. "took": 5é', '"duration": 0x1f "took": 5abc "took": 5. "took": 5é'),
     ("Process Group PGID: 18424", "Process Group PGID: <n>"), ("<shellId: 3 completed>", "<shellId: <n> completed>"), ("deadbeef", "deadbeef"), ("version 3.11", "version 3.11"),
 ])
 def test_volatile_normalizers(text: str, want: str) -> None:
@@ -300,6 +320,11 @@ _FRAGMENTS = [
     "C:\\Users\\me\\AppData\\Local\\Temp\\tmp1", "\x1b[31mred\x1b[0m", "\x1b(B", "a  \n",
     "\t\n", "\r\n", " ", "\n", "x", "AssertionError", "expected", "Tue", "March", "_17",
     "v1.2.3", "case_17", "test_mod_2.py::case_2", "e5", "42", ".", "-", ":", "/", "\\", "é", "µs",
+    '"duration_seconds":0.5', '"duration_seconds": 12', "'elapsed': 3.25", '"took":5}',
+    '"durationMs":230,', '"exit_code": 1', '"timeout_ms": 10000', '"timeout_duration": 30',
+    "duration_ms: 32855", "Wall time: 0.0013 seconds", '"wall_time": -1.5e-3',
+    '"time_taken":1E+2', '"latency"  :  7', '"DURATION": 5', '"duration"=5', '"duration":"5"',
+    "\"duration': 5", '"duration": 0x1f', '"took": 5abc', '"took": 5.',
 ]
 
 

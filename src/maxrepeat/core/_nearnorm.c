@@ -179,6 +179,8 @@ static int nz_block_scan(const uint8_t *s, Py_ssize_t n) {
  * substrings the pre-checks look for (core.normalizers._PRECHECKS, _BLOCK_NEEDLES and
  * _trailing) are found with memchr, the block scan by nz_block_scan. */
 static int nz_plain_clean(const uint8_t *s, Py_ssize_t m, int mask, int *blank);
+/* whether a duration key's number follows the colon s[c] (core/_nearrewrite.c) */
+static int nz_keyed_dirty(const uint8_t *s, Py_ssize_t n, Py_ssize_t c);
 
 static int near_dirty(const uint8_t *s, Py_ssize_t n, int mask) {
     int blank;
@@ -215,6 +217,10 @@ static int near_dirty(const uint8_t *s, Py_ssize_t n, int mask) {
             if (nz_at(s, n, i - 5, "shellId")) return 1;
         if (nz_block_scan(s, n)) return 1;
     }
+    if (mask & NZ_DUR) {
+        for (Py_ssize_t i = nz_next(s, n, 0, ':'); i < n; i = nz_next(s, n, i + 1, ':'))
+            if (nz_keyed_dirty(s, n, i)) return 1;
+    }
     return 0;
 }
 
@@ -235,10 +241,11 @@ static int nz_needle_at(const uint8_t *s, Py_ssize_t n, Py_ssize_t i, int mask) 
             return (mask & NZ_TEMP) &&
                    (nz_at(s, n, i, "/tmp/") || nz_at(s, n, i, "/var/") || nz_at(s, n, i, "/dev/shm/"));
         case ':':
-            return (mask & NZ_BLOCK) &&
-                   ((i > 0 && s[i - 1] == ']') || nz_at(s, n, i, ":::") || nz_at(s, n, i, "::1:") ||
-                    nz_before(s, i, "localhost") || nz_before(s, i, "127.0.0.1") ||
-                    nz_before(s, i, "0.0.0.0"));
+            return ((mask & NZ_BLOCK) &&
+                    ((i > 0 && s[i - 1] == ']') || nz_at(s, n, i, ":::") ||
+                     nz_at(s, n, i, "::1:") || nz_before(s, i, "localhost") ||
+                     nz_before(s, i, "127.0.0.1") || nz_before(s, i, "0.0.0.0"))) ||
+                   ((mask & NZ_DUR) && nz_keyed_dirty(s, n, i));
         case 'I': return (mask & NZ_BLOCK) && i >= 5 && nz_at(s, n, i - 5, "shellId");
     }
     return 0;

@@ -308,6 +308,115 @@ static Py_ssize_t m_duration(const uint8_t *s, Py_ssize_t n, Py_ssize_t i, NzRep
     return -1;
 }
 
+/* ---- durations: a number under a duration key (core.normalizers._KEYED) ---- */
+/* (?<!\w)((['"]?)([A-Za-z0-9_]+)\2 *: *)-?d+(?:\.d+)?(?:[eE][+-]?d+)?(?![\w.])
+ * -> \1<duration> when the key names a duration (_keyed_duration), else kept as it is.
+ * Every match holds one colon, after its key: a match is found from its colon, looking
+ * back for the key (the longest run of key characters before the spaces, in its quotes
+ * or bare), which is the one match the pattern can have there. */
+
+/* the words of _DURATION_NAME and _BOUND_NAME: an upper-case letter stands for itself or
+ * its lower case ([Dd]), '~' for an optional '_' */
+static const char *const NZ_DUR_WORDS[] = {"Duration", "Elapsed", "Latency", "Took",
+                                           "Wall~Time", "Time~Taken"};
+static const char *const NZ_BOUND_WORDS[] = {"Time~Out", "Limit", "Deadline", "Budget"};
+
+static int nz_keyc(uint8_t b) { return b < 0x80 && nz_wordc[b]; } /* [A-Za-z0-9_] */
+
+/* whether the word w stands at k[j] (k: len bytes) */
+static int nz_kw_at(const uint8_t *k, Py_ssize_t len, Py_ssize_t j, const char *w) {
+    for (; *w; w++) {
+        if (*w == '~') {
+            if (j < len && k[j] == '_') j++; /* the letter after it is no '_' */
+            continue;
+        }
+        if (j >= len) return 0;
+        uint8_t c = (uint8_t)*w;
+        if (!(k[j] == c || (nz_upper(c) && k[j] == c + 32))) return 0;
+        j++;
+    }
+    return 1;
+}
+
+/* whether one of the words stands somewhere in the key k */
+static int nz_key_has(const uint8_t *k, Py_ssize_t len, const char *const *words, size_t nw) {
+    for (Py_ssize_t j = 0; j < len; j++)
+        for (size_t a = 0; a < nw; a++)
+            if (nz_kw_at(k, len, j, words[a])) return 1;
+    return 0;
+}
+
+/* The match whose colon is s[c]: its end, *start its start, *keep where its number
+ * starts (the end when the key names no duration: the match stays as it is); or -1. */
+static Py_ssize_t nz_keyed_at(const uint8_t *s, Py_ssize_t n, Py_ssize_t c, Py_ssize_t *start,
+                              Py_ssize_t *keep) {
+    Py_ssize_t p = c;
+    while (p > 0 && s[p - 1] == ' ') p--;
+    if (p == 0) return -1;
+    Py_ssize_t kend = p, quoted = 0;
+    if (s[p - 1] == '"' || s[p - 1] == '\'') {
+        kend = p - 1;
+        quoted = 1;
+    }
+    Py_ssize_t kstart = kend;
+    while (kstart > 0 && nz_keyc(s[kstart - 1])) kstart--;
+    if (kstart == kend) return -1;
+    if (quoted) {
+        if (kstart == 0 || s[kstart - 1] != s[kend]) return -1;
+        *start = kstart - 1;
+    } else {
+        *start = kstart;
+    }
+    if (nz_w_before(s, *start)) return -1;
+    Py_ssize_t j = c + 1;
+    while (j < n && s[j] == ' ') j++;
+    Py_ssize_t num = j;
+    if (j < n && s[j] == '-') j++;
+    Py_ssize_t k = nz_run(s, n, j, nz_digit);
+    if (k == 0) return -1;
+    j += k;
+    if (j < n && s[j] == '.' && nz_d(s, n, j + 1)) j += 1 + nz_run(s, n, j + 1, nz_digit);
+    if (j < n && (s[j] == 'e' || s[j] == 'E')) {
+        Py_ssize_t x = j + 1;
+        if (x < n && (s[x] == '+' || s[x] == '-')) x++;
+        if (nz_d(s, n, x)) j = x + nz_run(s, n, x, nz_digit);
+    }
+    /* (?![\w.]): the number is taken whole, so a shorter one would end before a digit,
+     * '.', 'e' or 'E' and fail too */
+    if ((j < n && s[j] == '.') || nz_w_at(s, n, j)) return -1;
+    int dur = nz_key_has(s + kstart, kend - kstart, NZ_DUR_WORDS,
+                         sizeof(NZ_DUR_WORDS) / sizeof(NZ_DUR_WORDS[0])) &&
+              !nz_key_has(s + kstart, kend - kstart, NZ_BOUND_WORDS,
+                          sizeof(NZ_BOUND_WORDS) / sizeof(NZ_BOUND_WORDS[0]));
+    *keep = dur ? num : j;
+    return j;
+}
+
+/* near_dirty's check (declared in _nearnorm.c): a duration key's number at colon c */
+static int nz_keyed_dirty(const uint8_t *s, Py_ssize_t n, Py_ssize_t c) {
+    Py_ssize_t start, keep, e = nz_keyed_at(s, n, c, &start, &keep);
+    return e >= 0 && keep < e;
+}
+
+/* The substitution, as re.sub scans: the matches in the order of their colons, each
+ * from the end of the last (a match the key kept still ends the last). */
+static Py_ssize_t nz_keyed(const uint8_t *s, Py_ssize_t n, Buf *out) {
+    Py_ssize_t done = 0, copied = 0, count = 0;
+    out->n = 0;
+    for (Py_ssize_t c = nz_next(s, n, 0, ':'); c < n; c = nz_next(s, n, c + 1, ':')) {
+        Py_ssize_t start, keep, e = nz_keyed_at(s, n, c, &start, &keep);
+        if (e < 0 || start < done) continue;
+        done = e;
+        if (keep == e) continue;
+        if (buf_put(out, s + copied, keep - copied) < 0 || buf_put(out, "<duration>", 10) < 0)
+            return -1;
+        copied = e;
+        count++;
+    }
+    if (count && buf_put(out, s + copied, n - copied) < 0) return -1;
+    return count;
+}
+
 /* ---- ids ---- */
 /* 8-4-4-4-12 hex digits\b */
 static Py_ssize_t m_uuid(const uint8_t *s, Py_ssize_t n, Py_ssize_t i, NzRep *r) {
@@ -713,6 +822,7 @@ static int nz_rewrite(const uint8_t *s, Py_ssize_t n, int mask, const uint8_t **
     if (mask & NZ_DUR) {
         NZ_SUB(F_DIGIT, 1, m_minsec, "<duration>");
         NZ_SUB(F_DIGIT, 1, m_duration, "<duration>");
+        if (memchr(cur, ':', (size_t)cn) != NULL) NZ_TAKE(nz_keyed(cur, cn, &g_nz[w]));
     }
     if (mask & NZ_IDS) {
         NZ_SUB(F_HEX, 1, m_uuid, "<uuid>");

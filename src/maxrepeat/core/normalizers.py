@@ -46,6 +46,57 @@ def _hex(m: re.Match[str]) -> str:
     return "<hex>" if _HEX_LETTER.search(run) and _DIGIT.search(run) else run
 
 
+#: A duration key's name contains one of these words (lower case, or capitalised as in
+#: camelCase: ``durationMs``, ``totalDurationMs``, ``wallTime``), so it names a measured
+#: time...
+_DURATION_NAME: Final = re.compile(r"[Dd]uration|[Ee]lapsed|[Ll]atency|[Tt]ook"
+                                   r"|[Ww]all_?[Tt]ime|[Tt]ime_?[Tt]aken")
+#: ... unless it also names a bound someone set: a configured timeout or limit is an
+#: argument, not volatile output (``"timeout_duration": 30`` stays).
+_BOUND_NAME: Final = re.compile(r"[Tt]ime_?[Oo]ut|[Ll]imit|[Dd]eadline|[Bb]udget")
+#: Substrings every duration key's name holds one of (the pre-check's needles).
+_DURATION_NEEDLES: Final = ("uration", "lapsed", "atency", "took", "Took", "all_time",
+                            "alltime", "allTime", "all_Time", "ime_taken", "imetaken",
+                            "imeTaken", "ime_Taken")
+
+
+def _keyed_duration(m: re.Match[str]) -> str:
+    # The key and what follows it up to the number stay; the number becomes <duration>
+    # when the key names a measured time. Another key's match is kept as it is (its
+    # number is no duration): no duration key can start inside it, so keeping it is the
+    # same as not matching it.
+    name = m.group(3)
+    if _DURATION_NAME.search(name) is None or _BOUND_NAME.search(name) is not None:
+        return m.group(0)
+    return m.group(1) + "<duration>"
+
+
+#: A number under a key (JSON's ``"duration_seconds": 0.5``, a Python dict's
+#: ``'elapsed': 3``, or a bare key at the start of a word: ``duration_ms: 32855``): the
+#: key is ASCII letters, digits and ``_``; spaces may stand around the colon; the number
+#: is JSON's (a sign, a fraction, an exponent) and ends at neither \w nor ``.``. Unlike the
+#: other patterns it does not start with a character class (the key may or may not be
+#: quoted): it runs only on texts that pass `_keyed_check`, which few do.
+_KEYED: Final = re.compile(r"(?<!\w)((['\"]?)([A-Za-z0-9_]+)\2 *: *)"
+                           r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?(?![\w.])")
+
+
+def _keyed_durations(text: str) -> str:
+    """The number under every duration key made ``<duration>`` (`_KEYED`,
+    `_keyed_duration`); the check in front only skips texts it cannot change."""
+    return _KEYED.sub(_keyed_duration, text) if _keyed_check(text) else text
+
+
+def _keyed_check(text: str) -> bool:
+    """The pre-check of `_keyed_duration`'s pattern: a colon and a duration word."""
+    if ":" not in text:
+        return False
+    for needle in _DURATION_NEEDLES:
+        if needle in text:
+            return True
+    return False
+
+
 def _trailing(text: str) -> str:
     return _TRAIL.sub("\n", text).rstrip() if text[-1:].isspace() or " \n" in text or \
         "\t\n" in text or "\r\n" in text else text
@@ -59,6 +110,11 @@ def _needles(*needles: str) -> Callable[[str], bool]:
                 return True
         return False
     return check
+
+
+def _either(first: Callable[[str], bool], second: Callable[[str], bool]) -> Callable[[str], bool]:
+    """A pre-check true where one of two is."""
+    return lambda text: first(text) or second(text)
 
 
 def _scan(pattern: str) -> Callable[[str], bool]:
@@ -92,6 +148,7 @@ NORMALIZERS: Final[dict[str, list[_Sub | Callable[[str], str]]]] = {
         (re.compile(r"[0-9](?<![\w.][0-9])[0-9]*m[0-9]+(?:\.[0-9]+)?s\b"), "<duration>"),
         (re.compile(r"[0-9](?<![\w.][0-9])[0-9]*(?:\.[0-9]+)? ?(?:ns|us|µs|ms|s|sec|secs|"
                     r"seconds?|min|mins|minutes?|h|hrs?|hours?|milliseconds?)\b"), "<duration>"),
+        _keyed_durations,
     ],
     "ids": [
         (re.compile(r"[0-9a-fA-F](?<![\w][0-9a-fA-F])[0-9a-fA-F]{7}-[0-9a-fA-F]{4}-"
@@ -130,8 +187,9 @@ _PRECHECKS: Final[dict[tuple[str, int | None], Callable[[str], bool]]] = {
         r"[0-9A-Z](?<![\w][0-9A-Z])(?:(?<=[0-9])(?:[0-9]{3}-|[0-9]?:[0-9]{2}:|[5-9][0-9]{8})"
         r"|(?<=[A-Z])(?:on|ue|ed|hu|ri|at|un|an|eb|ar|pr|ay|ul|ug|ep|ct|ov|ec))"),
     # a number at the start of a word followed by m<digit> or a unit's first letter
-    ("durations", None): _scan(
-        r"[0-9](?<![\w.][0-9])[0-9]*(?:\.[0-9]+)?(?:m[0-9]| ?[numsµh])"),
+    # or a colon and a duration key's word (`_keyed_check`)
+    ("durations", None): _either(_scan(
+        r"[0-9](?<![\w.][0-9])[0-9]*(?:\.[0-9]+)?(?:m[0-9]| ?[numsµh])"), _keyed_check),
     # both need eight hex digits at the start of a word
     ("ids", None): _scan(r"[0-9a-fA-F](?<![\w][0-9a-fA-F])[0-9a-fA-F]{7}"),
     ("addresses", None): _needles("0x"),
@@ -144,7 +202,8 @@ _PRECHECKS: Final[dict[tuple[str, int | None], Callable[[str], bool]]] = {
 #: Normalizers whose pre-checks one scan can do at once (they stand together in the
 #: order): when all of them are on and `_BLOCK_CHECK` is false, none of their patterns
 #: matches the text, so it skips them all. Its branches are their pre-checks', plus
-#: ``[nn]`` and ``0xhhhh`` (at the start of a word); ports and ``shellId`` are needles.
+#: ``[nn]`` and ``0xhhhh`` (at the start of a word); ports and ``shellId`` are needles,
+#: and duration keys `_keyed_check`.
 _BLOCK: Final = ("timestamps", "durations", "ids", "addresses", "pids")
 _BLOCK_SCAN: Final = _scan(
     r"[0-9A-Za-fpP](?<![\w][0-9A-Za-fpP])(?:"
@@ -160,7 +219,7 @@ _BLOCK_NEEDLES: Final = _needles("localhost:", "127.0.0.1:", "0.0.0.0:", "]:", "
 
 
 def _block_check(text: str) -> bool:
-    return _BLOCK_NEEDLES(text) or _BLOCK_SCAN(text)
+    return _BLOCK_NEEDLES(text) or _BLOCK_SCAN(text) or _keyed_check(text)
 
 
 #: ``volatile``: every built-in normalizer but ``numbers`` (counters are often progress).
@@ -209,6 +268,8 @@ def rewriter(names: Sequence[str], extra: Sequence[_Sub] = ()) -> Callable[[str]
 
     >>> rewriter(expand_normalizers(["volatile"]))("1 failed in 0.53s at 10:02:11")
     '1 failed in <duration> at <time>'
+    >>> rewriter(("durations",))('{"exit_code": 1, "duration_seconds": 0.5, "timeout_ms": 9}')
+    '{"exit_code": 1, "duration_seconds": <duration>, "timeout_ms": 9}'
     """
     if tuple(names) == VOLATILE and not extra:
         return _rewrite_volatile
@@ -254,7 +315,7 @@ def _volatile() -> Callable[[str], str]:
         text = _trailing(text)
         if ("localhost:" in text or "127.0.0.1:" in text or "0.0.0.0:" in text
                 or "]:" in text or ":::" in text or "::1:" in text or "shellId" in text
-                or scan(text)):
+                or scan(text) or _keyed_check(text)):
             text = block(text)
         if "/tmp/" in text or "/var/" in text or "/dev/shm/" in text:
             text = tmp(text)
