@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from maxrepeat.cli import cli
-from maxrepeat.core.config import check_config, is_empty_regex
+from maxrepeat.core.configrules import check_config, is_empty_regex
 from maxrepeat.core.toolmatch import PatternSyntaxError, compile_pattern
 from maxrepeat.specs.schema import config_schema
 

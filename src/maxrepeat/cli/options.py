@@ -10,7 +10,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import IO, Any, NoReturn, TypeVar
 
-from ..core.config import MATCH_MODES, MaxRepeatConfig, check_config
+from ..core.config import MaxRepeatConfig
+from ..core.configrules import MATCH_MODES, check_config
 from ..core.errors import ConfigError
 
 __all__ = ["EXIT_CODES_HELP", "die", "say", "inline_config", "configs_from_flags", "grader_options",

@@ -1,8 +1,7 @@
 """Grader configuration (spec §2): one validated, immutable `MaxRepeatConfig` per grader.
 
 Its rules are `configrules.check_config`, shared with the YAML loader / ``lint`` and the
-CLI's inline flags; the rule names are re-exported here, where the config API has always
-been imported from.
+CLI's inline flags.
 """
 
 from __future__ import annotations
@@ -12,22 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .configrules import (
-    CONFIG_KEYS,
-    CONFIG_SPEC,
-    ENTRY_KEYS,
-    GRADER_TYPE,
-    MATCH_MODES,
-    NAME_LIMIT,
-    ROOT_KEYS,
-    KeySpec,
-    MatchMode,
-    check_config,
-    check_name,
-    did_you_mean,
-    is_empty_regex,
-    show_value,
-)
+from .configrules import MatchMode, check_config, check_name, is_empty_regex
 from .nearconfig import NEAR_KEYS, near_from
 
 # toolmatch (the JavaScript-regex translator) and neardup are imported where a config
@@ -37,23 +21,7 @@ if TYPE_CHECKING:
     from .neardup import NearDup
     from .toolmatch import ESPattern
 
-__all__ = [
-    "MaxRepeatConfig",
-    "MATCH_MODES",
-    "CONFIG_KEYS",
-    "CONFIG_SPEC",
-    "KeySpec",
-    "ROOT_KEYS",
-    "ENTRY_KEYS",
-    "GRADER_TYPE",
-    "check_config",
-    "did_you_mean",
-    "show_value",
-    "unique_names",
-    "is_empty_regex",
-    "check_name",
-    "NAME_LIMIT",
-]
+__all__ = ["MaxRepeatConfig", "unique_names"]
 
 
 def _describe(max_: int, period: int, match: str, tools: tuple[str, ...] | None) -> str:

@@ -14,11 +14,11 @@ from typing import Any, Final
 
 import yaml
 
-from ..core.config import (
+from ..core.config import MaxRepeatConfig
+from ..core.configrules import (
     ENTRY_KEYS,
     GRADER_TYPE,
     ROOT_KEYS,
-    MaxRepeatConfig,
     check_config,
     check_name,
     did_you_mean,

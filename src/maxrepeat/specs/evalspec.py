@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from ..core.config import GRADER_TYPE, MaxRepeatConfig, show_value, unique_names
+from ..core.config import MaxRepeatConfig, unique_names
+from ..core.configrules import GRADER_TYPE, show_value
 from ..core.errors import ConfigError
 from ..core.events import Trajectory
 from .configfile import (
