@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from array import array
 from typing import Any
 
 import msgspec
@@ -249,6 +250,8 @@ def test_volatile_values_stay_in_c(mode: int) -> None:
     assert table is not None
     assert list(table.ids) == build_step_table_pure(traj.events, cfg).ids
     shape, single = got[0], got[1]
+    if single:  # the call indices as int64 bytes; near_keys takes them as a list
+        shape = array("q", shape).tolist()
     keys = accel.native.near_keys(traj.events, shape, single, mode, cfg.max_cycle_period, mask,
                                   msgspec.Raw, tool_info, fail, fail)
     assert keys is not None and list(keys[0]) == build_step_table_pure(traj.events, cfg).keys

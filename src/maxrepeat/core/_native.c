@@ -977,6 +977,18 @@ static PyObject *walk_steps_list(const Walk *w) {
     return shape;
 }
 
+/* The steps as build_ids and near_ids give them: the call indices as int64 bytes when
+ * every step is one call (an array('q') on the Python side: no int object per step),
+ * else walk_steps_list's list of index lists. */
+static PyObject *walk_shape(const Walk *w) {
+    if (!w->single) return walk_steps_list(w);
+    PyObject *shape = PyBytes_FromStringAndSize(NULL, w->n * 8);
+    if (shape == NULL) return NULL;
+    int64_t *out = (int64_t *)PyBytes_AS_STRING(shape);
+    for (Py_ssize_t j = 0; j < w->n; j++) out[j] = (int64_t)w->idx[j];
+    return shape;
+}
+
 /* What build_table keeps of each watched call, in call order (the walk's numbering):
  * its tool name and the value its fingerprint reads (arguments or call id), references. */
 typedef struct {
@@ -1678,10 +1690,11 @@ typedef struct {
     Slot sl_cid, sl_res, sl_call;
 } FrUse;
 
-/* A WalkResult (use: a struct whose first member is an FrUse): the first result of each
- * call id stays. */
-static int fr_result(void *use, PyObject *data) {
-    FrUse *u = use;
+/* The first result of each call id stays: a WalkResult's work, with the entry this
+ * result answered into *answered (-1: none, the call id had its first result already or
+ * the result has none). */
+static int fr_first(FrUse *u, PyObject *data, Py_ssize_t *answered) {
+    *answered = -1;
     PyObject *cid = get_attr(data, S_tool_call_id, &u->sl_cid);
     if (cid == NULL) return WALK_ERROR;
     int rc = WALK_OK;
@@ -1697,6 +1710,7 @@ static int fr_result(void *use, PyObject *data) {
                 } else {
                     u->fr->t.e[k].res = res;
                     u->fr->answered++;
+                    *answered = k;
                 }
             }
             if (k < 0) rc = WALK_ERROR;
@@ -1704,6 +1718,12 @@ static int fr_result(void *use, PyObject *data) {
     }
     Py_DECREF(cid);
     return rc;
+}
+
+/* A WalkResult (use: a struct whose first member is an FrUse): fr_first. */
+static int fr_result(void *use, PyObject *data) {
+    Py_ssize_t answered;
+    return fr_first(use, data, &answered);
 }
 
 /* The entry of a call's call id into *ent (-1: the call has none). */
@@ -2270,17 +2290,9 @@ static PyObject *build_ids(PyObject *self, PyObject *args) {
     ids = ids_of_hashes(&hs);
     if (ids == NULL) goto error;
 
-    /* 4. the steps: the call indices as int64s when each step is one call, else a list
-     * of index lists */
-    if (w.single) {
-        shape = PyBytes_FromStringAndSize(NULL, w.n * 8);
-        if (shape == NULL) goto error;
-        int64_t *out = (int64_t *)PyBytes_AS_STRING(shape);
-        for (Py_ssize_t j = 0; j < w.n; j++) out[j] = (int64_t)w.idx[j];
-    } else {
-        shape = walk_steps_list(&w);
-        if (shape == NULL) goto error;
-    }
+    /* 4. the steps */
+    shape = walk_shape(&w);
+    if (shape == NULL) goto error;
     result = Py_BuildValue("(OOOOnn)", shape, w.single ? Py_True : Py_False,
                            fr ? (PyObject *)fr : Py_None, ids, w.n, hs.empties);
     goto cleanup;

@@ -336,9 +336,10 @@ cleanup:
 /* ------------------------------------------------------------------------------------ */
 /* near_ids: what grading needs (the step ids, the first results), as build_ids gives it */
 /* for exact matching: each call hashed by build_ids' 128-bit hash (FH) of the parts its  */
-/* reference key is made of (name bytes; the transformed arguments' canonical bytes; a  */
-/* mark and the transformed observation's canonical bytes, or the no-observation mark),  */
-/* so equal keys give equal ids; the BLAKE2b keys (near_keys) are made only when read.   */
+/* reference key is made of (name bytes; the transformed arguments' canonical bytes; the */
+/* FH of the transformed observation's canonical bytes and a mark, or the no-observation */
+/* mark), so equal keys give equal ids; the BLAKE2b keys (near_keys) are made only when  */
+/* read.                                                                                  */
 
 /* fh_part of 's' and raw[1 .. len-1] (the canonical bytes of a plain string whose JSON
  * text starts at raw), without copying it: the same words fh_part would read. */
@@ -438,16 +439,76 @@ static int near_part(FH *h, PyObject *value, PyObject *raw_type, int mask, PyObj
 
 #include "_walk.h" /* already in by _native.c: the walk near_ids shares */
 
+/* A call id's observation (the first result's canonical bytes after the transform),
+ * hashed once into 128 bits (fh_final of FH over that one part), or marked empty: kept
+ * by the entry's index in the call-id table. */
+enum { OBS_UNMADE = 0, OBS_EMPTY = 1, OBS_HASHED = 2 };
+
+typedef struct {
+    uint64_t h[2];
+    uint8_t state;   /* OBS_* */
+    uint8_t watched; /* a watched call has this call id */
+} NearObs;
+
 /* near_ids' use of the walk (_walk.h): each call's name and arguments hashed at the call,
- * its call id's entry made then. */
+ * its call id's entry made then; a first result is hashed when it arrives if a watched
+ * call already has its id (the usual order), so its bytes are read right after the
+ * arguments next to them, while they are still in cache; the others in the step pass. */
 typedef struct {
     FrUse r; /* first: fr_result's use */
     ICalls cs;
-    PyObject *tools, *tool_info, *raw_type, *fallback_args;
+    PyObject *tools, *tool_info, *raw_type, *fallback_args, *fallback_obs;
     int mode, mask;
     Buf *scratch;
     Slot sl_args;
+    NearObs *obs; /* by entry index; zeroed when grown */
+    Py_ssize_t obs_cap;
 } NearUse;
+
+/* Room in u->obs for entry k: 0, or -1 with MemoryError. */
+static int near_obs_room(NearUse *u, Py_ssize_t k) {
+    if (k < u->obs_cap) return 0;
+    Py_ssize_t cap = u->obs_cap ? u->obs_cap : 1024;
+    while (cap <= k) cap *= 2;
+    NearObs *grown = PyMem_Realloc(u->obs, (size_t)cap * sizeof(NearObs));
+    if (grown == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    memset(grown + u->obs_cap, 0, (size_t)(cap - u->obs_cap) * sizeof(NearObs));
+    u->obs = grown;
+    u->obs_cap = cap;
+    return 0;
+}
+
+/* Entry k's observation (its first result, value) hashed or marked empty: WALK_OK,
+ * WALK_ERROR or WALK_PURE (the reference raised). */
+static int near_obs_make(NearUse *u, Py_ssize_t k, PyObject *value) {
+    NearObs *o = &u->obs[k];
+    FH h;
+    fh_init(&h);
+    Py_INCREF(value);
+    int r = near_part(&h, value, u->raw_type, u->mask, NULL, 1, u->fallback_obs, NULL,
+                      u->scratch);
+    Py_DECREF(value);
+    if (r == -1) return WALK_ERROR;
+    if (r == -2) return WALK_PURE;
+    if (r == 1) {
+        o->state = OBS_EMPTY;
+    } else {
+        fh_final(&h, o->h);
+        o->state = OBS_HASHED;
+    }
+    return WALK_OK;
+}
+
+static int near_result(void *use, PyObject *data) {
+    NearUse *u = use;
+    Py_ssize_t k;
+    int rc = fr_first(&u->r, data, &k);
+    if (rc != WALK_OK || k < 0 || k >= u->obs_cap || !u->obs[k].watched) return rc;
+    return near_obs_make(u, k, u->r.fr->t.e[k].res);
+}
 
 static int near_call(void *use, PyObject *data, PyObject *name) {
     NearUse *u = use;
@@ -471,6 +532,10 @@ static int near_call(void *use, PyObject *data, PyObject *name) {
     if (u->mode != 1) {
         int rc = fr_call_entry(&u->r, data, &ent);
         if (rc != WALK_OK) return rc;
+        if (ent >= 0) {
+            if (near_obs_room(u, ent) < 0) return WALK_ERROR;
+            u->obs[ent].watched = 1;
+        }
     }
     return icalls_push(&u->cs, &h, ent) < 0 ? WALK_ERROR : WALK_OK;
 }
@@ -480,8 +545,10 @@ static int near_call(void *use, PyObject *data, PyObject *name) {
  * empty_steps) or None when the pure path must run. One pass as build_ids makes it (the
  * shared walk, _walk.h: the grouping of core.steps.group_steps, spec 3.2; a call's
  * arguments hashed when it arrives, its call id's entry made then, so the step pass reads
- * the entries in order), then the step hashes (ids as int64 bytes, ids_of_hashes').
- * Other arguments as near_keys'. */
+ * the entries in order; a watched call's first result hashed when it arrives), then the
+ * step hashes (ids as int64 bytes, ids_of_hashes'). calls_or_steps as build_ids gives
+ * it: the call indices as int64 bytes when single, else a list of index lists. Other
+ * arguments as near_keys'. */
 static PyObject *near_ids(PyObject *self, PyObject *args) {
     PyObject *events, *watches, *raw_type, *tool_info, *fallback_args, *fallback_obs;
     int mode, period, mask;
@@ -515,10 +582,11 @@ static PyObject *near_ids(PyObject *self, PyObject *args) {
     u.tool_info = tool_info;
     u.raw_type = raw_type;
     u.fallback_args = fallback_args;
+    u.fallback_obs = fallback_obs;
     u.mode = mode;
     u.mask = mask;
     u.scratch = &scratch;
-    int walked = walk_events(items, n, watches, mode != 1, fr_result, near_call, &u, &w);
+    int walked = walk_events(items, n, watches, mode != 1, near_result, near_call, &u, &w);
     if (walked == WALK_ERROR) goto error;
     if (walked == WALK_PURE) goto pure;
 
@@ -534,21 +602,22 @@ static PyObject *near_ids(PyObject *self, PyObject *args) {
         for (Py_ssize_t j = 0; j < k; j++) {
             FH h = cs->h[a + j];
             if (mode != 1) {
+                /* the observation's hash (two words) and a mark, or the no-observation
+                 * mark: a call with no result or an empty one */
                 Py_ssize_t ent = cs->ent[a + j];
                 PyObject *value = ent >= 0 ? fr->t.e[ent].res : NULL;
-                int o = 1;
-                if (value != NULL) {
-                    Py_INCREF(value);
-                    o = near_part(&h, value, raw_type, mask, NULL, 1, fallback_obs, NULL,
-                                  &scratch);
-                    Py_DECREF(value);
+                NearObs *o = value != NULL ? &u.obs[ent] : NULL;
+                if (o != NULL && o->state == OBS_UNMADE) { /* its result came first */
+                    int rc = near_obs_make(&u, ent, value);
+                    if (rc == WALK_ERROR) goto error;
+                    if (rc == WALK_PURE) goto pure;
                 }
-                if (o == -1) goto error;
-                if (o == -2) goto pure;
-                if (o == 1) { /* the no-observation mark */
+                if (o == NULL || o->state == OBS_EMPTY) {
                     empties++;
                     fh_part(&h, (const uint8_t *)"\x00", 1);
                 } else {
+                    fh_word(&h, o->h[0]);
+                    fh_word(&h, o->h[1]);
                     fh_part(&h, (const uint8_t *)"\x01", 1);
                 }
             }
@@ -560,8 +629,8 @@ static PyObject *near_ids(PyObject *self, PyObject *args) {
     ids = ids_of_hashes(&hs);
     if (ids == NULL) goto error;
 
-    /* 3. the steps (as build_table gives them) */
-    shape = walk_steps_list(&w);
+    /* 3. the steps (as build_ids gives them) */
+    shape = walk_shape(&w);
     if (shape == NULL) goto error;
     result = Py_BuildValue("(OOOOnn)", shape, w.single ? Py_True : Py_False, ids,
                            fr ? (PyObject *)fr : Py_None, w.n, hs.empties);
@@ -581,6 +650,7 @@ cleanup:
     Py_XDECREF(tools);
     buf_free(&scratch);
     icalls_free(cs);
+    PyMem_Free(u.obs);
     walk_free(&w);
     sh_free(&hs);
     Py_DECREF(seq);

@@ -48,14 +48,20 @@ def native_near_table(native: Any, events: Sequence[Any],
                           *callbacks)
     if got is None:
         return None
-    shape, single, raw_ids, found, n_calls, _ = got
-    ids = array("q", raw_ids)  # int64 bytes (ids_of_hashes), as build_ids gives them
-    steps: Sequence[list[int]] = SingleCallSteps(shape) if single else shape
+    shape, single, raw_ids, found, n_calls, empty = got
+    # int64 bytes, as build_ids gives them: no int object per step
+    ids = array("q", raw_ids)
+    steps: Sequence[list[int]]
+    if single:
+        calls = array("q", shape)
+        steps = SingleCallSteps(calls)
+    else:
+        steps = shape
     results: Any = found if found is not None else LazyResults(events)
-    keys_args = (events, shape, single, mode, config.max_cycle_period, mask, msgspec.Raw,
+    keys_args = (events, steps, single, mode, config.max_cycle_period, mask, msgspec.Raw,
                  *callbacks)
     return StepTable(steps, results, _NearKeys(native, keys_args, events, config, len(ids)),
-                     ids, n_calls)
+                     ids, n_calls, empty)
 
 
 def _native_args(config: MaxRepeatConfig) -> tuple[Any, ...]:
@@ -94,7 +100,10 @@ class _NearKeys(NativeKeys):
 
     def _all(self) -> list[bytes | None]:
         if self._keys is None:
-            got = self._native.near_keys(*self._args)
+            events, steps, single, *rest = self._args
+            # near_keys takes build_table's shape: a list of call indices when single
+            shape = steps.calls.tolist() if single else steps
+            got = self._native.near_keys(events, shape, single, *rest)
             if got is None:  # a value the reference rejects: near_ids handed it back too
                 from .fingerprints import build_step_table_pure
 
