@@ -112,6 +112,36 @@ def test_plain_strings_at_every_offset_group_as_the_reference(normalize: list[st
                 assert list(got.ids) == build_step_table_pure(traj.events, cfg).ids, (pad, before)
 
 
+@native
+@pytest.mark.parametrize("normalize", [["volatile"], ["pids"], []])
+def test_plain_strings_of_every_length_group_as_the_reference(normalize: list[str]) -> None:
+    """The one-pass check reads a text under 16 bytes as one block of its own and ends a
+    longer one with a block that overlaps the one before: only the text's own positions
+    count there. Results of every length up to 40: blank ones (an empty observation),
+    one other character at each position, a fragment ending the text, each grouped as
+    the pure path groups it."""
+    if normalize:
+        cfg = MaxRepeatConfig.from_mapping({"max": 2, "match": "name-args",
+                                            "normalize": normalize, "with_observation": True})
+    else:
+        cfg = MaxRepeatConfig.from_mapping({"max": 2, "match": "name-args",
+                                            "ignore_arguments": ["x"], "with_observation": True})
+    texts = []
+    for n in range(1, 41):
+        texts.append(" " * n)
+        texts += [" " * k + "x" + " " * (n - k - 1) for k in range(n)]
+        texts += ["." * n + fragment for fragment in _FRAGMENTS]
+        texts += ["/" * n, ":" * n, "a" * n, "7" * n, "." * (n - 1) + '"']
+    events = []
+    for k, text in enumerate(texts):
+        events += [call("bash", f"c{k}", {"command": "poll"}), result(f"c{k}", text)]
+    [traj] = read_bytes_as_trajectories(json.dumps({"id": "t", "events": events}).encode(),
+                                        "t.json")
+    got = native_near_table(accel.native, traj.events, cfg)
+    assert got is not None
+    assert list(got.ids) == build_step_table_pure(traj.events, cfg).ids
+
+
 _VALUES = st.one_of(_TEXTS.map("".join), st.sampled_from(_FRAGMENTS))
 _ARGS = st.one_of(
     st.fixed_dictionaries({"command": _VALUES},

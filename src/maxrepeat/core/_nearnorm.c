@@ -1,7 +1,7 @@
 /* The built-in normalizers of near-duplicate matching in C (core/normalizers.py is the
  * definition; docs/design/native.md, "Near-duplicate keys"). Included by _near.c.
  *
- * near_dirty (and the one-pass variant of near_plain, nz_plain_at/nz_plain16) is true for
+ * near_dirty (and the one-pass variant of near_plain, nz_plain16/nz_plain_at) is true for
  * every text one of the enabled normalizers could change: a superset, the pre-checks of
  * core/normalizers.py with any doubt counted as "could".
  */
@@ -48,12 +48,15 @@ static Py_ssize_t nz_run(const uint8_t *s, Py_ssize_t n, Py_ssize_t p, int (*in)
     return q - p;
 }
 
+/* the two letters after a capital that _BLOCK_SCAN's day and month names start with */
+static const char *const NZ_PAIRS[] = {"on", "ue", "ed", "hu", "ri", "at", "un", "an", "eb",
+                                       "ar", "pr", "ay", "ul", "ug", "ep", "ct", "ov", "ec"};
+/* NZ_PAIRS by first letter: bit b - 'a' for each second letter b (nz_init) */
+static uint32_t nz_pair_bits[26];
+
 static int nz_pair(uint8_t a, uint8_t b) {
-    static const char *pairs[] = {"on", "ue", "ed", "hu", "ri", "at", "un", "an", "eb",
-                                  "ar", "pr", "ay", "ul", "ug", "ep", "ct", "ov", "ec"};
-    for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++)
-        if (pairs[i][0] == a && pairs[i][1] == b) return 1;
-    return 0;
+    return a >= 'a' && a <= 'z' && b >= 'a' && b <= 'z' &&
+           ((nz_pair_bits[a - 'a'] >> (b - 'a')) & 1);
 }
 
 /* whether the literal word stands at s[p] */
@@ -114,6 +117,8 @@ static void nz_init(void) {
     for (int c = 'A'; c <= 'Z'; c++) nz_start[c] = 1;
     for (int c = 'a'; c <= 'f'; c++) nz_start[c] = 1;
     nz_start['p'] = 1;
+    for (size_t i = 0; i < sizeof(NZ_PAIRS) / sizeof(NZ_PAIRS[0]); i++)
+        nz_pair_bits[NZ_PAIRS[i][0] - 'a'] |= (uint32_t)1 << (NZ_PAIRS[i][1] - 'a');
 }
 
 /* whether the literal word ends just before s[i] */
@@ -137,19 +142,31 @@ static inline __m128i nz_range(__m128i v, int lo, int hi) {
                             _mm_set1_epi8((char)0xFF));
 }
 
-/* _BLOCK_SCAN for the 16 positions from i (i >= 1: the byte before is read; v: the 16
- * bytes): the candidates (a start character with no \w before it) found by comparisons,
- * each then checked by nz_block_at. Shared by near_dirty and near_plain. */
-static int nz_block16(const uint8_t *s, Py_ssize_t n, Py_ssize_t i, __m128i v) {
-    __m128i p = _mm_loadu_si128((const __m128i *)(s + i - 1));
-    __m128i start = _mm_or_si128(_mm_or_si128(nz_range(v, '0', '9'), nz_range(v, 'A', 'Z')),
-                                 _mm_or_si128(nz_range(v, 'a', 'f'),
-                                              _mm_cmpeq_epi8(v, _mm_set1_epi8('p'))));
-    /* \w before: ASCII letters, digits, '_' (a non-ASCII byte counts as not one) */
-    __m128i word = _mm_or_si128(_mm_or_si128(nz_range(p, '0', '9'), nz_range(p, 'A', 'Z')),
-                                _mm_or_si128(nz_range(p, 'a', 'z'),
-                                             _mm_cmpeq_epi8(p, _mm_set1_epi8('_'))));
-    unsigned bits = (unsigned)_mm_movemask_epi8(_mm_andnot_si128(word, start));
+#if defined(__GNUC__)
+#define NZ_INLINE static inline __attribute__((always_inline))
+#else
+#define NZ_INLINE static inline
+#endif
+
+/* Bit k: byte k of the 16 holds (a mask of 0xFF / 0x00 bytes). */
+NZ_INLINE unsigned nz_bits(__m128i x) { return (unsigned)_mm_movemask_epi8(x); }
+
+/* _BLOCK_SCAN for the 16 positions from i whose bit is set in keep (v: their bytes):
+ * the candidates (a start character, [0-9A-Za-fpP], with no \w before it) found by
+ * comparisons, each then checked by nz_block_at on the text itself. The word characters
+ * before them are v's own, one lane up, and before lane 0 the bit `before` (1: s[i - 1]
+ * is a word character), so no second load. digit: nz_range(v, '0', '9'), which the
+ * callers have at hand. *word: the word characters of v (bit 15 is `before` of the next
+ * block). Shared by near_dirty and near_plain. */
+NZ_INLINE int nz_block16(const uint8_t *s, Py_ssize_t n, Py_ssize_t i, __m128i v,
+                         __m128i digit, unsigned before, unsigned keep, unsigned *word) {
+    __m128i du = _mm_or_si128(digit, nz_range(v, 'A', 'Z'));
+    unsigned start = nz_bits(_mm_or_si128(_mm_or_si128(du, nz_range(v, 'a', 'f')),
+                                          _mm_cmpeq_epi8(v, _mm_set1_epi8('p'))));
+    /* \w: ASCII letters, digits, '_' (a non-ASCII byte counts as not one) */
+    *word = nz_bits(_mm_or_si128(_mm_or_si128(du, nz_range(v, 'a', 'z')),
+                                 _mm_cmpeq_epi8(v, _mm_set1_epi8('_'))));
+    unsigned bits = start & ~((*word << 1) | before) & keep;
     while (bits) {
         if (nz_block_at(s, n, i + __builtin_ctz(bits))) return 1;
         bits &= bits - 1;
@@ -167,7 +184,11 @@ static int nz_block_scan(const uint8_t *s, Py_ssize_t n) {
     i = 1;
 #if defined(__SSE2__)
     for (; i + 16 <= n; i += 16) {
-        if (nz_block16(s, n, i, _mm_loadu_si128((const __m128i *)(s + i)))) return 1;
+        __m128i v = _mm_loadu_si128((const __m128i *)(s + i));
+        unsigned word;
+        if (nz_block16(s, n, i, v, nz_range(v, '0', '9'), (unsigned)nz_word_before(s, i), 0xFFFF,
+                       &word))
+            return 1;
     }
 #endif
     for (; i < n; i++)
@@ -233,6 +254,15 @@ static PyObject *py_near_dirty(PyObject *self, PyObject *args) {
     return PyBool_FromLong(near_dirty((const uint8_t *)s, n, mask));
 }
 
+/* Whether a number follows the colon s[c] as every match of nz_keyed_dirty has it (' '*,
+ * '-'?, a digit): the cheap part of that check, first. */
+static int nz_number_after(const uint8_t *s, Py_ssize_t n, Py_ssize_t c) {
+    Py_ssize_t j = c + 1;
+    while (j < n && s[j] == ' ') j++;
+    if (j < n && s[j] == '-') j++;
+    return j < n && nz_digit(s[j]);
+}
+
 /* The special checks of near_dirty at position i of ASCII text (no control character,
  * no backslash): the temp-path and block needles that start at '/', ':' or 'I'. */
 static int nz_needle_at(const uint8_t *s, Py_ssize_t n, Py_ssize_t i, int mask) {
@@ -245,14 +275,16 @@ static int nz_needle_at(const uint8_t *s, Py_ssize_t n, Py_ssize_t i, int mask) 
                     ((i > 0 && s[i - 1] == ']') || nz_at(s, n, i, ":::") ||
                      nz_at(s, n, i, "::1:") || nz_before(s, i, "localhost") ||
                      nz_before(s, i, "127.0.0.1") || nz_before(s, i, "0.0.0.0"))) ||
-                   ((mask & NZ_DUR) && nz_keyed_dirty(s, n, i));
+                   ((mask & NZ_DUR) && nz_number_after(s, n, i) && nz_keyed_dirty(s, n, i));
         case 'I': return (mask & NZ_BLOCK) && i >= 5 && nz_at(s, n, i - 5, "shellId");
     }
     return 0;
 }
 
+#if !defined(__SSE2__)
 /* Position i of near_plain's scan: 1 when the string is not plain or a normalizer in
- * mask could change it (then the general path decides). */
+ * mask could change it (then the general path decides). Where SSE2 exists, nz_plain16
+ * checks every position (x86-64 never compiles this). */
 static int nz_plain_at(const uint8_t *s, Py_ssize_t m, Py_ssize_t i, int mask, int *blank) {
     uint8_t c = s[i];
     if (c >= 0x80 || c == '\\' || c == '"' || c < 0x20) return 1;
@@ -261,26 +293,28 @@ static int nz_plain_at(const uint8_t *s, Py_ssize_t m, Py_ssize_t i, int mask, i
     if ((mask & NZ_NUMBERS) && nz_digit(c)) return 1;
     return (mask & NZ_BLOCK) && nz_start[c] && !nz_word_before(s, i) && nz_block_at(s, m, i);
 }
-
-#if defined(__SSE2__)
-/* nz_plain_at for the 16 positions from i (i >= 1: the byte before is read). */
-static int nz_plain16(const uint8_t *s, Py_ssize_t m, Py_ssize_t i, int mask, int *blank) {
-    __m128i v = _mm_loadu_si128((const __m128i *)(s + i));
+#else
+/* nz_plain_at's checks for the 16 positions from i whose bit is set in keep (v: their
+ * bytes; before and *word as nz_block16 takes and gives them). */
+NZ_INLINE int nz_plain16(const uint8_t *s, Py_ssize_t m, Py_ssize_t i, __m128i v,
+                         unsigned before, unsigned keep, int mask, int *blank, unsigned *word) {
     __m128i bad = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
                                             _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
                                nz_range(v, 0, 0x1f));
-    if (_mm_movemask_epi8(bad) | _mm_movemask_epi8(v)) return 1; /* high bit: non-ASCII */
-    if (*blank && _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(' '))) != 0xFFFF) *blank = 0;
+    /* high bit: non-ASCII */
+    if (((nz_bits(bad) | nz_bits(v)) & keep) != 0) return 1;
+    if (*blank && (nz_bits(_mm_cmpeq_epi8(v, _mm_set1_epi8(' '))) & keep) != keep) *blank = 0;
     __m128i special = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('/')),
                                    _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(':')),
                                                 _mm_cmpeq_epi8(v, _mm_set1_epi8('I'))));
-    unsigned bits = (unsigned)_mm_movemask_epi8(special);
+    unsigned bits = nz_bits(special) & keep;
     while (bits) {
         if (nz_needle_at(s, m, i + __builtin_ctz(bits), mask)) return 1;
         bits &= bits - 1;
     }
-    if ((mask & NZ_NUMBERS) && _mm_movemask_epi8(nz_range(v, '0', '9'))) return 1;
-    return (mask & NZ_BLOCK) && nz_block16(s, m, i, v);
+    __m128i digit = nz_range(v, '0', '9');
+    if ((mask & NZ_NUMBERS) && (nz_bits(digit) & keep)) return 1;
+    return (mask & NZ_BLOCK) && nz_block16(s, m, i, v, digit, before, keep, word);
 }
 #endif
 
@@ -288,20 +322,44 @@ static int nz_plain16(const uint8_t *s, Py_ssize_t m, Py_ssize_t i, int mask, in
  * and no normalizer in mask could change it (near_dirty's checks; the ones that need a
  * control character, a backslash or a non-ASCII byte cannot apply): one pass, 16 bytes at
  * a time where SSE2 exists, for what near_dirty's checks would each scan. 1: plain and
- * clean (*blank: only spaces); 0: anything else (near_dirty decides). */
+ * clean (*blank: only spaces); 0: anything else (near_dirty decides).
+ *
+ * With SSE2 every position is checked in a block of 16 (the checks of a position are
+ * the same in any block): a text of under 16 bytes is copied to a block of its own (the
+ * rest of the block not kept); a longer one is read in place, its last block ending with
+ * the text (overlapping the one before; the positions checked already not kept). Nothing
+ * outside s is read. */
 static int nz_plain_clean(const uint8_t *s, Py_ssize_t m, int mask, int *blank) {
-    Py_ssize_t i = 0;
     *blank = 1;
-    if (m > 0) {
-        if ((mask & NZ_TRAIL) && s[m - 1] == ' ') return 0;
-        if (nz_plain_at(s, m, 0, mask, blank)) return 0;
-        i = 1;
-    }
+    if (m == 0) return 1;
+    if ((mask & NZ_TRAIL) && s[m - 1] == ' ') return 0;
 #if defined(__SSE2__)
+    unsigned word = 0; /* the word characters of the block before (nz_block16) */
+    if (m < 16) {
+        uint8_t tmp[16] = {0};
+        memcpy(tmp, s, (size_t)m);
+        return !nz_plain16(s, m, 0, _mm_loadu_si128((const __m128i *)tmp), 0, (1u << m) - 1,
+                           mask, blank, &word);
+    }
+    if (nz_plain16(s, m, 0, _mm_loadu_si128((const __m128i *)s), 0, 0xFFFF, mask, blank, &word))
+        return 0;
+    Py_ssize_t i = 16;
     for (; i + 16 <= m; i += 16)
-        if (nz_plain16(s, m, i, mask, blank)) return 0;
-#endif
-    for (; i < m; i++)
+        if (nz_plain16(s, m, i, _mm_loadu_si128((const __m128i *)(s + i)), (word >> 15) & 1,
+                       0xFFFF, mask, blank, &word))
+            return 0;
+    if (i < m) {
+        /* m > 16 here; the positions before i are not kept, and the one at i has s[i - 1]
+         * before it in this block */
+        Py_ssize_t j = m - 16;
+        if (nz_plain16(s, m, j, _mm_loadu_si128((const __m128i *)(s + j)), 0,
+                       (0xFFFFu << (i - j)) & 0xFFFF, mask, blank, &word))
+            return 0;
+    }
+    return 1;
+#else
+    for (Py_ssize_t i = 0; i < m; i++)
         if (nz_plain_at(s, m, i, mask, blank)) return 0;
     return 1;
+#endif
 }
