@@ -43,7 +43,7 @@ from ..core.config import MaxRepeatConfig, unique_names
 from ..core.errors import TrajectoryFormatError
 from ..core.events import Event
 from ..core.monitor import Monitor
-from ..readers._marks import Marks, mark
+from ..readers._marks import Marks, decode_state, encode_state, mark
 from ..readers.claude_code import SessionStream, record_of_line
 from .claude_code_backlog import Backlog, refusal_result
 from .claude_code_results import Learned, predicted_result
@@ -205,8 +205,8 @@ def guard(
         esc_state = None
         if snap is not None:
             try:
-                stream = msgspec.msgpack.decode(snap.reader, type=SessionStream)
-                extra = msgspec.msgpack.decode(snap.extra, type=_Extra)
+                stream = decode_state(snap.reader, SessionStream)
+                extra = decode_state(snap.extra, _Extra)
                 primary = stream.primary
                 lenient = primary is not None and stream.lenient(primary)
                 monitors = [monitor(c, n, extra.exact, d, lenient)
@@ -271,7 +271,7 @@ def guard(
         backlog.prune(lambda c: mark(c) in saved_calls)
         extra.calls = saved_calls
         gs.store(Snapshot(gs.offset, gs.line_count, saved_reader, saved_monitors, esc.state,
-                          msgspec.msgpack.encode(extra)))
+                          encode_state(extra, "extra")))
     return HookVerdict(event, decision, out, read_from, read_from > 0)
 
 
@@ -298,8 +298,8 @@ def _advance(gs: GuardSession, path: str, stream: SessionStream, monitors: list[
         monitors[:] = build(collect, primary is not None and stream.lenient(primary))
     # What the next call starts from: the complete lines only (the partial last line
     # and the current result are read from the transcript once it holds them).
-    saved = (msgspec.msgpack.encode(stream), [m.to_bytes() for m in monitors],
-             Marks(bytearray(extra.calls.data)))
+    saved = (encode_state(stream, "reader"), [m.to_bytes() for m in monitors],
+             extra.calls.copy())
     if gs.partial.strip():
         try:
             record, lenient = record_of_line(gs.partial, path, gs.line_count + 1)

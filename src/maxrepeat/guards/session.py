@@ -45,38 +45,53 @@ API (shared by every agent hook; ``maxrepeat.guards.claude_code`` is the first u
   the history prefix the state covers);
 * ``store`` writes atomically (temporary file and rename); a cache that cannot be
   written costs only a full read next time;
-* ``signature_of(configs, policy, *extra)`` is the config part of the verification.
+* ``signature_of(configs, policy, *extra)`` is the config part of the verification;
+* inside the ``with`` block, states encoded with ``readers._marks.encode_state`` keep
+  their large sets of id digests in side files that a call only appends to, verified with
+  the state (`maxrepeat.guards.statefile`, which holds the file's layout, seal and side
+  files; this module reads and checks the log).
 """
 
 from __future__ import annotations
 
 import io
-import json
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any, Final
+from typing import IO, Final
 
 import msgspec
 
 from .. import __version__
-from ..core import accel
-from ..core.config import MaxRepeatConfig
 from ..core.errors import TrajectoryFormatError
 from ..core.monitor import STATE_VERSION
-from .policy import EscalationState, Policy
+from ..readers._marks import Spill, _SPILL
+from .statefile import (
+    CACHE_FORMAT,
+    RETIRED_BLOCK_HASHES,
+    Snapshot,
+    _Saved,
+    _Side,
+    block_hash,
+    default_cache_dir,
+    load_sides,
+    save_sides,
+    seal,
+    signature_of,
+    unseal,
+    write_atomic,
+)
 
 try:
-    # The C modules behind hashlib's blake2b and sha256: importing hashlib also loads
-    # OpenSSL's _hashlib, and an agent pays this module's start-up at every tool call.
-    from _blake2 import blake2b
+    # The C module behind hashlib's sha256: importing hashlib also loads OpenSSL's
+    # _hashlib, and an agent pays this module's start-up at every tool call.
     try:
         from _sha2 import sha256  # type: ignore[import-not-found, unused-ignore]  # 3.12 on
     except ImportError:
         from _sha256 import sha256  # type: ignore[import-not-found, unused-ignore]
-except ImportError:  # pragma: no cover - a Python built without them
-    from hashlib import blake2b, sha256
+except ImportError:  # pragma: no cover - a Python built without it
+    from hashlib import sha256
 
 try:  # POSIX; elsewhere parallel hooks of one turn may interleave (the cache stays valid)
     import fcntl
@@ -87,8 +102,6 @@ __all__ = ["GuardSession", "Snapshot", "default_cache_dir", "signature_of", "CAC
            "CHECKS", "check_mode",
            "BLOCK", "block_digests", "block_hash", "RETIRED_BLOCK_HASHES", "seal", "unseal"]
 
-#: Changes whenever the saved layout changes; part of every saved state.
-CACHE_FORMAT: Final = 6
 #: The log is verified in blocks of this many bytes (hashing one takes ~0.3 ms).
 BLOCK: Final = 256 * 1024
 #: How the log is checked against a saved state: ``"full"`` (every block, every call)
@@ -107,77 +120,9 @@ def check_mode(environ: Mapping[str, str] | None = None) -> str:
     """
     env = os.environ if environ is None else environ
     return "sampled" if env.get("MAXREPEAT_HOOK_CHECK") == "sampled" else "full"
+
+
 _D: Final = 16  # bytes per block digest
-
-
-class Snapshot(msgspec.Struct):
-    """What one hook call leaves for the next: ``offset`` bytes (``lines`` lines) of the
-    log were read; ``reader`` is the agent reader's state, ``monitors`` each
-    `Monitor.to_bytes()`, ``escalation`` the policy's memory, ``extra`` anything else the
-    agent's guard keeps (opaque here)."""
-
-    offset: int
-    lines: int
-    reader: bytes
-    monitors: list[bytes]
-    escalation: EscalationState = msgspec.field(default_factory=EscalationState)
-    extra: bytes = b""
-
-
-class _Saved(msgspec.Struct):
-    version: str
-    agent: str
-    session: str
-    log: str
-    signature: str
-    check: bytes
-    blocks: bytes  # the digests of the complete blocks before the offset, 16 bytes each
-    tail: bytes  # the digest of the partial block that ends at the offset
-    audit: int  # the next block to check again (the cursor that goes round the log)
-    snapshot: Snapshot
-
-
-def default_cache_dir() -> Path:
-    """``$XDG_CACHE_HOME/maxrepeat/hook`` (``~/.cache/maxrepeat/hook`` by default)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
-    return Path(base) / "maxrepeat" / "hook"
-
-
-def signature_of(configs: Sequence[MaxRepeatConfig], names: Sequence[str],
-                 policy: Policy | None = None, *extra: Any) -> str:
-    """The configuration a saved state belongs to (graders, their names, the policy and
-    whatever else changes the meaning of the state)."""
-    pol = None if policy is None else [policy.warn_at, policy.block_at, policy.stop_at,
-                                       policy.warn, policy.block, policy.stop]
-    return json.dumps([[[c.to_dict(), n] for c, n in zip(configs, names)], pol, list(extra)],
-                      sort_keys=True, default=str)
-
-
-def _digest(data: bytes | memoryview) -> bytes:
-    return blake2b(data, digest_size=16).digest()
-
-
-def block_hash() -> tuple[str, Callable[[bytes | memoryview], bytes]]:
-    """The name and function of the 16-byte hash the log's blocks are checked with: the
-    native extension's `hash128` where it is built and active (non-cryptographic, ~13 GB/s;
-    ``docs/design/guards.md`` says why that is enough here), else BLAKE2b (~0.9 GB/s).
-    The name is part of a saved state's version: a state hashed another way is ignored.
-    It names the function's output, not the C symbol: whenever ``hash128``'s digests
-    change, its name here changes too (`RETIRED_BLOCK_HASHES`), so that states saved with
-    the earlier digests are read again, never checked against the new ones.
-
-    >>> name, fn = block_hash(); name in ("hash128v2", "blake2b") and len(fn(b"x")) == 16
-    True
-    """
-    native = accel.native
-    if native is not None:
-        return "hash128v2", native.hash128
-    return "blake2b", _digest
-
-
-#: names `block_hash` gave to earlier native hashes (other digests): never to be used again
-#: ("hash128": four lanes folded by two mixes, before the module's hashes were one, FH)
-RETIRED_BLOCK_HASHES: Final = ("hash128",)
 
 
 def _read_at(fh: IO[bytes], start: int, size: int) -> bytes:
@@ -216,49 +161,6 @@ def block_digests(fh: IO[bytes], start: int, end: int,
     return b"".join(out)
 
 
-_SEAL: Final = b"maxrepeat-state\0"
-
-
-def seal(data: bytes, digest: Callable[[bytes | memoryview], bytes] = _digest) -> bytes:
-    """A state file's bytes: a marker, the payload's checksum (``digest``: BLAKE2b by
-    default; a session uses its `block_hash`), then the payload.
-
-    >>> unseal(seal(b"x")), unseal(b"maxrepeat-state\\0" + bytes(16) + b"x")
-    (b'x', None)
-    """
-    return _SEAL + digest(data) + data
-
-
-def unseal(raw: bytes, digest: Callable[[bytes | memoryview], bytes] = _digest
-           ) -> bytes | None:
-    """The payload of a state file, or None when it is not intact (never decoded then;
-    a file sealed with another ``digest`` is not intact either)."""
-    n = len(_SEAL)
-    if not raw.startswith(_SEAL) or len(raw) < n + 16:
-        return None
-    view = memoryview(raw)[n + 16:]
-    if digest(view) != raw[n:n + 16]:
-        return None
-    return bytes(view)
-
-
-def _new_file(folder: Path) -> tuple[int, str]:
-    """A new file of ours in ``folder``, open for writing: what ``tempfile.mkstemp(dir=folder,
-    prefix=".tmp-", suffix=".state")`` gives, without importing tempfile (and with it
-    shutil, random, bz2 and lzma) at every hook call."""
-    for _ in range(100):
-        path = os.path.join(folder, f".tmp-{os.urandom(6).hex()}.state")
-        try:
-            return os.open(path, _NEW, 0o600), path
-        except FileExistsError:
-            continue
-    raise FileExistsError(f"no free temporary file name in {folder}")
-
-
-_NEW: Final = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) \
-    | getattr(os, "O_BINARY", 0)
-
-
 class GuardSession:
     """One hook call's view of a session: its lock, its saved state, the log's new lines.
 
@@ -295,22 +197,28 @@ class GuardSession:
         # what `restore` verified, carried over by `store`: block digests and the cursor
         self._blocks = b""
         self._audit = 0
+        #: the side files of the state restored (kept by `store` unless replaced), and
+        #: where the states encoded in the ``with`` block keep their sets of id digests
+        self._sides: list[_Side] = []
+        self.spill = Spill()
+        self._spill_token: object = None
 
     # -- lifecycle ---------------------------------------------------------------------
 
     def __enter__(self) -> GuardSession:
         self._lock()
+        self._spill_token = _SPILL.set(self.spill)
         if self.log is not None:
             try:
                 self._fh = open(self.log, "rb")
             except FileNotFoundError:
                 if not self.missing_ok:
-                    self._unlock()
+                    self.__exit__(None, None, None)
                     raise TrajectoryFormatError(self.log, "cannot read: no such file") from None
                 self.missing = True
                 return self
             except OSError as exc:
-                self._unlock()
+                self.__exit__(None, None, None)
                 raise TrajectoryFormatError(
                     self.log, f"cannot read: {exc.strerror or exc}") from None
             self.size = os.fstat(self._fh.fileno()).st_size
@@ -321,6 +229,9 @@ class GuardSession:
         if self._fh is not None:
             self._fh.close()
             self._fh = None
+        if self._spill_token is not None:
+            _SPILL.reset(self._spill_token)  # type: ignore[arg-type]
+            self._spill_token = None
         self._unlock()
 
     def _lock(self) -> None:
@@ -434,8 +345,8 @@ class GuardSession:
     # -- the saved state ---------------------------------------------------------------
 
     def restore(self, check: bytes = b"") -> Snapshot | None:
-        """The saved snapshot when it verifies against the log (and ``check``); None
-        otherwise."""
+        """The saved snapshot when it verifies against the log (and ``check``) and its side
+        files verify against it; None otherwise."""
         try:
             payload = unseal(self.file.read_bytes(), self._hash)
             if payload is None:
@@ -449,16 +360,24 @@ class GuardSession:
             return None
         snap = saved.snapshot
         if self.missing:
-            return snap if snap.offset == 0 else None
-        if self._fh is not None:
+            if snap.offset != 0:
+                return None
+        elif self._fh is not None:
             # offset 0: saved before anything was read (or before the log existed);
             # such a state claims nothing about the log's bytes
             if not 0 <= snap.offset <= self.size or not self._verify(saved):
                 return None
+        loaded = load_sides(self.file, saved.sides, self._hash)
+        if loaded is None:
+            self._blocks, self._audit = b"", 0
+            return None
+        self.spill.loaded = loaded
+        self._sides = saved.sides
         return snap
 
     def store(self, snap: Snapshot, check: bytes = b"") -> None:
-        """Save ``snap`` atomically (silently skipped when the cache cannot be written)."""
+        """Save ``snap`` atomically (silently skipped when the cache cannot be written),
+        with the side files of the states encoded in this ``with`` block."""
         blocks, tail = b"", b""
         if self._fh is not None and snap.offset > 0:
             # the blocks checked when restoring are kept; only the new ones are hashed
@@ -466,19 +385,12 @@ class GuardSession:
             blocks = self._blocks[:count * _D]
             blocks += block_digests(self._fh, len(blocks) // _D, count, self._hash)
             tail = self._tail(snap.offset)
-        data = seal(msgspec.msgpack.encode(_Saved(self.version, self.agent, self.session,
-                                                  self.log or "", self.signature, check,
-                                                  blocks, tail, self._audit, snap)),
-                    self._hash)
         try:
             self.file.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = _new_file(self.file.parent)
-            try:
-                with os.fdopen(fd, "wb") as out:
-                    out.write(data)
-                os.replace(tmp, self.file)
-            except BaseException:
-                os.unlink(tmp)
-                raise
+            sides = save_sides(self.file, self.spill, self._sides, self._hash)
+            write_atomic(self.file, seal(msgspec.msgpack.encode(
+                _Saved(self.version, self.agent, self.session, self.log or "",
+                       self.signature, check, blocks, tail, self._audit, snap, sides)),
+                self._hash))
         except OSError:
             pass  # a cache we cannot write only costs a full read next time

@@ -10,7 +10,7 @@ from ..core.errors import TrajectoryFormatError
 from ..core.events import Event, Trajectory
 from . import Source
 from ._json import strip_bom
-from ._marks import Marks, mark
+from ._marks import Marks, decode_state, mark
 from ._resume import (
     BuilderState,
     _Changed,
@@ -61,7 +61,7 @@ class Resume:
         if state is None:
             self.b = ResumableBuilder()
             return
-        st = msgspec.msgpack.decode(state, type=_State)
+        st = decode_state(state, _State)
         self.b = ResumableBuilder(st.builder)
         self.messages = {m.id: m.calls for m in st.messages}
         self.gone_ids = st.gone_ids

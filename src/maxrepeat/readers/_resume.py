@@ -34,7 +34,7 @@ from typing import Any, Final, Protocol
 import msgspec
 
 from ..core.events import Event
-from ._marks import Marks, mark
+from ._marks import Marks, encode_state, mark
 from ._json import strip_bom
 from ._toolevents import EventBuilder, Segment, ToolCall, ToolResult, decode_record
 
@@ -282,6 +282,6 @@ def line_record(number: int, raw: bytes, source: str) -> tuple[dict[str, Any], b
 def encode(value: Any) -> bytes:
     """MessagePack of a state (`_StateError` when a value in it cannot be encoded)."""
     try:
-        return msgspec.msgpack.encode(value)
+        return encode_state(value, "reader")
     except (TypeError, OverflowError, ValueError) as exc:
         raise _StateError(f"state cannot be saved: {exc}") from None

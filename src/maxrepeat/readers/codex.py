@@ -46,6 +46,7 @@ from ..core.errors import TrajectoryFormatError
 from ..core.events import Event, Trajectory
 from . import Item, Reader, Source
 from ._json import JSON_DECODER, CutLastLineError, first_json_char, strip_bom
+from ._marks import decode_state
 from ._resume import BuilderState, ResumableBuilder, encode, line_record
 from ._toolevents import EventBuilder, content_text, decode_arguments, iter_records
 
@@ -230,7 +231,7 @@ class Resume:
             self.b = ResumableBuilder()
             self.r = _Rollout(self.b)
             return
-        s = msgspec.msgpack.decode(state, type=_State)
+        s = decode_state(state, _State)
         self.b = ResumableBuilder(s.builder)
         self.r = _Rollout(self.b)
         self.r.task, self.r.responses, self.r.session = s.task, s.responses, s.session

@@ -31,6 +31,7 @@ from ..core.errors import TrajectoryFormatError
 from ..core.events import Event, Trajectory
 from . import Item, Reader, Source
 from ._json import CutLastLineError, first_json_char, strip_bom
+from ._marks import decode_state
 from ._resume import BuilderState, ResumableBuilder, encode, line_record
 from ._toolevents import EventBuilder, content_text, decode_arguments, iter_records
 
@@ -180,7 +181,7 @@ class Resume:
         self.s = _Session(ResumableBuilder)
         if state is None:
             return
-        st = msgspec.msgpack.decode(state, type=_State)
+        st = decode_state(state, _State)
         self.s.runs = {parent: ResumableBuilder(b) for parent, b in st.runs}
         if None not in self.s.runs:
             raise KeyError("main run")
