@@ -116,6 +116,13 @@ def first_call(tmp: Path, calls: int) -> dict[str, Any]:
             "ratio_cpu": min(hook_cpu) / min(grade_cpu)}
 
 
+def _cache_bytes(cache: Path) -> dict[str, int]:
+    """The sizes of the session's saved state: the state file, and its side files."""
+    files = list(cache.iterdir())
+    return {"state": sum(p.stat().st_size for p in files if p.suffix == ".state"),
+            "side": sum(p.stat().st_size for p in files if p.suffix == ".marks")}
+
+
 def per_call(tmp: Path, calls: int, sample: int) -> dict[str, Any]:
     path = tmp / "grow.jsonl"
     path.write_text("")
@@ -128,6 +135,7 @@ def per_call(tmp: Path, calls: int, sample: int) -> dict[str, Any]:
     floor: list[float] = []
     whole_cpu: list[float] = []
     floor_cpu: list[float] = []
+    sizes: dict[int, dict[str, int]] = {}
     with path.open("a") as fh:
         for i in range(calls):
             a, u = _records(i)
@@ -143,6 +151,8 @@ def per_call(tmp: Path, calls: int, sample: int) -> dict[str, Any]:
             guard(_payload(path, i), configs, cache_dir=cache)
             inproc.append(time.perf_counter() - t)
             inproc_cpu.append(time.process_time() - c)
+            if i in (100, calls - 1):
+                sizes[i] = _cache_bytes(cache)
             fh.write(u)
             fh.flush()
 
@@ -164,7 +174,9 @@ def per_call(tmp: Path, calls: int, sample: int) -> dict[str, Any]:
             "inproc_cpu_p99_ms": q(inproc_cpu, 0.99) * 1e3,
             "inproc_cpu_first_100_median_ms": statistics.median(inproc_cpu[:100]) * 1e3,
             "inproc_cpu_last_100_median_ms": statistics.median(inproc_cpu[-100:]) * 1e3,
-            "samples": len(whole)}
+            "samples": len(whole),
+            # what a call writes: the state file whole; side files only what they grew
+            "cache_bytes_call_100": sizes.get(100), "cache_bytes_last_call": sizes.get(calls - 1)}
 
 
 def main() -> None:

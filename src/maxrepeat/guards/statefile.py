@@ -192,8 +192,9 @@ def write_atomic(path: Path, data: bytes) -> None:
         raise
 
 
-def _side_path(state: Path, name: str) -> Path:
-    return state.with_name(f"{state.stem}.{name}.marks")
+def _side_path(state: Path, name: str) -> str:
+    """``<key>.<name>.marks`` beside ``<key>.state`` (a string: no path object per file)."""
+    return f"{os.fspath(state)[:-len('.state')]}.{name}.marks"
 
 
 def load_sides(state: Path, sides: Sequence[_Side],
@@ -226,8 +227,9 @@ def save_sides(state: Path, spill: Spill, sides: Sequence[_Side],
         data = memoryview(marks.data)[:size]
         fd = os.open(_side_path(state, name), _SIDE, 0o600)
         try:
-            os.ftruncate(fd, base)
-            os.lseek(fd, base, os.SEEK_SET)
+            if os.lseek(fd, 0, os.SEEK_END) != base:  # garbage after it, or a new epoch
+                os.ftruncate(fd, base)
+                os.lseek(fd, base, os.SEEK_SET)
             at = base
             while at < size:
                 at += os.write(fd, data[at:])
