@@ -1,9 +1,10 @@
-"""Durations under a JSON key (issue 14, a held-out gap): Codex CLI <= 0.4x writes each
-tool output as a JSON string, ``{"output": ..., "metadata": {"exit_code": ...,
-"duration_seconds": ...}}``, so a loop of the same failing command differs only in that
-number. The recommended near-duplicate setting finds it through ``durations``; without
-``durations`` it is missed; the `Monitor` agrees with `grade()` at every prefix, on the
-pure and the native path."""
+"""Durations in Codex CLI <= 0.4x outputs (issue 14, a held-out gap): each tool output is
+a JSON string, ``{"output": ..., "metadata": {"exit_code": ..., "duration_seconds":
+...}}``, so a loop of the same failing command differs only in that number and in the
+times inside the output, which follow escapes written out (``\\t0.205s``). The
+recommended near-duplicate setting finds it through ``durations``; without ``durations``
+it is missed; the `Monitor` agrees with `grade()` at every prefix, on the pure and the
+native path."""
 
 from __future__ import annotations
 
@@ -31,14 +32,15 @@ def _line(kind: str, payload: dict[str, Any]) -> str:
 
 def _rollout(durations: list[float], exit_code: int = 1) -> bytes:
     """A Codex 0.39-shaped rollout (session_meta, then each ``shell`` call written with
-    its output): the same ``go test`` failing the same way, its duration varying."""
+    its output): the same ``go test`` failing the same way, its durations varying."""
     lines = [_line("session_meta", {"id": "0199-test", "cwd": "/w", "originator": "codex_cli_rs",
                                     "cli_version": "0.39.0"}),
              _line("response_item", {"type": "message", "role": "user",
                                      "content": [{"type": "input_text", "text": "fix it"}]})]
     for n, seconds in enumerate(durations):
+        # go test's package time varies too; in the JSON string it follows an escaped tab
         out = {"output": "--- FAIL: TestParse (0.00s)\n    parse_test.go:12: got 4, want 3\n"
-                         "FAIL\nFAIL\texample.com/p\t0.004s\nFAIL\n",
+                         f"FAIL\nFAIL\texample.com/p\t{seconds / 100:.3f}s\nFAIL\n",
                "metadata": {"exit_code": exit_code, "duration_seconds": seconds}}
         lines += [_line("response_item", {"type": "function_call", "name": "shell",
                                           "arguments": json.dumps({"command": ["go", "test", "./..."],

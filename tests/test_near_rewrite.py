@@ -59,7 +59,8 @@ _EDGES = [
     ":\\", "Users", "U\u017fers", "\\AppData\\Local\\Temp\\", "c:\\users\\bob\\appdata\\local\\temp\\",
     "\x1b", "\x1b[", "\x1b(", "31m", "\x1b[0m", "duration", "Duration", "_seconds", "Ms",
     "took", "Took", "elapsed", "latency", "wall_", "wallTime", "time_taken", "Taken", "timeout",
-    "Limit", "_budget", "deadline", "DURATION", '":', "': ", " : ", "-", "e-3", "E+", "1.5"]
+    "Limit", "_budget", "deadline", "DURATION", '":', "': ", " : ", "-", "e-3", "E+", "1.5",
+    "\\t", "\\n", "\\r", "\\q", "\\\\", "\\t0.205s", "\\n1m"]
 _PIECE = st.one_of(st.sampled_from(_FRAGMENTS), st.sampled_from(_EDGES),
                    st.text(max_size=4), st.characters())
 _TEXTS = st.builds(lambda parts, times: "".join(parts) * times,

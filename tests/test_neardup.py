@@ -30,7 +30,7 @@ VOLATILE_OUTPUTS = [
     "object at 0x7f3a2b1c", "object at 0x7f3a2b99", "attempt 1", "attempt 2", "",
     # Codex CLI <= 0.4x: the output a JSON string with the command's duration in it
     '{"output":"FAIL\\n","metadata":{"exit_code":1,"duration_seconds":0.5}}',
-    '{"output":"FAIL\\n","metadata":{"exit_code":1,"duration_seconds":1.25}}',
+    '{"output":"FAIL\\tp\\t0.205s\\n","metadata":{"exit_code":1,"duration_seconds":1.25}}',
     '{"output":"FAIL\\n","metadata":{"exit_code":2,"duration_seconds":0.5}}',
     "{'took': 12, 'timeout_ms': 10000}", "{'took': 7, 'timeout_ms': 10000}",
     LONG, LONG.replace("abd", "abe"), LONG.replace("12 items", "13 items"), LONG * 2,
@@ -219,6 +219,9 @@ def test_similarity_groups_long_outputs() -> None:
     ('"wall_time": -0.25 "wallTime":1 "time_taken":2', '"wall_time": <duration> "wallTime":<duration> "time_taken":<duration>'),
     ("tool_uses: 2\nduration_ms: 32855", "tool_uses: 2\nduration_ms: <duration>"),
     ("Wall time: 0.0013 seconds", "Wall time: <duration>"),
+    # after an escape written out, in output that is itself JSON text (go test's time)
+    ("FAIL\\tcore/telemetry\\t0.205s\\n", "FAIL\\tcore/telemetry\\t<duration>\\n"),
+    ("\\n1m2s \\q0.5s \\t.5s", "\\n<duration> \\q0.5s \\t.5s"),
     # not a measured time: other keys, bounds someone set, other spellings
     ('"exit_code": 1, "timeout_ms": 10000', '"exit_code": 1, "timeout_ms": 10000'),
     ('"timeout_duration": 30, "latency_budget_ms": 5, "duration_limit": 9',
@@ -324,7 +327,8 @@ _FRAGMENTS = [
     '"durationMs":230,', '"exit_code": 1', '"timeout_ms": 10000', '"timeout_duration": 30',
     "duration_ms: 32855", "Wall time: 0.0013 seconds", '"wall_time": -1.5e-3',
     '"time_taken":1E+2', '"latency"  :  7', '"DURATION": 5', '"duration"=5', '"duration":"5"',
-    "\"duration': 5", '"duration": 0x1f', '"took": 5abc', '"took": 5.',
+    "\"duration': 5", '"duration": 0x1f', '"took": 5abc', '"took": 5.', "\\t0.205s",
+    "FAIL\\tcore/telemetry\\t0.260s\\n", "\\n1m2s", "\\r3 ms", "\\q0.5s", "\\t.5s",
 ]
 
 

@@ -109,6 +109,19 @@ static int nz_block_at(const uint8_t *s, Py_ssize_t n, Py_ssize_t i) {
     return 0;
 }
 
+/* The durations pre-check after an escape (core.normalizers._escaped_check) at the
+ * backslash s[i]: \\[ntr][0-9]+(\.[0-9]+)?(m[0-9]| ?[numsµh]) */
+static int nz_escaped_at(const uint8_t *s, Py_ssize_t n, Py_ssize_t i) {
+    if (i + 2 >= n || !(s[i + 1] == 'n' || s[i + 1] == 't' || s[i + 1] == 'r') ||
+        !nz_digit(s[i + 2]))
+        return 0;
+    Py_ssize_t j = i + 3 + nz_run(s, n, i + 3, nz_digit);
+    if (nz_tail(s, n, j)) return 1;
+    if (j + 1 < n && s[j] == '.' && nz_digit(s[j + 1]))
+        return nz_tail(s, n, j + 1 + nz_run(s, n, j + 1, nz_digit));
+    return 0;
+}
+
 /* Whether a byte may start one of _BLOCK_SCAN's branches: [0-9A-Za-fpP]. */
 static uint8_t nz_start[256];
 
@@ -239,6 +252,8 @@ static int near_dirty(const uint8_t *s, Py_ssize_t n, int mask) {
         if (nz_block_scan(s, n)) return 1;
     }
     if (mask & NZ_DUR) {
+        for (Py_ssize_t i = nz_next(s, n, 0, '\\'); i < n; i = nz_next(s, n, i + 1, '\\'))
+            if (nz_escaped_at(s, n, i)) return 1;
         for (Py_ssize_t i = nz_next(s, n, 0, ':'); i < n; i = nz_next(s, n, i + 1, ':'))
             if (nz_keyed_dirty(s, n, i)) return 1;
     }

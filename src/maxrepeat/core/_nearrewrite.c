@@ -276,11 +276,21 @@ static Py_ssize_t m_epoch(const uint8_t *s, Py_ssize_t n, Py_ssize_t i, NzRep *r
     return NZ_B(s, n, p) ? p : -1;
 }
 
-/* ---- durations (no \w and no '.' before the first digit) ---- */
+/* ---- durations (no \w and no '.' before the first digit, or an escape: nz_dur_start) ---- */
+/* an escaped newline, tab or carriage return written out (\n, \t, \r) just before s[i] */
+static int nz_esc_before(const uint8_t *s, Py_ssize_t i) {
+    return i >= 2 && s[i - 2] == '\\' && (s[i - 1] == 'n' || s[i - 1] == 't' || s[i - 1] == 'r');
+}
+
+/* (?:(?<![\w.])|(?<=\\[ntr])) before s[i] (normalizers._DUR_BEFORE) */
+static int nz_dur_start(const uint8_t *s, Py_ssize_t i) {
+    return nz_esc_before(s, i) || !((i > 0 && s[i - 1] == '.') || nz_w_before(s, i));
+}
+
 /* d+m d+(?:\.d+)?s\b */
 static Py_ssize_t m_minsec(const uint8_t *s, Py_ssize_t n, Py_ssize_t i, NzRep *r) {
     (void)r;
-    if ((i > 0 && s[i - 1] == '.') || nz_w_before(s, i)) return -1;
+    if (!nz_dur_start(s, i)) return -1;
     Py_ssize_t j = i + 1 + nz_run(s, n, i + 1, nz_digit);
     if (j >= n || s[j] != 'm' || !nz_d(s, n, j + 1)) return -1;
     j += 1 + nz_run(s, n, j + 1, nz_digit);
@@ -296,7 +306,7 @@ static const char *const NZ_UNITS[] = {
 /* d+(?:\.d+)? ?UNIT\b */
 static Py_ssize_t m_duration(const uint8_t *s, Py_ssize_t n, Py_ssize_t i, NzRep *r) {
     (void)r;
-    if ((i > 0 && s[i - 1] == '.') || nz_w_before(s, i)) return -1;
+    if (!nz_dur_start(s, i)) return -1;
     Py_ssize_t j = i + 1 + nz_run(s, n, i + 1, nz_digit);
     if (j < n && s[j] == '.' && nz_d(s, n, j + 1)) j += 1 + nz_run(s, n, j + 1, nz_digit);
     if (j < n && s[j] == ' ') j++;
@@ -646,7 +656,8 @@ static uint16_t nz_cls[256];
 
 /* The candidates of a text: each byte in one of the first-byte tables but F_WIN's (a
  * letter), with the tables it is in, anywhere (any) and where no ASCII \w stands before
- * it (start: where a pattern that cannot match after a \w can); a byte after a \w only
+ * it or an escape does (start: where a pattern that cannot match after a \w can, and a
+ * duration after \n, \t or \r written out); a byte after a \w only
  * when one of the tables `anywhere` holds it. A substitution visits
  * its candidates only; one whose table has none is skipped. Made again after a
  * substitution changes the text. */
@@ -665,7 +676,9 @@ static int nz_gate(const uint8_t *s, Py_ssize_t n, unsigned anywhere, unsigned *
     for (Py_ssize_t i = 0; i < n; i++) {
         unsigned c = nz_cls[s[i]];
         if (!c) continue;
-        unsigned ws = i == 0 || !nz_wordb[s[i - 1]] ? c : 0;
+        /* after an escape (\t0.5s) too: the durations' matchers may start there (the
+         * others check their own look-behind and refuse) */
+        unsigned ws = i == 0 || !nz_wordb[s[i - 1]] || nz_esc_before(s, i) ? c : 0;
         if (!(ws | (c & anywhere))) continue; /* no substitution would try it */
         if (g_ncand == g_cand_cap) {
             Py_ssize_t cap = g_cand_cap ? 2 * g_cand_cap : 64;

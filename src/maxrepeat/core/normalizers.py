@@ -36,6 +36,8 @@ def _tmp_path(m: re.Match[str]) -> str:
 
 
 _MONTH = r"(?:an|eb|ar|pr|ay|un|ul|ug|ep|ct|ov|ec)[a-z]*"
+#: what may stand before a duration's first digit (the look-behinds after it)
+_DUR_BEFORE = r"(?:(?<![\w.][0-9])|(?<=\\[ntr][0-9]))"
 _TRAIL: Final = re.compile(r"[ \t\r]+\n")
 _HEX_LETTER: Final = re.compile(r"[a-fA-F]")
 _DIGIT: Final = re.compile(r"[0-9]")
@@ -97,6 +99,14 @@ def _keyed_check(text: str) -> bool:
     return False
 
 
+_ESCAPED_SCAN: Final = re.compile(r"\\[ntr][0-9]+(?:\.[0-9]+)?(?:m[0-9]| ?[numsµh])").search
+
+
+def _escaped_check(text: str) -> bool:
+    """The pre-check of a duration after an escaped \\n, \\t or \\r (a backslash first)."""
+    return "\\" in text and _ESCAPED_SCAN(text) is not None
+
+
 def _trailing(text: str) -> str:
     return _TRAIL.sub("\n", text).rstrip() if text[-1:].isspace() or " \n" in text or \
         "\t\n" in text or "\r\n" in text else text
@@ -144,9 +154,11 @@ NORMALIZERS: Final[dict[str, list[_Sub | Callable[[str], str]]]] = {
         (re.compile(r"1(?<![\w]1)[5-9][0-9]{8}(?:\.[0-9]+|[0-9]{9}|[0-9]{6}|[0-9]{3})?\b"),
          "<time>"),
     ],
+    # After no \w and no '.', or after an escaped newline, tab or carriage return written
+    # out (`\t0.205s`: go test's time in output that is itself JSON text, Codex <= 0.4x).
     "durations": [
-        (re.compile(r"[0-9](?<![\w.][0-9])[0-9]*m[0-9]+(?:\.[0-9]+)?s\b"), "<duration>"),
-        (re.compile(r"[0-9](?<![\w.][0-9])[0-9]*(?:\.[0-9]+)? ?(?:ns|us|µs|ms|s|sec|secs|"
+        (re.compile(rf"[0-9]{_DUR_BEFORE}[0-9]*m[0-9]+(?:\.[0-9]+)?s\b"), "<duration>"),
+        (re.compile(rf"[0-9]{_DUR_BEFORE}[0-9]*(?:\.[0-9]+)? ?(?:ns|us|µs|ms|s|sec|secs|"
                     r"seconds?|min|mins|minutes?|h|hrs?|hours?|milliseconds?)\b"), "<duration>"),
         _keyed_durations,
     ],
@@ -187,9 +199,11 @@ _PRECHECKS: Final[dict[tuple[str, int | None], Callable[[str], bool]]] = {
         r"[0-9A-Z](?<![\w][0-9A-Z])(?:(?<=[0-9])(?:[0-9]{3}-|[0-9]?:[0-9]{2}:|[5-9][0-9]{8})"
         r"|(?<=[A-Z])(?:on|ue|ed|hu|ri|at|un|an|eb|ar|pr|ay|ul|ug|ep|ct|ov|ec))"),
     # a number at the start of a word followed by m<digit> or a unit's first letter
-    # or a colon and a duration key's word (`_keyed_check`)
+    # (or the same after an escaped \n, \t, \r: `_escaped_check`), or a colon and a
+    # duration key's word (`_keyed_check`)
     ("durations", None): _either(_scan(
-        r"[0-9](?<![\w.][0-9])[0-9]*(?:\.[0-9]+)?(?:m[0-9]| ?[numsµh])"), _keyed_check),
+        r"[0-9](?<![\w.][0-9])[0-9]*(?:\.[0-9]+)?(?:m[0-9]| ?[numsµh])"),
+        lambda text: _escaped_check(text) or _keyed_check(text)),
     # both need eight hex digits at the start of a word
     ("ids", None): _scan(r"[0-9a-fA-F](?<![\w][0-9a-fA-F])[0-9a-fA-F]{7}"),
     ("addresses", None): _needles("0x"),
@@ -203,7 +217,7 @@ _PRECHECKS: Final[dict[tuple[str, int | None], Callable[[str], bool]]] = {
 #: order): when all of them are on and `_BLOCK_CHECK` is false, none of their patterns
 #: matches the text, so it skips them all. Its branches are their pre-checks', plus
 #: ``[nn]`` and ``0xhhhh`` (at the start of a word); ports and ``shellId`` are needles,
-#: and duration keys `_keyed_check`.
+#: and durations after an escape and under a key `_escaped_check` and `_keyed_check`.
 _BLOCK: Final = ("timestamps", "durations", "ids", "addresses", "pids")
 _BLOCK_SCAN: Final = _scan(
     r"[0-9A-Za-fpP](?<![\w][0-9A-Za-fpP])(?:"
@@ -219,7 +233,8 @@ _BLOCK_NEEDLES: Final = _needles("localhost:", "127.0.0.1:", "0.0.0.0:", "]:", "
 
 
 def _block_check(text: str) -> bool:
-    return _BLOCK_NEEDLES(text) or _BLOCK_SCAN(text) or _keyed_check(text)
+    return (_BLOCK_NEEDLES(text) or _BLOCK_SCAN(text) or _escaped_check(text)
+            or _keyed_check(text))
 
 
 #: ``volatile``: every built-in normalizer but ``numbers`` (counters are often progress).
@@ -315,7 +330,7 @@ def _volatile() -> Callable[[str], str]:
         text = _trailing(text)
         if ("localhost:" in text or "127.0.0.1:" in text or "0.0.0.0:" in text
                 or "]:" in text or ":::" in text or "::1:" in text or "shellId" in text
-                or scan(text) or _keyed_check(text)):
+                or scan(text) or _escaped_check(text) or _keyed_check(text)):
             text = block(text)
         if "/tmp/" in text or "/var/" in text or "/dev/shm/" in text:
             text = tmp(text)
