@@ -35,12 +35,12 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Protocol
 
 from .agent_writers import AGENT_WRITERS, ClaudeCodeWriter
+from .statefile import write_atomic
 
 __all__ = ["SettingsWriter", "ClaudeCodeWriter", "WRITERS", "InstallResult", "install",
            "uninstall", "is_guard_command", "SCOPES"]
@@ -123,19 +123,6 @@ def _backup_of(path: Path) -> Path:
     return path.with_name(path.name + ".maxrepeat.bak")
 
 
-def _write_bytes(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` atomically (a temporary file renamed into place)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-
-
 def _json_bytes(settings: dict[str, Any]) -> bytes:
     return (json.dumps(settings, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
 
@@ -171,7 +158,7 @@ def install(agent: str, command: str, scope: str = "project", *, project: Path |
         # that holds one keeps the backup of the state before it.)
         backup = _backup_of(path)
         backup.write_bytes(path.read_bytes())
-    _write_bytes(path, _json_bytes(new))
+    write_atomic(path, _json_bytes(new))
     return InstallResult(path, backup, True)
 
 
@@ -191,12 +178,12 @@ def uninstall(agent: str, scope: str = "project", *, project: Path | None = None
     backup = _backup_of(path)
     saved = _saved(backup)
     if saved is not None and _unchanged_since_install(writer, agent, _parsed(saved), new):
-        _write_bytes(path, saved)  # exactly the file before install
+        write_atomic(path, saved)  # exactly the file before install
     elif saved is None and not new:
         path.unlink()  # install created it, and nothing else is in it
         _remove_empty_dirs(path.parent, root)
     else:
-        _write_bytes(path, _json_bytes(new))
+        write_atomic(path, _json_bytes(new))
     if saved is not None:
         backup.unlink()
     return InstallResult(path, None, True)
