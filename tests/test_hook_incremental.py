@@ -4,14 +4,13 @@ The Claude Code hook keeps, between calls, how far it read the transcript, the r
 and the monitors' state (the monitors forget a result once its step is final, and call
 ids are kept as short digests); a reused call id makes it read everything again keeping
 every result. These tests replay generated sessions call by call and compare each hook
-call with a full read of the transcript so far; and they check the block-wise
-verification of the saved state in ``guards/session.py``."""
+call with a full read of the transcript so far. How the saved state is checked against
+the log: ``tests/test_hook_log_check.py``."""
 
 from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,6 @@ from maxrepeat.core.events import Event, EventData
 from maxrepeat.guards.claude_code import guard
 from maxrepeat.guards.claude_code_results import Learned, predicted_result
 from maxrepeat.guards.policy import Escalation, EscalationState
-from maxrepeat.guards.session import BLOCK, GuardSession, Snapshot
 from maxrepeat.readers.claude_code import SessionStream
 
 CONFIGS = [
@@ -191,110 +189,6 @@ def test_saved_state_stays_small_in_a_long_session(tmp_path: Path) -> None:
                 sizes.append(state.stat().st_size)
     # per call: two uuid digests and one call id digest (24 B), nothing per result
     assert sizes[1] - sizes[0] < 2000 * 40, sizes
-
-
-@pytest.fixture(params=["hash128", "blake2b"])
-def block_hash(request: pytest.FixtureRequest) -> Iterator[str]:
-    """The log's blocks checked with the native extension's hash128, or (pure path,
-    ``MAXREPEAT_PURE=1``) with BLAKE2b."""
-    if request.param == "hash128" and not accel.available():
-        pytest.skip("the native extension is not built")
-    was = accel.use_native(request.param == "hash128")
-    try:
-        yield str(request.param)
-    finally:
-        accel.use_native(was)
-
-
-def _blocks_session(tmp_path: Path, log: Path) -> GuardSession:
-    return GuardSession(tmp_path / "c", agent="test", session="S", log=str(log),
-                        signature="sig")
-
-
-@pytest.mark.parametrize("mode", ["full", "sampled"])
-def test_a_rewrite_away_from_the_checked_blocks_is_seen(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str, block_hash: str) -> None:
-    """A same-length rewrite of a middle block, with nothing appended. By default every
-    block is checked at every call: the next call sees it (issue 18). Sampled
-    (``MAXREPEAT_HOOK_CHECK=sampled``), a call checks the first block, the block at the
-    offset and the next blocks of a round over the log: it is seen within as many calls
-    as the log has blocks."""
-    if mode == "sampled":
-        monkeypatch.setenv("MAXREPEAT_HOOK_CHECK", "sampled")
-    else:
-        monkeypatch.delenv("MAXREPEAT_HOOK_CHECK", raising=False)
-    log = tmp_path / "log.jsonl"
-    line = b'{"pad": "' + b"x" * 1000 + b'"}\n'
-    body = line * (6 * BLOCK // len(line) + 3)
-    log.write_bytes(body)
-    with _blocks_session(tmp_path, log) as gs:
-        for _ in gs.lines():
-            pass
-        gs.store(Snapshot(gs.offset, gs.line_count, b"", []))
-    at = 3 * BLOCK + 500
-    log.write_bytes(body[:at] + b"y" + body[at + 1:])
-    calls = 0
-    while True:
-        calls += 1
-        with _blocks_session(tmp_path, log) as gs:
-            snap = gs.restore()
-            if snap is None:
-                break
-            gs.store(snap)
-        assert calls <= len(body) // BLOCK, "the rewrite was never seen"
-    if mode == "full":
-        assert calls == 1
-
-
-@pytest.mark.parametrize("where", ["head", "at-offset", "appended-only"])
-def test_the_first_block_and_the_block_at_the_offset_are_checked_every_call(
-        tmp_path: Path, where: str, block_hash: str) -> None:
-    log = tmp_path / "log.jsonl"
-    line = b'{"pad": "' + b"x" * 1000 + b'"}\n'
-    body = line * (4 * BLOCK // len(line) + 7)
-    log.write_bytes(body)
-    with _blocks_session(tmp_path, log) as gs:
-        for _ in gs.lines():
-            pass
-        gs.store(Snapshot(gs.offset, gs.line_count, b"", []))
-    if where == "head":
-        log.write_bytes(b"z" + body[1:])
-    elif where == "at-offset":
-        log.write_bytes(body[:-10] + b"z" + body[-9:] + line)
-    else:
-        log.write_bytes(body + line * 300)
-    with _blocks_session(tmp_path, log) as gs:
-        snap = gs.restore()
-        assert (snap is not None) == (where == "appended-only")
-        if snap is not None:
-            assert list(gs.lines(snap.offset, snap.lines))[0][0] == snap.lines + 1
-            gs.store(Snapshot(gs.offset, gs.line_count, b"", []))
-    with _blocks_session(tmp_path, log) as gs:  # the new blocks' digests were saved
-        assert (gs.restore() is not None) == (where == "appended-only")
-
-
-def test_a_state_checked_with_the_other_hash_is_ignored(tmp_path: Path) -> None:
-    """Block digests made by hash128 mean nothing to BLAKE2b and the other way round:
-    a state saved on one path is read again from the start on the other (never used)."""
-    if not accel.available():
-        pytest.skip("the native extension is not built")
-    log = tmp_path / "log.jsonl"
-    log.write_bytes(b'{"pad": "' + b"x" * 1000 + b'"}\n' * 300)
-    was = accel.use_native(True)
-    try:
-        for first, second in ((True, False), (False, True)):
-            accel.use_native(first)
-            with _blocks_session(tmp_path, log) as gs:
-                for _ in gs.lines():
-                    pass
-                gs.store(Snapshot(gs.offset, gs.line_count, b"", []))
-            with _blocks_session(tmp_path, log) as gs:
-                assert gs.restore() is not None
-            accel.use_native(second)
-            with _blocks_session(tmp_path, log) as gs:
-                assert gs.restore() is None
-    finally:
-        accel.use_native(was)
 
 
 def test_hash128_sees_every_one_bit_change_and_every_length() -> None:

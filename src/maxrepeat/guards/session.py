@@ -10,18 +10,8 @@ itself still matches the checksum written with it (a flipped byte in the cache i
 decoded). Anything else (missing, corrupt, another version or config, a log that shrank
 or was rewritten) is ignored and the log read from its start.
 
-The log is checked in blocks of `BLOCK` bytes: the saved state holds a digest of every
-complete block before the offset and of the partial block ending at it, made by
-`block_hash` (the native extension's non-cryptographic ``hash128`` at ~13 GB/s where it
-is built, BLAKE2b otherwise; the state file's checksum too). By default (``"full"``) each
-call hashes every block again, once (a rewrite anywhere is seen at the next call: issue
-18; ~0.2 ms a MB with the reading); blocks appended are hashed once more when saved. With
-``MAXREPEAT_HOOK_CHECK=sampled`` a call costs what was appended, not the length of the
-log (issue 12): it hashes again the first block, the partial block (so a log replaced by
-another, cut, or rewritten near where the last call stopped is seen at once) and, in
-turn, ``1 + appended // BLOCK`` further blocks from a cursor that goes round the log (a
-rewrite anywhere else is seen within as many calls as the log has blocks).
-``docs/design/guards.md`` says what each costs and sees.
+The log is checked against the saved state in blocks (`maxrepeat.guards.logcheck`:
+every block at every call, or, by default, what the call can tell was appended).
 
 API (shared by every agent hook; ``maxrepeat.guards.claude_code`` is the first user)::
 
@@ -56,10 +46,10 @@ from __future__ import annotations
 
 import io
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Final
+from typing import IO
 
 import msgspec
 
@@ -67,6 +57,18 @@ from .. import __version__
 from ..core.errors import TrajectoryFormatError
 from ..core.monitor import STATE_VERSION
 from ..readers._marks import Spill, _SPILL
+from .logcheck import (
+    BLOCK,
+    CHECKS,
+    RACY,
+    RACY_COARSE,
+    _D,
+    block_digests,
+    check_mode,
+    file_stat,
+    tail_digest,
+    verify,
+)
 from .statefile import (
     CACHE_FORMAT,
     RETIRED_BLOCK_HASHES,
@@ -99,67 +101,8 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
 __all__ = ["GuardSession", "Snapshot", "default_cache_dir", "signature_of", "CACHE_FORMAT",
-           "CHECKS", "check_mode",
+           "CHECKS", "check_mode", "file_stat", "RACY", "RACY_COARSE",
            "BLOCK", "block_digests", "block_hash", "RETIRED_BLOCK_HASHES", "seal", "unseal"]
-
-#: The log is verified in blocks of this many bytes (hashing one takes ~0.3 ms).
-BLOCK: Final = 256 * 1024
-#: How the log is checked against a saved state: ``"full"`` (every block, every call)
-#: or ``"sampled"`` (the first block, the block at the offset and a round of others).
-CHECKS: Final = ("full", "sampled")
-
-
-def check_mode(environ: Mapping[str, str] | None = None) -> str:
-    """The check mode ``MAXREPEAT_HOOK_CHECK`` asks for: ``"full"`` unless it is exactly
-    ``sampled`` (anything else, a typo included, keeps the safe check).
-
-    >>> check_mode({}), check_mode({"MAXREPEAT_HOOK_CHECK": "sampled"})
-    ('full', 'sampled')
-    >>> check_mode({"MAXREPEAT_HOOK_CHECK": "sampeld"})
-    'full'
-    """
-    env = os.environ if environ is None else environ
-    return "sampled" if env.get("MAXREPEAT_HOOK_CHECK") == "sampled" else "full"
-
-
-_D: Final = 16  # bytes per block digest
-
-
-def _read_at(fh: IO[bytes], start: int, size: int) -> bytes:
-    fh.seek(start)
-    return fh.read(size)
-
-
-def block_digests(fh: IO[bytes], start: int, end: int,
-                  digest: Callable[[bytes | memoryview], bytes] | None = None) -> bytes:
-    """The digests (``digest``, default: `block_hash`'s) of the complete `BLOCK`-byte
-    blocks of ``fh`` from block ``start`` to block ``end`` (exclusive), 16 bytes each;
-    shorter when the file ends first. Blocks are read into one buffer, not a new bytes
-    object each.
-
-    >>> import io
-    >>> len(block_digests(io.BytesIO(bytes(3 * BLOCK)), 1, 3))
-    32
-    """
-    if digest is None:
-        digest = block_hash()[1]
-    out = []
-    if end <= start:
-        return b""
-    buf = memoryview(bytearray(BLOCK))
-    fh.seek(start * BLOCK)
-    for _ in range(start, end):
-        got = 0
-        while got < BLOCK:
-            n = fh.readinto(buf[got:])  # type: ignore[attr-defined]
-            if not n:
-                break
-            got += n
-        if got < BLOCK:
-            break
-        out.append(digest(buf))
-    return b"".join(out)
-
 
 class GuardSession:
     """One hook call's view of a session: its lock, its saved state, the log's new lines.
@@ -190,6 +133,9 @@ class GuardSession:
         self._lock_fd: int | None = None
         self._fh: IO[bytes] | None = None
         self.size = 0
+        #: the log's identity, size and times at entry, and whether they vouch for it
+        self.stat: tuple[int, int, int, int, int] = (0, 0, 0, 0, 0)
+        self.racy = True
         #: after `lines`: bytes and lines read so far, and the unterminated last line
         self.offset = 0
         self.line_count = 0
@@ -221,7 +167,8 @@ class GuardSession:
                 self.__exit__(None, None, None)
                 raise TrajectoryFormatError(
                     self.log, f"cannot read: {exc.strerror or exc}") from None
-            self.size = os.fstat(self._fh.fileno()).st_size
+            self.stat, self.racy = file_stat(self._fh.fileno())
+            self.size = self.stat[2]
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
@@ -253,42 +200,16 @@ class GuardSession:
 
     # -- the log -----------------------------------------------------------------------
 
-    def _tail(self, offset: int) -> bytes:
-        """The digest of the partial block that ends at ``offset``."""
-        assert self._fh is not None
-        start = offset - offset % BLOCK
-        return self._hash(_read_at(self._fh, start, offset - start))
-
     def _verify(self, saved: _Saved) -> bool:
-        """Whether the log still matches ``saved`` where this call checks it (every
-        block; or, sampled, the first block, the block at the offset, and the next blocks
-        of the round)."""
-        fh = self._fh
-        assert fh is not None
-        offset = saved.snapshot.offset
-        if offset == 0:
-            return True
-        count = offset // BLOCK
-        blocks = saved.blocks
-        if len(blocks) != count * _D or self._tail(offset) != saved.tail:
+        """Whether the log still matches ``saved`` where this call checks it
+        (`logcheck.verify`); keeps what `store` carries over."""
+        assert self._fh is not None
+        audit = verify(self._fh, saved.snapshot.offset, saved.blocks, saved.tail,
+                       saved.audit, saved.stat, saved.racy, self.size, self.stat,
+                       self.check, self._hash)
+        if audit is None:
             return False
-        if count == 0:
-            return True
-        if block_digests(fh, 0, 1, self._hash) != blocks[:_D]:
-            return False
-        if self.check == "full":
-            if block_digests(fh, 1, count, self._hash) != blocks[_D:]:
-                return False
-            self._blocks = blocks
-            return True
-        cursor = saved.audit % count
-        for _ in range(min(count - 1, 1 + (self.size - offset) // BLOCK)):
-            cursor = cursor % (count - 1) + 1  # block 0 is checked every time
-            if block_digests(fh, cursor, cursor + 1, self._hash) != \
-                    blocks[cursor * _D:(cursor + 1) * _D]:
-                return False
-        self._audit = cursor
-        self._blocks = blocks
+        self._audit, self._blocks = audit, saved.blocks
         return True
 
     def _whole_lines(self, offset: int, lines: int, size: int) -> Iterator[bytes]:
@@ -384,13 +305,14 @@ class GuardSession:
             count = snap.offset // BLOCK
             blocks = self._blocks[:count * _D]
             blocks += block_digests(self._fh, len(blocks) // _D, count, self._hash)
-            tail = self._tail(snap.offset)
+            tail = tail_digest(self._fh, snap.offset, self._hash)
         try:
             self.file.parent.mkdir(parents=True, exist_ok=True)
             sides = save_sides(self.file, self.spill, self._sides, self._hash)
             write_atomic(self.file, seal(msgspec.msgpack.encode(
                 _Saved(self.version, self.agent, self.session, self.log or "",
-                       self.signature, check, blocks, tail, self._audit, snap, sides)),
+                       self.signature, check, blocks, tail, self._audit, snap, sides,
+                       self.stat, self.racy)),
                 self._hash))
         except OSError:
             pass  # a cache we cannot write only costs a full read next time

@@ -51,7 +51,7 @@ __all__ = ["CACHE_FORMAT", "Snapshot", "default_cache_dir", "signature_of", "blo
            "save_sides"]
 
 #: Changes whenever the saved layout changes; part of every saved state.
-CACHE_FORMAT: Final = 7
+CACHE_FORMAT: Final = 8
 
 
 class Snapshot(msgspec.Struct):
@@ -89,6 +89,11 @@ class _Saved(msgspec.Struct):
     audit: int  # the next block to check again (the cursor that goes round the log)
     snapshot: Snapshot
     sides: list[_Side] = msgspec.field(default_factory=list)
+    #: the log's identity, size and times when the call that saved this state opened it
+    #: (device, inode, size, mtime and ctime in ns), and whether they were too recent to
+    #: vouch for it (a change within the file system's time granularity keeps the times)
+    stat: tuple[int, int, int, int, int] = (0, 0, 0, 0, 0)
+    racy: bool = True
 
 
 def default_cache_dir() -> Path:
