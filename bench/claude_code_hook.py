@@ -9,7 +9,11 @@
    standard input, the current result in the payload). Whole-process latency is measured
    on a sample of calls spread over the session (``--sample``, default 200), the floor
    being ``python -c pass`` of the same interpreter, run right after each sampled call;
-   in-process latency (`guard()` only) on every call.
+   in-process latency (`guard()` only) on every call. ``--pre SECONDS``: before each
+   PostToolUse call a PreToolUse call runs too, SECONDS after the call was written (the
+   time the agent takes to start the hook process), as an agent with both hooks
+   installed runs them; both are timed in-process. The log does not change between the
+   two, so the second finds it untouched.
 
 Every process runs this tree's ``src`` (``PYTHONPATH``), with its bytecode written (as an
 installed package has it), as the agent runs it: the ``maxrepeat`` script beside the
@@ -123,7 +127,7 @@ def _cache_bytes(cache: Path) -> dict[str, int]:
             "side": sum(p.stat().st_size for p in files if p.suffix == ".marks")}
 
 
-def per_call(tmp: Path, calls: int, sample: int) -> dict[str, Any]:
+def per_call(tmp: Path, calls: int, sample: int, pre: float | None = None) -> dict[str, Any]:
     path = tmp / "grow.jsonl"
     path.write_text("")
     cache = tmp / "grow-cache"
@@ -136,6 +140,7 @@ def per_call(tmp: Path, calls: int, sample: int) -> dict[str, Any]:
     whole_cpu: list[float] = []
     floor_cpu: list[float] = []
     sizes: dict[int, dict[str, int]] = {}
+    pre_cpu: list[float] = []
     with path.open("a") as fh:
         for i in range(calls):
             a, u = _records(i)
@@ -147,6 +152,12 @@ def per_call(tmp: Path, calls: int, sample: int) -> dict[str, Any]:
                 whole_cpu.append(CPU[-1])
                 floor.append(_time([sys.executable, "-c", "pass"]))
                 floor_cpu.append(CPU[-1])
+            if pre is not None:
+                time.sleep(pre)
+                before = {k: v for k, v in _payload(path, i).items() if k != "tool_response"}
+                c = time.process_time()
+                guard({**before, "hook_event_name": "PreToolUse"}, configs, cache_dir=cache)
+                pre_cpu.append(time.process_time() - c)
             t, c = time.perf_counter(), time.process_time()
             guard(_payload(path, i), configs, cache_dir=cache)
             inproc.append(time.perf_counter() - t)
@@ -175,6 +186,12 @@ def per_call(tmp: Path, calls: int, sample: int) -> dict[str, Any]:
             "inproc_cpu_first_100_median_ms": statistics.median(inproc_cpu[:100]) * 1e3,
             "inproc_cpu_last_100_median_ms": statistics.median(inproc_cpu[-100:]) * 1e3,
             "samples": len(whole),
+            **({} if not pre_cpu else {
+                "pre_delay_s": pre,
+                "pre_inproc_cpu_median_ms": statistics.median(pre_cpu) * 1e3,
+                "pre_inproc_cpu_p99_ms": q(pre_cpu, 0.99) * 1e3,
+                "pre_inproc_cpu_first_100_median_ms": statistics.median(pre_cpu[:100]) * 1e3,
+                "pre_inproc_cpu_last_100_median_ms": statistics.median(pre_cpu[-100:]) * 1e3}),
             # what a call writes: the state file whole; side files only what they grew
             "cache_bytes_call_100": sizes.get(100), "cache_bytes_last_call": sizes.get(calls - 1)}
 
@@ -185,6 +202,9 @@ def main() -> None:
     ap.add_argument("--session", type=int, default=10000)
     ap.add_argument("--sample", type=int, default=200)
     ap.add_argument("--no-first", action="store_true", help="only the per-call session")
+    ap.add_argument("--pre", type=float, default=None,
+                    help="also a PreToolUse call before each call, this many seconds after it "
+                         "was written")
     args = ap.parse_args()
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(SRC)], env=ENV,
                    stdout=subprocess.DEVNULL, check=True)
@@ -193,7 +213,8 @@ def main() -> None:
         print("load before:", os.getloadavg()[0], "exe:", _exe())
         if not args.no_first:
             print(json.dumps(first_call(tmp, args.calls), indent=1))
-        print(json.dumps(per_call(tmp, args.session, args.sample), indent=1))
+        print("check:", os.environ.get("MAXREPEAT_HOOK_CHECK") or "(default)")
+        print(json.dumps(per_call(tmp, args.session, args.sample, args.pre), indent=1))
         print("load after:", os.getloadavg()[0])
 
 
