@@ -1472,6 +1472,46 @@ static PyObject *hash128(PyObject *self, PyObject *arg) {
     return PyBytes_FromStringAndSize((const char *)out, 16);
 }
 
+/* has_mark(data, mark): whether the 8-byte ``mark`` is one of the 8-byte words of
+ * ``data`` at a multiple of 8 (readers/_marks.py: a hook call looks up a few marks in a
+ * string of the session's; bytearray.find takes its two-way path on such lengths, about
+ * 2 GB/s, and then needs the alignment checked). Words are compared as unaligned loads. */
+static PyObject *has_mark(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "has_mark(data, mark)");
+        return NULL;
+    }
+    Py_buffer data, mark;
+    if (PyObject_GetBuffer(args[0], &data, PyBUF_SIMPLE) < 0) return NULL;
+    if (PyObject_GetBuffer(args[1], &mark, PyBUF_SIMPLE) < 0) {
+        PyBuffer_Release(&data);
+        return NULL;
+    }
+    if (mark.len != 8) {
+        PyBuffer_Release(&data);
+        PyBuffer_Release(&mark);
+        PyErr_SetString(PyExc_ValueError, "a mark is 8 bytes");
+        return NULL;
+    }
+    uint64_t want, word;
+    memcpy(&want, mark.buf, 8);
+    const uint8_t *p = (const uint8_t *)data.buf;
+    Py_ssize_t words = data.len / 8;
+    int found = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < words; i++) {
+        memcpy(&word, p + 8 * i, 8);
+        if (word == want) {
+            found = 1;
+            break;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&data);
+    PyBuffer_Release(&mark);
+    return PyBool_FromLong(found);
+}
+
 /* ------------------------------------------------------------------------------------ */
 /* build_ids: build_table's grading answer (the step ids and the first results), without */
 /* the BLAKE2b step keys. Grading compares fingerprints, it never publishes them: here a */
@@ -2563,6 +2603,8 @@ static PyObject *bloom_events(PyObject *self, PyObject *args) {
 
 static PyMethodDef methods[] = {
     {"hash128", hash128, METH_O, "16-byte non-cryptographic hash of a buffer (fast)."},
+    {"has_mark", (PyCFunction)(void (*)(void))has_mark, METH_FASTCALL,
+     "Whether an 8-byte mark is an aligned word of a buffer."},
     {"build_table", build_table, METH_VARARGS, "Group and fingerprint the watched steps."},
     {"near_ids", near_ids, METH_VARARGS, "Near-duplicate step ids (None: pure path)."},
     {"near_keys", near_keys, METH_VARARGS, "Near-duplicate step keys (None: pure path)."},

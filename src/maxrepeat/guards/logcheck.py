@@ -47,9 +47,10 @@ CHECKS: Final = ("appended", "full")
 #: File times this close (in ns) to the moment the file was opened do not vouch for it: a
 #: write within the clock's granularity (a tick of the kernel's coarse clock, at most
 #: 10 ms on Linux, ~16 ms on Windows) can leave them as they were. Times in whole seconds
-#: (a file system that keeps no finer ones) get `RACY_COARSE`. Kept small because the
-#: call before a tool runs often opens the log some 30-150 ms after the agent wrote to it,
-#: and the call after it, finding the log untouched, then hashes nothing more.
+#: (a file system that keeps no finer ones) get `RACY_COARSE`. Kept small because a hook
+#: process usually opens the log 30-150 ms after the agent last wrote to it (the four
+#: agents' end-to-end tests): a call before a tool that finds the times old enough lets
+#: the call after the tool, finding the log untouched, hash nothing more.
 RACY: Final = 20_000_000
 RACY_COARSE: Final = 2_000_000_000
 

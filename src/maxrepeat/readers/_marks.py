@@ -2,9 +2,10 @@
 
 The hook's saved state must cost what was appended to the log, not what the log holds:
 a ``set[bytes]`` of 40,000 digests takes milliseconds to encode and decode at every call,
-one byte string of them is copied. A new mark is looked up with an aligned ``find`` over
-that string (memchr speed); a call that looks up many marks (a first read of a long log)
-builds the set once instead of scanning the string each time.
+one byte string of them is copied. A new mark is looked up by scanning that string's
+aligned 8-byte words (the native extension's ``has_mark``, ~10 GB/s; an aligned
+``find`` on the pure path, ~2 GB/s); a call that looks up many marks (a first read of a
+long log) builds the set once instead of scanning the string each time.
 
 A hook call saves its state at every tool call, and the marks grow with the session
 (~24 bytes a call): written inside the state they would make every call write the whole
@@ -25,6 +26,8 @@ from contextvars import ContextVar
 from typing import Any, Final, TypeVar
 
 import msgspec
+
+from ..core import accel
 
 try:
     # The C module behind hashlib.blake2b: importing hashlib also loads OpenSSL's
@@ -97,6 +100,9 @@ class Marks:
 
     def _scan(self, item: bytes) -> bool:
         data = self.data
+        native = accel.native
+        if native is not None and len(item) == SIZE:
+            return bool(native.has_mark(data, item))
         at = data.find(item)
         while at >= 0:
             if at % SIZE == 0:
