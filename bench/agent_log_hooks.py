@@ -133,7 +133,11 @@ def session(reader: str, tmp: Path, calls: int) -> dict[str, Any]:
             "median_ms": round(statistics.median(times) * 1e3, 2),
             "p99_ms": round(p99 * 1e3, 2),
             "first_100_ms": round(statistics.median(times[:100]) * 1e3, 2),
-            "last_100_ms": round(statistics.median(times[-100:]) * 1e3, 2)}
+            "last_100_ms": round(statistics.median(times[-100:]) * 1e3, 2),
+            # the curve: the median of each tenth of the session
+            "tenths_ms": [round(statistics.median(times[k * len(times) // 10:
+                                                         (k + 1) * len(times) // 10]) * 1e3, 2)
+                          for k in range(10)]}
 
 
 def first(reader: str, tmp: Path, calls: int) -> dict[str, Any]:

@@ -127,6 +127,12 @@ def _cache_bytes(cache: Path) -> dict[str, int]:
             "side": sum(p.stat().st_size for p in files if p.suffix == ".marks")}
 
 
+def _tenths(xs: list[float]) -> list[float]:
+    """The median of each tenth of ``xs``, in ms."""
+    return [round(statistics.median(xs[k * len(xs) // 10:(k + 1) * len(xs) // 10]) * 1e3, 2)
+            for k in range(10)]
+
+
 def per_call(tmp: Path, calls: int, sample: int, pre: float | None = None) -> dict[str, Any]:
     path = tmp / "grow.jsonl"
     path.write_text("")
@@ -186,6 +192,9 @@ def per_call(tmp: Path, calls: int, sample: int, pre: float | None = None) -> di
             "inproc_cpu_first_100_median_ms": statistics.median(inproc_cpu[:100]) * 1e3,
             "inproc_cpu_last_100_median_ms": statistics.median(inproc_cpu[-100:]) * 1e3,
             "samples": len(whole),
+            # the curve: the median of each tenth of the session (CPU)
+            "inproc_cpu_tenths_ms": _tenths(inproc_cpu),
+            **({} if not pre_cpu else {"pre_inproc_cpu_tenths_ms": _tenths(pre_cpu)}),
             **({} if not pre_cpu else {
                 "pre_delay_s": pre,
                 "pre_inproc_cpu_median_ms": statistics.median(pre_cpu) * 1e3,
