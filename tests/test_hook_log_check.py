@@ -17,14 +17,8 @@ from pathlib import Path
 import pytest
 
 from maxrepeat.core import accel
-from maxrepeat.guards.session import (
-    BLOCK,
-    RACY,
-    GuardSession,
-    Snapshot,
-    check_mode,
-    file_stat,
-)
+from maxrepeat.guards.logcheck import BLOCK, RACY, check_mode, file_stat
+from maxrepeat.guards.session import GuardSession, Snapshot
 
 LINE = b'{"pad": "' + b"x" * 1000 + b'"}\n'
 

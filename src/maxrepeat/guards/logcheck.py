@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import IO, Final
 
-from .statefile import block_hash
+from .statefile import Snapshot, _Saved, block_hash
 
 __all__ = ["BLOCK", "CHECKS", "RACY", "RACY_COARSE", "check_mode", "file_stat",
            "block_digests", "tail_digest", "verify"]
@@ -139,39 +139,38 @@ def tail_digest(fh: IO[bytes], offset: int,
     return digest(_read_at(fh, start, offset - start))
 
 
-def verify(fh: IO[bytes], offset: int, blocks: bytes, tail: bytes, audit: int,
-           saved_stat: tuple[int, int, int, int, int], saved_racy: bool, size: int,
-           stat: tuple[int, int, int, int, int], check: str,
+def verify(fh: IO[bytes], saved: _Saved, stat: tuple[int, int, int, int, int], check: str,
            digest: Callable[[bytes | memoryview], bytes]) -> int | None:
-    """The round's cursor to save next when the log ``fh`` (``size`` bytes, ``stat`` as
-    `file_stat` gave it) still matches, where this call checks it, a state saved at
-    ``offset`` with the block digests ``blocks`` and ``tail`` and the log's
-    ``saved_stat`` / ``saved_racy``; None when it does not. Checked: the first block and
-    the block at the offset, then every other block (``check == "full"``, or a log that
-    did not grow and is not known untouched) or the next blocks of the round from
-    ``audit`` (a log that grew).
+    """The round's cursor to save next when the log ``fh`` (``stat`` as `file_stat`
+    gave it) still matches, where this call checks it, the ``saved`` state (its offset,
+    block digests, cursor and the log's stat then); None when it does not. Checked: the
+    first block and the block at the offset, then every other block (``check ==
+    "full"``, or a log that did not grow and is not known untouched) or the next blocks
+    of the round (a log that grew).
 
     >>> import io
-    >>> log = io.BytesIO(b"x" * (2 * BLOCK + 5))
-    >>> h = block_hash()[1]
-    >>> saved = block_digests(log, 0, 2, h), tail_digest(log, 2 * BLOCK + 5, h)
-    >>> stat = (1, 2, 2 * BLOCK + 5, 0, 0)
-    >>> verify(log, 2 * BLOCK + 5, *saved, 0, stat, True, 2 * BLOCK + 5, stat, "full", h)
+    >>> size = 2 * BLOCK + 5
+    >>> log, h, stat = io.BytesIO(b"x" * size), block_hash()[1], (1, 2, size, 0, 0)
+    >>> saved = _Saved("v", "agent", "S", "log", "sig", b"", block_digests(log, 0, 2, h),
+    ...                tail_digest(log, size, h), 0, Snapshot(size, 3, b"", []), [],
+    ...                stat, True)
+    >>> verify(log, saved, stat, "full", h)
     0
-    >>> log = io.BytesIO(b"y" + b"x" * (2 * BLOCK + 4))
-    >>> verify(log, 2 * BLOCK + 5, *saved, 0, stat, True, 2 * BLOCK + 5, stat, "full", h)
+    >>> verify(io.BytesIO(b"y" + b"x" * (size - 1)), saved, stat, "full", h)
     """
+    offset, blocks, audit = saved.snapshot.offset, saved.blocks, saved.audit
     if offset == 0:
         return audit
     count = offset // BLOCK
-    if len(blocks) != count * _D or tail_digest(fh, offset, digest) != tail:
+    if len(blocks) != count * _D or tail_digest(fh, offset, digest) != saved.tail:
         return None
     if count == 0:
         return audit
     if block_digests(fh, 0, 1, digest) != blocks[:_D]:
         return None
-    grew = size > saved_stat[2]
-    untouched = stat == saved_stat and not saved_racy
+    size = stat[2]
+    grew = size > saved.stat[2]
+    untouched = stat == saved.stat and not saved.racy
     cursor = audit % count
     if check == "full" or not (grew or untouched):
         if block_digests(fh, 1, count, digest) != blocks[_D:]:

@@ -60,8 +60,6 @@ from ..readers._marks import Spill, _SPILL
 from .logcheck import (
     BLOCK,
     CHECKS,
-    RACY,
-    RACY_COARSE,
     _D,
     block_digests,
     check_mode,
@@ -101,7 +99,7 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
 __all__ = ["GuardSession", "Snapshot", "default_cache_dir", "signature_of", "CACHE_FORMAT",
-           "CHECKS", "check_mode", "file_stat", "RACY", "RACY_COARSE",
+           "CHECKS", "check_mode",
            "BLOCK", "block_digests", "block_hash", "RETIRED_BLOCK_HASHES", "seal", "unseal"]
 
 class GuardSession:
@@ -204,9 +202,7 @@ class GuardSession:
         """Whether the log still matches ``saved`` where this call checks it
         (`logcheck.verify`); keeps what `store` carries over."""
         assert self._fh is not None
-        audit = verify(self._fh, saved.snapshot.offset, saved.blocks, saved.tail,
-                       saved.audit, saved.stat, saved.racy, self.size, self.stat,
-                       self.check, self._hash)
+        audit = verify(self._fh, saved, self.stat, self.check, self._hash)
         if audit is None:
             return False
         self._audit, self._blocks = audit, saved.blocks
