@@ -277,9 +277,13 @@ def run_agent(agent: str, model: ScriptedModel, home: Path, hook_flags: list[str
     else:
         raise ValueError(agent)
     if hook_flags is not None:
-        # exactly what a user runs: maxrepeat hook install AGENT --user FLAGS
+        # what a user runs: maxrepeat hook install AGENT --user FLAGS; the seed's
+        # defaults under the flags (not the live preset's), so that the flags alone say
+        # what the guard grades with
         exe = Path(sys.executable).parent / "maxrepeat"
-        done = subprocess.run([str(exe), "hook", "install", agent, "--user", *hook_flags,
+        seed = [] if "--config" in hook_flags or "--preset" in hook_flags else [
+            "--preset", "seed"]
+        done = subprocess.run([str(exe), "hook", "install", agent, "--user", *seed, *hook_flags,
                                "--executable", str(exe)], cwd=work, env=env,
                               capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, done.stderr

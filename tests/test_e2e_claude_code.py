@@ -40,6 +40,12 @@ def bash(command: str) -> tuple[str, dict[str, Any]]:
     return ("Bash", {"command": command, "description": "run it"})
 
 
+def _seed(flags: list[str]) -> list[str]:
+    """``--preset seed`` unless the flags name a config or preset: the flags alone then
+    say what the guard grades with (the live preset is tested on its own)."""
+    return [] if "--config" in flags or "--preset" in flags else ["--preset", "seed"]
+
+
 def _run(tmp: Path, script: list[Step], flags: list[str], pause: float = 0.0) -> dict[str, Any]:
     """Install the guard in a fresh project, run `claude -p` against the scripted model,
     and return what a test needs: the transcript records, requests, the CLI's result."""
@@ -52,7 +58,7 @@ def _run(tmp: Path, script: list[Step], flags: list[str], pause: float = 0.0) ->
            "DISABLE_ERROR_REPORTING": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
            "XDG_CACHE_HOME": str(tmp / "cache")}
     install = subprocess.run(
-        [*MAXREPEAT, "hook", "install", "claude-code", "--project", *flags,
+        [*MAXREPEAT, "hook", "install", "claude-code", "--project", *_seed(flags), *flags,
          "--executable", " ".join(MAXREPEAT)],
         cwd=project, env={**env, "PYTHONPATH": os.pathsep.join(sys.path)},
         capture_output=True, text=True, timeout=60)

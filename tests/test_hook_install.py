@@ -166,9 +166,35 @@ def test_cli_install_checks_the_graders_and_writes_the_flags(tmp_path: Path) -> 
               "0", "--executable", "maxrepeat", cwd=tmp_path)
     assert ok.returncode == 0, ok.stderr
     hooks = json.loads((tmp_path / ".claude" / "settings.json").read_text())["hooks"]
+    # without --config, the live preset, with the flags given replacing its keys
     assert hooks["PostToolUseFailure"][0]["hooks"][0]["command"] == \
-        "maxrepeat hook claude-code --max 2 --match name-args --stop-at 0"
+        "maxrepeat hook claude-code --preset live --max 2 --match name-args --stop-at 0"
+    assert "grader: max 2, max_cycle_period 3, match name-args" in ok.stdout
     assert _cli("uninstall", "claude-code", cwd=tmp_path).returncode == 0
+    seed = _cli("install", "claude-code", "--preset", "seed", "--max", "2",
+                "--executable", "maxrepeat", cwd=tmp_path)
+    assert seed.returncode == 0, seed.stderr
+    hooks = json.loads((tmp_path / ".claude" / "settings.json").read_text())["hooks"]
+    assert hooks["PreToolUse"][0]["hooks"][0]["command"] == "maxrepeat hook claude-code --max 2"
+    assert "grader: max 2, max_cycle_period 1, match observation" in seed.stdout
+    assert _cli("uninstall", "claude-code", cwd=tmp_path).returncode == 0
+    for bad_flags in (["--preset", "seed"], ["--preset", "lively"],
+                      ["--preset", "live", "--config", "x.yaml"]):
+        refused = _cli("install", "claude-code", *bad_flags, cwd=tmp_path)
+        assert refused.returncode == 1 and not (tmp_path / ".claude").exists(), bad_flags
+    assert "--preset must be one of seed, live (got lively)" in _cli(
+        "install", "claude-code", "--preset", "lively", cwd=tmp_path).stderr
+
+
+def test_install_without_flags_guards_with_the_live_preset(tmp_path: Path) -> None:
+    """The install line the docs show first: no flags at all."""
+    run = _cli("install", "claude-code", "--executable", "maxrepeat", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    hooks = json.loads((tmp_path / ".claude" / "settings.json").read_text())["hooks"]
+    assert {entry["hooks"][0]["command"] for entries in hooks.values() for entry in entries} == {
+        "maxrepeat hook claude-code --preset live"}
+    assert ("grader: max 3, max_cycle_period 3, match name-args, ignore_arguments "
+            '["description", "summary"], normalize ["volatile"]') in run.stdout
 
 
 def test_docs_snippet_is_what_install_writes(tmp_path: Path) -> None:
@@ -176,8 +202,7 @@ def test_docs_snippet_is_what_install_writes(tmp_path: Path) -> None:
     page = (ROOT / "docs" / "integrations" / "claude-code.md").read_text()
     snippet = re.search(r"```json\n(.*?)```", page, re.S)
     assert snippet is not None
-    run = _cli("install", "claude-code", "--max", "3", "--executable", "maxrepeat",
-               cwd=tmp_path)
+    run = _cli("install", "claude-code", "--executable", "maxrepeat", cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     written = (tmp_path / ".claude" / "settings.json").read_text()
     assert written == snippet.group(1)

@@ -59,6 +59,38 @@ def test_benchmark_runs_without_the_corpus(tmp_path: Path) -> None:
     assert rows[RECOMMENDED][6] == rows[RECOMMENDED][8] == "0.0%"
 
 
+def _defaults(out: str) -> dict[tuple[str, str], tuple[str, str]]:
+    """The "defaults as written" section: (setting, group) -> (loops found, real FP)."""
+    section = out.split("defaults as written", 1)[1].split("\ncost on", 1)[0]
+    figures: dict[tuple[str, str], tuple[str, str]] = {}
+    setting = ""
+    for line in section.splitlines()[1:]:
+        if line.startswith("  ") and not line.startswith("    "):
+            setting = line.strip().split(":", 1)[0]
+        elif line.startswith("    "):
+            group, rest = line[4:32].strip(), line[32:]
+            loops = rest.split("|")[0].split()[1]
+            figures[(setting, group)] = (loops, rest.split("|")[1].split()[-1])
+    return figures
+
+
+def test_the_live_preset_catches_every_recorded_loop_of_every_agent(tmp_path: Path) -> None:
+    """What ``hook install`` writes without flags finds every loop recorded with each
+    real agent, where the seed's defaults (the guards' default before it) found almost
+    none; it flags one recorded legitimate span per agent (the poll of one command until
+    a job succeeds: the same action, warned at its fourth copy)."""
+    out = _run(str(tmp_path / "nowhere"))["_text"][0]
+    figures = _defaults(out)
+    live = "live preset (hook install, no flags)"
+    seed = "seed defaults, --max 3 (observation, no cycles)"
+    for agent in ("claude-code", "codex", "gemini-cli", "copilot-cli"):
+        found, total = figures[(live, f"{agent} recorded")][0].split("/")
+        assert found == total and int(total) >= 4, (agent, figures)
+        assert figures[(live, f"{agent} recorded")][1] == "(1/4)", (agent, figures)
+        seed_found = int(figures[(seed, f"{agent} recorded")][0].split("/")[0])
+        assert seed_found < int(total), (agent, figures)
+
+
 @pytest.mark.corpus
 def test_benchmark_on_the_corpus_labels() -> None:
     """With the corpus: the real legitimate spans are all there, and the recommended

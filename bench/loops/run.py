@@ -123,9 +123,11 @@ def _overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
 REAL = ("corpus:", "recorded:")
 
 
-def evaluate(setting: dict[str, Any], runs: list[Labelled], verbose: bool) -> dict[str, Any]:
-    """Totals of one setting over the labelled runs (see the module docstring)."""
-    cfg = MaxRepeatConfig.from_mapping({**BASE, **setting})
+def evaluate(setting: dict[str, Any], runs: list[Labelled], verbose: bool,
+             base: dict[str, Any] = BASE) -> dict[str, Any]:
+    """Totals of one setting over the labelled runs (see the module docstring); ``base``
+    the detection the setting's own keys replace."""
+    cfg = MaxRepeatConfig.from_mapping({**base, **setting})
     tot: dict[str, Any] = {k: 0 for k in (
         "det", "det_ok", "loops", "found", "vol", "vol_found", "rec_vol", "rec_vol_found",
         "legit", "legit_fp", "real_legit", "real_fp", "st_det", "st_lab", "st_hit")}
@@ -260,8 +262,35 @@ def main(argv: list[str] | None = None) -> None:
     print(f"({first['loops']} labelled loops, {first['vol']} with volatile parts of which "
           f"{first['rec_vol']} recorded with real agents; {first['real_legit']} real legitimate "
           f"spans, {first['legit']} in all)")
+    _print_defaults(runs)
     if args.turns:
         _print_cost(args)
+
+
+#: the agents whose logs record.py made (bench/loops/recorded/AGENT--SCENARIO.jsonl)
+AGENTS = ("claude-code", "codex", "gemini-cli", "copilot-cli")
+
+
+def _print_defaults(runs: list[Labelled]) -> None:
+    """The settings a user gets without choosing, as written (their own max and cycle
+    period, not the detection above): the live preset ``hook install`` writes, and the
+    seed's defaults with the ``--max 3`` the guards' pages showed before it. Over every
+    labelled run, then over each agent's recorded logs."""
+    from maxrepeat.core.presets import PRESETS
+
+    defaults = {"live preset (hook install, no flags)": dict(PRESETS["live"]),
+                "seed defaults, --max 3 (observation, no cycles)": {"max": 3}}
+    groups: list[tuple[str, list[Labelled]]] = [("all labelled runs", runs)]
+    groups += [(f"{agent} recorded", [r for r in runs if r[0].startswith(
+        f"recorded:bench/loops/recorded/{agent}--")]) for agent in AGENTS]
+    print("\ndefaults as written (own max and cycle period): loops found | legitimate "
+          "spans flagged, real | all")
+    for label, setting in defaults.items():
+        print(f"  {label}: {json.dumps(setting)}")
+        for group, subset in groups:
+            t = evaluate(setting, subset, False, base={})
+            print(f"    {group:28} loops {t['found']:>2}/{t['loops']:<2} | legit FP "
+                  f"{_pct(t['real_fp'], t['real_legit'])} | {_pct(t['legit_fp'], t['legit'])}")
 
 
 def _print_cost(args: argparse.Namespace) -> None:

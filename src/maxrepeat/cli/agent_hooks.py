@@ -34,17 +34,18 @@ def _command(agent: str) -> Callable[..., None]:
     title = AGENTS[agent][1]
 
     def run(config_file: str | None, max_: str | None, period: str | None,
-            match: str | None, tools: tuple[str, ...], name: str | None, warn_at: int,
-            block_at: int, stop_at: int, cache_dir: str | None) -> None:
+            match: str | None, tools: tuple[str, ...], name: str | None,
+            preset: str | None, warn_at: int, block_at: int, stop_at: int,
+            cache_dir: str | None) -> None:
         from .hookrun import run as run_hook
 
         run_hook(agent, config_file, max_, period, match, tools, name, warn_at, block_at,
-                 stop_at, cache_dir)
+                 stop_at, cache_dir, preset)
 
     run.__doc__ = (f"{title} hook: reads the hook JSON on standard input and, when the "
                    "session repeats an action (or a cycle) more than MAX times, answers as "
                    "the escalation policy says (warn, block, stop).\n\n"
-                   f"Install it with:  maxrepeat hook install {agent} --max 3")
+                   f"Install it with:  maxrepeat hook install {agent}")
     return run
 
 

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from ..core.errors import ConfigError, MissingExtraError
-from .options import EXIT_CODES_HELP, configs_from_flags, die, say, grader_options, write
+from .options import (EXIT_CODES_HELP, configs_from_flags, die, grader_options, inline_given,
+                      say, write)
 
 # Modules needed only on some paths (YAML, eval specs, engines) are imported where they
 # are used: start-up time is measured (bench/RESULTS.md).
@@ -87,6 +88,7 @@ def grade_cmd(
     match: str | None,
     tools: tuple[str, ...],
     name: str | None,
+    preset: str | None,
     output: str | None,
     fmt: str,
     quiet: bool,
@@ -118,12 +120,13 @@ def grade_cmd(
     given = paths
     paths = tuple(expand_inputs(
         paths, on_skip=lambda msg: click.echo(f"maxrepeat: {inert(msg)}", err=True)))
-    inline = any(v is not None for v in (max_, period, match, name)) or bool(tools)
+    inline = inline_given(max_, period, match, tools, name, preset)
     spec = _eval_spec(eval_spec, stimulus, quiet, config_file is not None or inline)
     from ..engines.driver import Graders, SpecGraders
 
     graders = (SpecGraders(spec, stimulus) if spec is not None else
-               Graders(configs_from_flags(config_file, max_, period, match, tools, name)))
+               Graders(configs_from_flags(config_file, max_, period, match, tools, name,
+                                         preset)))
     graders.max_runs = max_runs
     color = output_file is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ
     reporter = get_reporter(output, color)

@@ -61,6 +61,7 @@ def claude_code_cmd(
     match: str | None,
     tools: tuple[str, ...],
     name: str | None,
+    preset: str | None,
     warn_at: int,
     block_at: int,
     stop_at: int,
@@ -71,10 +72,10 @@ def claude_code_cmd(
     times, warns the model, then refuses the repeat, then stops the agent.
 
     \b
-    Install it with:  maxrepeat hook install claude-code --max 3
+    Install it with:  maxrepeat hook install claude-code
     """
     run("claude-code", config_file, max_, period, match, tools, name, warn_at, block_at,
-        stop_at, cache_dir)
+        stop_at, cache_dir, preset)
 
 
 def _self_command() -> list[str]:
@@ -105,12 +106,14 @@ def guard_command(agent: str, executable: list[str], flags: list[str]) -> str:
 
 def _flags(config_file: str | None, max_: str | None, period: str | None, match: str | None,
            tools: tuple[str, ...], name: str | None, warn_at: int, block_at: int,
-           stop_at: int, cache_dir: str | None) -> list[str]:
+           stop_at: int, cache_dir: str | None, preset: str | None = None) -> list[str]:
     import os
 
     out: list[str] = []
     if config_file is not None:
         out += ["--config", os.path.abspath(config_file)]
+    if preset is not None and preset != "seed":
+        out += ["--preset", preset]
     for flag, value in (("--max", max_), ("--max-cycle-period", period), ("--match", match),
                         ("--name", name)):
         if value is not None:
@@ -126,6 +129,14 @@ def _flags(config_file: str | None, max_: str | None, period: str | None, match:
     if cache_dir is not None:
         out += ["--cache-dir", os.path.abspath(cache_dir)]
     return out
+
+
+def _described(config: Any) -> str:
+    """A grader's settings as one line: ``max 3, max_cycle_period 3, match name-args, …``."""
+    import json
+
+    return ", ".join(f"{key} {json.dumps(value) if not isinstance(value, str) else value}"
+                     for key, value in config.to_dict().items() if key != "name")
 
 
 def _agents() -> list[str]:
@@ -151,7 +162,10 @@ def _scoped(func: F) -> F:
                   "read or written (it is left as it was).")
 @click.argument("agent", type=click.Choice(_agents()))
 @_scoped
-@grader_options("act")
+@grader_options("act", preset_help="Start from a named setting: live (the default without "
+                "--config: name-args, cycles up to 3, volatile text normalized, max 3) or "
+                "seed (the seed's defaults: observation, no cycles; --max needed); the "
+                "flags above replace its keys.")
 @policy_options
 @click.option("--cache-dir", metavar="DIR", type=click.Path(file_okay=False),
               help="Passed to the hook: where per-session state is kept.")
@@ -159,24 +173,32 @@ def _scoped(func: F) -> F:
               "(default: `maxrepeat` when it is on PATH, else this executable's path).")
 def install_cmd(agent: str, scope: str, config_file: str | None, max_: str | None,
                 period: str | None, match: str | None, tools: tuple[str, ...],
-                name: str | None, warn_at: int, block_at: int, stop_at: int,
-                cache_dir: str | None, executable: str | None) -> None:
+                name: str | None, preset: str | None, warn_at: int, block_at: int,
+                stop_at: int, cache_dir: str | None, executable: str | None) -> None:
     """Write the loop guard into AGENT's settings (merged, with a backup): the agent then
-    runs `maxrepeat hook AGENT` with these grader flags around every tool call."""
+    runs `maxrepeat hook AGENT` with these grader flags around every tool call. Without
+    --config the grader is the live preset (name-args, cycles up to 3, volatile text
+    normalized, max 3), with any flag given replacing its key; --preset seed starts
+    from the seed's defaults instead."""
     import shlex
 
     from ..guards.install import install
 
-    load_configs(config_file, max_, period, match, tools, name)  # checked now, not later
+    if config_file is None and preset is None:
+        preset = "live"
+    # checked now, not later
+    configs = load_configs(config_file, max_, period, match, tools, name, preset)
     exe = shlex.split(executable) if executable else _self_command()
     command = guard_command(agent, exe, _flags(config_file, max_, period, match, tools, name,
-                                               warn_at, block_at, stop_at, cache_dir))
+                                               warn_at, block_at, stop_at, cache_dir, preset))
     try:
         done = install(agent, command, scope)
     except (ValueError, OSError) as exc:
         _fail(str(exc))
     click.echo(f"{'installed in' if done.changed else 'already in'} {done.path}"
                + (f" (backup: {done.backup})" if done.backup else "") + f"\n  {command}")
+    for config in configs:
+        click.echo(f"  grader: {_described(config)}")
 
 
 @hook_cmd.command("uninstall", epilog="Exit codes: 0 done (also when nothing was there); 1 "

@@ -42,7 +42,7 @@ AGENTS = ("claude-code", "codex", "gemini-cli", "copilot-cli")
 _VALUED = {"-c": "config_file", "--config": "config_file", "--max": "max_",
            "--max-cycle-period": "period", "--match": "match", "--name": "name",
            "--warn-at": "warn_at", "--block-at": "block_at", "--stop-at": "stop_at",
-           "--cache-dir": "cache_dir"}
+           "--cache-dir": "cache_dir", "--preset": "preset"}
 _RUNGS = ("warn_at", "block_at", "stop_at")
 
 
@@ -85,25 +85,26 @@ def policy_from_flags(warn_at: int, block_at: int, stop_at: int) -> Policy:
 
 
 def load_configs(config_file: str | None, max_: str | None, period: str | None,
-                 match: str | None, tools: tuple[str, ...], name: str | None
-                 ) -> list[MaxRepeatConfig]:
+                 match: str | None, tools: tuple[str, ...], name: str | None,
+                 preset: str | None = None) -> list[MaxRepeatConfig]:
     """The graders from ``--config`` or the inline flags (exit 1 on a problem)."""
     from ..core.errors import ConfigError
-    from .options import inline_config
+    from .options import inline_config, inline_given
 
-    inline = any(v is not None for v in (max_, period, match, name)) or bool(tools)
+    inline = inline_given(max_, period, match, tools, name, preset)
     if config_file is not None and inline:
-        fail("give either --config FILE or the inline grader flags (--max …), not both")
+        fail("give either --config FILE or the inline grader flags (--max, --preset …), "
+             "not both")
     try:
         if config_file is not None:
             from ..specs.configfile import load_config  # YAML: only for a config file
 
             return load_config(config_file)
-        if max_ is not None:
-            return [inline_config(max_, period, match, tools, name)]
+        if max_ is not None or preset is not None:
+            return [inline_config(max_, period, match, tools, name, preset)]
     except ConfigError as err:
         fail("; ".join(str(p) for p in err.problems) if err.problems else str(err))
-    fail("no grader: give --config FILE, or --max N (with optional "
+    fail("no grader: give --config FILE, --preset live, or --max N (with optional "
          "--max-cycle-period, --match, --tools)")
 
 
@@ -125,7 +126,8 @@ def read_payload() -> dict[str, Any]:
 
 def run(agent: str, config_file: str | None, max_: str | None, period: str | None,
         match: str | None, tools: tuple[str, ...], name: str | None, warn_at: int,
-        block_at: int, stop_at: int, cache_dir: str | None) -> None:
+        block_at: int, stop_at: int, cache_dir: str | None,
+        preset: str | None = None) -> None:
     """``maxrepeat hook AGENT`` with these flags: read the hook input, answer on standard
     output (JSON, or nothing), exit as the agent's protocol says (0, or the code the
     guard gives); exit 1 when the hook cannot run."""
@@ -136,7 +138,7 @@ def run(agent: str, config_file: str | None, max_: str | None, period: str | Non
     from ..core.errors import TrajectoryFormatError
     from . import _gc
 
-    configs = load_configs(config_file, max_, period, match, tools, name)
+    configs = load_configs(config_file, max_, period, match, tools, name, preset)
     policy = policy_from_flags(warn_at, block_at, stop_at)
     module = "claude_code" if agent == "claude-code" else agent.replace("-", "_")
     guard: Callable[..., Any] = importlib.import_module(f"maxrepeat.guards.{module}").guard
@@ -199,7 +201,7 @@ def plain_call(args: Sequence[str]) -> Callable[[], None] | None:
         if dest == "cache_dir" and not _fine_cache_dir(value):
             return None
         values[dest] = value
-    for dest in ("config_file", "max_", "period", "match", "name", "cache_dir"):
+    for dest in ("config_file", "max_", "period", "match", "name", "cache_dir", "preset"):
         values.setdefault(dest, None)
     if any(dest not in values for dest in _RUNGS):
         from ..guards.policy import Policy

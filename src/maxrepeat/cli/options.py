@@ -14,8 +14,8 @@ from ..core.config import MaxRepeatConfig
 from ..core.configrules import MATCH_MODES, check_config
 from ..core.errors import ConfigError
 
-__all__ = ["EXIT_CODES_HELP", "die", "say", "inline_config", "configs_from_flags", "grader_options",
-           "write"]
+__all__ = ["EXIT_CODES_HELP", "die", "say", "inline_config", "inline_given",
+           "configs_from_flags", "grader_options", "write"]
 
 EXIT_CODES_HELP = (
     "Exit codes: 0 every result passed; 1 at least one failed; "
@@ -73,8 +73,10 @@ def inline_config(
     match: str | None,
     tools: Sequence[str],
     name: str | None,
+    preset: str | None = None,
 ) -> MaxRepeatConfig:
-    """A grader from the inline flags, checked by the same rules as a config file."""
+    """A grader from the inline flags (over ``preset``'s keys, when one is named),
+    checked by the same rules as a config file."""
     raw: dict[str, Any] = {"max": _number(max_)} if max_ is not None else {}
     if period is not None:
         raw["max_cycle_period"] = _number(period)
@@ -82,6 +84,15 @@ def inline_config(
         raw["match"] = match
     if tools:
         raw["tools"] = list(tools)
+    if preset is not None:
+        from ..core.presets import PRESET_NAMES, preset_mapping
+
+        if preset not in PRESET_NAMES:
+            raise ConfigError("--preset", f"one of {', '.join(PRESET_NAMES)}", preset)
+        raw = preset_mapping(preset, raw)
+        if "max" not in raw:
+            raise ConfigError("--max", f"given with --preset {preset}", "nothing",
+                              hint=f"the {preset} preset has no max of its own")
     problems = check_config(raw)
     if problems:
         err = problems[0][0]
@@ -90,6 +101,12 @@ def inline_config(
         raise ConfigError(flag, err.expectation, err.got, hint=err.hint)
     return MaxRepeatConfig.from_mapping(raw, name=name)
 
+
+def inline_given(max_: str | None, period: str | None, match: str | None,
+                 tools: Sequence[str], name: str | None, preset: str | None) -> bool:
+    """Whether any inline grader flag (or ``--preset``) was given."""
+    return any(v is not None for v in (max_, period, match, name, preset)) or bool(tools)
+
 def configs_from_flags(
     config_file: str | None,
     max_: str | None,
@@ -97,10 +114,12 @@ def configs_from_flags(
     match: str | None,
     tools: Sequence[str],
     name: str | None,
+    preset: str | None = None,
 ) -> list[MaxRepeatConfig]:
-    inline = any(v is not None for v in (max_, period, match, name)) or bool(tools)
+    inline = inline_given(max_, period, match, tools, name, preset)
     if config_file is not None and inline:
-        die("give either --config FILE or the inline grader flags (--max …), not both")
+        die("give either --config FILE or the inline grader flags (--max, --preset …), "
+            "not both")
     if config_file is not None:
         from ..specs.configfile import load_config
 
@@ -111,12 +130,12 @@ def configs_from_flags(
                 say(str(problem))
             sys.exit(2)
     if not inline:
-        die("no grader: give --config FILE, or --max N (with optional --max-cycle-period, "
-             "--match, --tools)")
-    if max_ is None:
+        die("no grader: give --config FILE, --preset live, or --max N (with optional "
+            "--max-cycle-period, --match, --tools)")
+    if max_ is None and preset is None:
         die("--max must be given with the inline grader flags (got nothing)")
     try:
-        return [inline_config(max_, period, match, tools, name)]
+        return [inline_config(max_, period, match, tools, name, preset)]
     except ConfigError as err:
         die(str(err))
 
@@ -127,7 +146,7 @@ def write(stream: IO[str], text: str) -> None:
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-def grader_options(verb: str) -> Callable[[F], F]:
+def grader_options(verb: str, preset_help: str | None = None) -> Callable[[F], F]:
     """The grader flags shared by ``grade`` and ``hook``: ``--config FILE``, or one grader
     given inline (``--max N`` and friends, checked by `inline_config`)."""
     import click
@@ -146,6 +165,10 @@ def grader_options(verb: str) -> Callable[[F], F]:
                      help="Inline grader: watch only tools matching REGEX "
                      "(repeatable; unanchored)."),
         click.option("--name", metavar="NAME", help="Inline grader: display name."),
+        click.option("--preset", metavar="NAME",
+                     help=preset_help or "Inline grader: start from a named setting "
+                     "(live: the live guards' default, see docs/configuration.md; "
+                     "seed: the seed's defaults); the flags above replace its keys."),
     ]
 
     def apply(func: F) -> F:
