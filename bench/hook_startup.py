@@ -35,7 +35,8 @@ import agent_log_hooks as alh  # noqa: E402
 import claude_code_hook as cch  # noqa: E402
 
 AGENTS = ("claude-code", "codex", "gemini-cli", "copilot-cli")
-FLAGS = ["--max", "3", "--max-cycle-period", "2"]
+#: what ``maxrepeat hook install AGENT`` writes without flags
+FLAGS = "--preset live"
 LIBS = "import msgspec, dataclasses, json, pathlib, enum, fcntl"
 
 
@@ -82,7 +83,10 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--calls", type=int, default=200)
     ap.add_argument("--before", help="another tree's src, timed the same way")
+    ap.add_argument("--flags", default=FLAGS,
+                    help=f"the hook's grader flags (default: {FLAGS!r}, as installed)")
     args = ap.parse_args()
+    flags = args.flags.split()
     base = {**os.environ}
     base.pop("PYTHONDONTWRITEBYTECODE", None)
     trees = {"after": str(SRC)}
@@ -102,7 +106,7 @@ def main() -> None:
             log, first, later = _session(agent, tmp, args.calls)
             for tree, src in trees.items():
                 env = {**base, "PYTHONPATH": src}
-                cmd = [*exe, "hook", agent, *FLAGS, "--cache-dir", str(tmp / f"{agent}-{tree}")]
+                cmd = [*exe, "hook", agent, *flags, "--cache-dir", str(tmp / f"{agent}-{tree}")]
                 _cpu(cmd, json.dumps(first).encode(), env)  # the first call: state saved
                 cases[f"{agent} {tree}"] = (cmd, json.dumps(later).encode(), env)
             _append(agent, log, args.calls)
@@ -118,7 +122,8 @@ def main() -> None:
                 outputs.setdefault(name.split()[0], set()).add(out)
         shutil.rmtree(tmp / "copilot", ignore_errors=True)
     floor = statistics.median(cpu["floor"])
-    print(f"load {load:.2f} -> {os.getloadavg()[0]:.2f}; {args.rounds} rounds; exe {exe}")
+    print(f"load {load:.2f} -> {os.getloadavg()[0]:.2f}; {args.rounds} rounds; exe {exe}; "
+          f"flags {args.flags}")
     for name, xs in cpu.items():
         xs.sort()
         p99 = xs[min(len(xs) - 1, int(0.99 * len(xs)))]
