@@ -199,6 +199,9 @@ def install_cmd(agent: str, scope: str, config_file: str | None, max_: str | Non
                + (f" (backup: {done.backup})" if done.backup else "") + f"\n  {command}")
     for config in configs:
         click.echo(f"  grader: {_described(config)}")
+    from .hookstatus import install_report
+
+    install_report(agent, scope, done.path)  # whether the agent loads it (cli/hookstatus.py)
 
 
 @hook_cmd.command("uninstall", epilog="Exit codes: 0 done (also when nothing was there); 1 "
@@ -222,6 +225,9 @@ def _register_agent_hooks() -> None:
     from .agent_hooks import register
 
     register(hook_cmd)
+    from .hookstatus import register as register_status  # hook status: cli/hookstatus.py
+
+    register_status(hook_cmd, _agents())
 
 
 _register_agent_hooks()

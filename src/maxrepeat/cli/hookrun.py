@@ -148,14 +148,18 @@ def run(agent: str, config_file: str | None, max_: str | None, period: str | Non
     try:
         if agent == "claude-code":
             verdict = guard(payload, configs, policy=policy, cache_dir=cache)
-            output, code = verdict.output, 0
+            output, code, decision = verdict.output, 0, verdict.decision
         else:
-            out, _ = guard(payload, configs, policy=policy, cache_dir=cache)
+            out, decision = guard(payload, configs, policy=policy, cache_dir=cache)
             output, code = out.stdout, out.exit_code
     except TrajectoryFormatError as err:
         fail(str(err))
     if output is not None:
         echo(json.dumps(output, ensure_ascii=False))
+        # what the guard said, for `maxrepeat hook status` (a quiet call writes nothing)
+        from ..guards.verdicts import record
+
+        record(cache, agent, payload, decision, configs, policy)
     if agent != "claude-code":
         sys.exit(code)
 

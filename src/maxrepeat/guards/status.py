@@ -1,0 +1,253 @@
+"""``maxrepeat hook status``: every installed guard, whether its agent loads it, and what
+it last said.
+
+For each agent (`maxrepeat.guards.install.WRITERS`) and scope, the settings file
+``hook install`` writes is read (with install's own reader) and the hook entries that run
+``maxrepeat hook AGENT`` are collected, one `Installed` per distinct command. The
+command's flags are read by the caller (the CLI reads them as the hook itself would:
+``parse`` gives the `Graders`, or the problem in the one message grammar). Then:
+
+* whether the agent loads it: `maxrepeat.guards.agent_trust.will_load`;
+* what it said last: the verdicts journal (`maxrepeat.guards.verdicts`) of the guard's
+  cache folder, for the agent and the grader settings of the command;
+* the sessions it guards: the per-session states in that folder (read only, through
+  `maxrepeat.guards.statefile`'s seal and record), with the last action the escalation
+  took in each.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from ..core.config import MaxRepeatConfig
+from .agent_trust import Load, will_load
+from .install import SCOPES, WRITERS, _read, is_guard_command
+from .policy import Action, Policy
+from .statefile import _Saved, _digest, block_hash, default_cache_dir, unseal
+from .verdicts import Verdict, recent, signature
+
+__all__ = ["Installed", "Graders", "Session", "GuardStatus", "installed", "status",
+           "as_dict", "as_text", "STOP_EXIT"]
+
+#: what each agent's run does when the guard stops it (measured with the pinned releases)
+STOP_EXIT: dict[str, str] = {
+    "claude-code": "the turn ends; claude -p exits 0, its JSON result says "
+                   '"terminal_reason": "hook_stopped"',
+    "codex": "codex exec 0.171 does not stop on a hook: every further repeat is refused; "
+             "the run exits 0",
+    "gemini-cli": "the agent loop ends; gemini -p exits 0 with the stop reason on stderr",
+    "copilot-cli": "the run is interrupted; copilot -p exits 0",
+}
+
+
+@dataclass(frozen=True)
+class Installed:
+    """A guard in an agent's settings: the ``command`` registered for ``events`` in
+    ``file`` (``scope``), and the words after ``hook AGENT`` (``args``)."""
+
+    agent: str
+    scope: str
+    file: Path
+    command: str
+    events: tuple[str, ...]
+    args: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Graders:
+    """What a guard command judges with: its graders, policy and cache folder."""
+
+    configs: tuple[MaxRepeatConfig, ...]
+    policy: Policy
+    cache_dir: Path | None = None
+
+
+@dataclass(frozen=True)
+class Session:
+    """A guarded session's saved state: its id, log, when it was last saved, and the
+    last action the escalation took (``none`` when the guard has not spoken)."""
+
+    session: str
+    log: str
+    time: float
+    action: str
+
+
+@dataclass(frozen=True)
+class GuardStatus:
+    """One installed guard: its settings (or the ``problem`` reading them), whether the
+    agent loads it, its newest verdicts and sessions."""
+
+    guard: Installed
+    load: Load
+    graders: Graders | None = None
+    problem: str | None = None
+    verdicts: tuple[Verdict, ...] = ()
+    sessions: tuple[Session, ...] = field(default=())
+
+
+def _commands(agent: str, settings: Mapping[str, Any]) -> dict[str, list[str]]:
+    """The guard commands of ``settings`` and the events each is registered for."""
+    key = "bash" if agent == "copilot-cli" else "command"
+    found: dict[str, list[str]] = {}
+    hooks = settings.get("hooks")
+    for event, entries in (hooks.items() if isinstance(hooks, dict) else ()):
+        for entry in entries if isinstance(entries, list) else ():
+            inner = entry.get("hooks") if isinstance(entry, dict) and key == "command" else [entry]
+            for handler in inner if isinstance(inner, list) else ():
+                command = handler.get(key) if isinstance(handler, dict) else None
+                if isinstance(command, str) and is_guard_command(command, agent) \
+                        and event not in found.setdefault(command, []):
+                    found[command].append(event)
+    return found
+
+
+def _args(command: str, agent: str) -> tuple[str, ...]:
+    words = shlex.split(command)
+    for i in range(len(words)):
+        if words[i + 1:i + 3] == ["hook", agent]:
+            return tuple(words[i + 3:])
+    return ()
+
+
+def installed(agents: Iterable[str], project: Path, home: Path
+              ) -> tuple[list[Installed], list[str]]:
+    """The guards in the settings of ``agents`` (both scopes), and the settings files
+    that could not be read (each a message in the one grammar)."""
+    found: list[Installed] = []
+    problems: list[str] = []
+    for agent in agents:
+        writer = WRITERS[agent]
+        for scope in SCOPES:
+            path = writer.path(scope, project, home)
+            try:
+                read = _read(path)  # install's own reader: what install would accept
+            except (ValueError, OSError) as exc:
+                problems.append(str(exc).removesuffix("; left unchanged"))
+                continue
+            settings = getattr(read, "settings", read)  # the file's settings (None: none)
+            if not isinstance(settings, dict):
+                continue
+            for command, events in _commands(agent, settings).items():
+                found.append(Installed(agent, scope, path, command, tuple(events),
+                                       _args(command, agent)))
+    return found, problems
+
+
+def _sessions(cache: Path, agent: str, sig: str, limit: int) -> tuple[Session, ...]:
+    """The newest saved sessions of ``agent`` judged with the settings ``sig``."""
+    want = json.loads(sig)[:2]
+    hashes = (block_hash()[1], _digest)
+    states = []
+    for path in cache.glob("*.state"):
+        try:
+            states.append((path.stat().st_mtime, path))
+        except OSError:
+            continue
+    out: list[Session] = []
+    for mtime, path in sorted(states, reverse=True):
+        try:
+            raw = path.read_bytes()
+            payload = next((p for p in (unseal(raw, h) for h in hashes) if p is not None), None)
+            saved = msgspec.msgpack.decode(payload, type=_Saved) if payload else None
+        except (OSError, msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            continue
+        if saved is None or saved.agent != agent:
+            continue
+        try:
+            if json.loads(saved.signature)[:2] != want:
+                continue
+        except ValueError:
+            continue
+        level = saved.snapshot.escalation.action
+        action = Action(level).name.lower() if level in set(Action) else "none"
+        out.append(Session(saved.session, saved.log, mtime, action))
+        if len(out) >= limit:
+            break
+    return tuple(out)
+
+
+def status(guards: Iterable[Installed], parse: Callable[[Installed], Graders | str], *,
+           project: Path, home: Path, env: Mapping[str, str] | None = None,
+           limit: int = 5) -> list[GuardStatus]:
+    """Each guard's status (see the module docstring)."""
+    out = []
+    for guard in guards:
+        load = will_load(guard.agent, guard.scope, guard.file, project=project, home=home,
+                         env=env)
+        graders = parse(guard)
+        if isinstance(graders, str):
+            out.append(GuardStatus(guard, load, problem=graders))
+            continue
+        cache = graders.cache_dir or default_cache_dir()
+        sig = signature(graders.configs, graders.policy)
+        out.append(GuardStatus(guard, load, graders,
+                               verdicts=tuple(recent(cache, guard.agent, sig, limit)),
+                               sessions=_sessions(cache, guard.agent, sig, limit)))
+    return out
+
+
+def _when(t: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(t))
+
+
+def as_dict(item: GuardStatus) -> dict[str, Any]:
+    """One guard's status as JSON-ready data."""
+    g, graders = item.guard, item.graders
+    out: dict[str, Any] = {
+        "agent": g.agent, "scope": g.scope, "file": str(g.file), "command": g.command,
+        "events": list(g.events), "loads": item.load.loads,
+        "load_problems": [str(p) for p in item.load.problems], "notes": list(item.load.notes),
+        "problem": item.problem, "graders": None, "policy": None, "cache_dir": None,
+        "stop": STOP_EXIT[g.agent],
+        "verdicts": [{"time": v.time, "session": v.session, "event": v.event,
+                      "action": v.action, "message": v.message} for v in item.verdicts],
+        "sessions": [{"session": s.session, "log": s.log, "time": s.time,
+                      "action": s.action} for s in item.sessions]}
+    if graders is not None:
+        p = graders.policy
+        out["graders"] = [c.to_dict() for c in graders.configs]
+        out["policy"] = {"warn_at": p.warn_at if p.warn else 0,
+                         "block_at": p.block_at if p.block else 0,
+                         "stop_at": p.stop_at if p.stop else 0}
+        out["cache_dir"] = str(graders.cache_dir or default_cache_dir())
+    return out
+
+
+def as_text(item: GuardStatus) -> list[str]:
+    """One guard's status as lines for a person."""
+    d = as_dict(item)
+    lines = [f"{d['agent']} ({d['scope']}): {d['file']}", f"  command: {d['command']}",
+             f"  events: {', '.join(d['events'])}"]
+    if item.problem is not None:
+        lines.append(f"  settings: cannot be read: {item.problem}")
+    for config in d["graders"] or ():
+        lines.append("  grader: " + ", ".join(f"{k} {v if isinstance(v, str) else json.dumps(v)}"
+                                               for k, v in config.items()))
+    if d["policy"] is not None:
+        lines.append("  policy: " + ", ".join(f"{k.replace('_at', '')} at +{v}" if v else
+                                              f"{k.replace('_at', '')} off"
+                                              for k, v in d["policy"].items())
+                     + f"; state in {d['cache_dir']}")
+    lines.append(f"  loads: {'yes' if item.load.loads else 'no'}")
+    lines += [f"    {line}" for p in d["load_problems"] for line in p.splitlines()]
+    lines += [f"    note: {n}" for n in d["notes"]]
+    lines.append(f"  on a stop: {d['stop']}")
+    if not item.verdicts and item.graders is not None:
+        lines.append("  verdicts: none recorded")
+    for v in item.verdicts:
+        first = v.message.splitlines()[0] if v.message else ""
+        lines.append(f"  {_when(v.time)} {v.action.upper()} session {v.session or '?'}"
+                     f"{' (' + v.event + ')' if v.event else ''}: {first}")
+    for s in item.sessions:
+        lines.append(f"  session {s.session or '?'} last saved {_when(s.time)}, "
+                     f"last action {s.action}: {s.log}")
+    return lines
