@@ -212,6 +212,8 @@ class AgentRun:
     stderr: str
     home: Path
     log: Path | None
+    #: the environment the agent ran with (for `maxrepeat hook status` as its user runs it)
+    env: dict[str, str] = field(default_factory=dict)
 
 
 def _env(home: Path) -> dict[str, str]:
@@ -228,9 +230,20 @@ def _newest(root: Path, pattern: str) -> Path | None:
 
 
 def run_agent(agent: str, model: ScriptedModel, home: Path, hook_flags: list[str] | None,
-              prompt: str = "fix the build", timeout: float = 120) -> AgentRun:
+              prompt: str = "fix the build", timeout: float = 120, scope: str = "user",
+              trust: bool = True, bypass_hook_trust: bool = True,
+              codex_config: str = "") -> AgentRun:
     """Run ``agent`` once (non-interactive) against ``model``, after
-    ``maxrepeat hook install AGENT --user HOOK_FLAGS`` (None: no guard)."""
+    ``maxrepeat hook install AGENT --user HOOK_FLAGS`` (None: no guard).
+
+    ``scope="project"``: after ``maxrepeat hook install AGENT HOOK_FLAGS`` in the project
+    folder (``home/work``) instead, exactly as written (no ``--preset seed`` added), and,
+    with ``trust``, the step each agent's page gives for a project's hooks to load in a
+    non-interactive run: ``codex exec --trust``, ``COPILOT_ALLOW_ALL=true``,
+    ``GEMINI_CLI_TRUST_WORKSPACE=true`` (Gemini CLI's folder trust left on).
+    ``bypass_hook_trust=False``: Codex runs only the hooks trusted in its config
+    (``codex_config``: TOML added to the config.toml the run writes)."""
+    project = scope == "project"
     work = home / "work"
     work.mkdir(parents=True, exist_ok=True)
     env = _env(home)
@@ -244,17 +257,19 @@ def run_agent(agent: str, model: ScriptedModel, home: Path, hook_flags: list[str
             "[analytics]\nenabled = false\n"
             "[model_providers.scripted]\nname = \"scripted\"\n"
             f'base_url = "{url}/v1"\nwire_api = "responses"\n'
-            "request_max_retries = 0\nstream_max_retries = 0\n", encoding="utf-8")
+            "request_max_retries = 0\nstream_max_retries = 0\n" + codex_config,
+            encoding="utf-8")
         env["CODEX_HOME"] = str(codex_home)
         cmd = [str(binary(agent)), "exec", "--skip-git-repo-check",
                "--dangerously-bypass-approvals-and-sandbox",
                # hooks written by a test are not reviewed in Codex's TUI
-               "--dangerously-bypass-hook-trust", prompt]
+               *(["--dangerously-bypass-hook-trust"] if bypass_hook_trust else []),
+               *(["--trust"] if project and trust else []), prompt]
     elif agent == "gemini-cli":
         gem = home / ".gemini"
         gem.mkdir(parents=True, exist_ok=True)
         settings = {"security": {"auth": {"selectedType": "gemini-api-key"},
-                                 "folderTrust": {"enabled": False}},
+                                 "folderTrust": {"enabled": project}},
                     "privacy": {"usageStatisticsEnabled": False},
                     "telemetry": {"enabled": False},
                     "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
@@ -263,7 +278,9 @@ def run_agent(agent: str, model: ScriptedModel, home: Path, hook_flags: list[str
                     "model": {"disableLoopDetection": True}}
         (gem / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
         env.update({"GOOGLE_GEMINI_BASE_URL": url, "GEMINI_API_KEY": "scripted",
-                    "GEMINI_CLI_TRUST_WORKSPACE": "true", "GEMINI_TELEMETRY_ENABLED": "false"})
+                    "GEMINI_TELEMETRY_ENABLED": "false"})
+        if trust or not project:
+            env["GEMINI_CLI_TRUST_WORKSPACE"] = "true"
         cmd = [str(binary(agent)), "-p", prompt, "--yolo", "-m", "gemini-2.5-flash"]
     elif agent == "copilot-cli":
         env.update({"COPILOT_HOME": str(home / ".copilot"), "COPILOT_OFFLINE": "true",
@@ -273,6 +290,8 @@ def run_agent(agent: str, model: ScriptedModel, home: Path, hook_flags: list[str
         # the binary unpacks its package (~200 MB) into a cache: share one across runs
         cache = os.environ.get("MAXREPEAT_COPILOT_CACHE", str(ROOT / ".npm-agents" / "cache"))
         env["COPILOT_CACHE_HOME"] = cache
+        if project and trust:
+            env["COPILOT_ALLOW_ALL"] = "true"  # --allow-all alone does not load repo hooks
         cmd = [str(binary(agent)), "-p", prompt, "--allow-all", "--no-auto-update"]
     else:
         raise ValueError(agent)
@@ -281,9 +300,10 @@ def run_agent(agent: str, model: ScriptedModel, home: Path, hook_flags: list[str
         # defaults under the flags (not the live preset's), so that the flags alone say
         # what the guard grades with
         exe = Path(sys.executable).parent / "maxrepeat"
-        seed = [] if "--config" in hook_flags or "--preset" in hook_flags else [
+        seed = [] if "--config" in hook_flags or "--preset" in hook_flags or project else [
             "--preset", "seed"]
-        done = subprocess.run([str(exe), "hook", "install", agent, "--user", *seed, *hook_flags,
+        where = [] if project else ["--user"]
+        done = subprocess.run([str(exe), "hook", "install", agent, *where, *seed, *hook_flags,
                                "--executable", str(exe)], cwd=work, env=env,
                               capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, done.stderr
@@ -295,4 +315,4 @@ def run_agent(agent: str, model: ScriptedModel, home: Path, hook_flags: list[str
         log = _newest(home / ".gemini" / "tmp", "*/chats/session-*.json*")
     else:
         log = _newest(home / ".copilot" / "session-state", "*/events.jsonl")
-    return AgentRun(proc.returncode, proc.stdout, proc.stderr, home, log)
+    return AgentRun(proc.returncode, proc.stdout, proc.stderr, home, log, env)

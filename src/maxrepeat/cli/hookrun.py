@@ -159,7 +159,7 @@ def run(agent: str, config_file: str | None, max_: str | None, period: str | Non
         # what the guard said, for `maxrepeat hook status` (a quiet call writes nothing)
         from ..guards.verdicts import record
 
-        record(cache, agent, payload, decision, configs, policy)
+        record(cache, agent, payload, decision, output, configs, policy)
     if agent != "claude-code":
         sys.exit(code)
 

@@ -191,7 +191,9 @@ _ADVICE: Final = {
                  "try a different approach, or stop and ask the user.",
     Action.BLOCK: "Do not run it again: the guard refuses further repeats. Read the last "
                   "result and change course, or stop and ask the user.",
-    Action.STOP: "The loop guard is stopping the agent.",
+    Action.STOP: "The loop guard is stopping the agent: this run ends here, unfinished. "
+                 "Do not call any more tools; tell the user that the maxrepeat loop guard "
+                 "stopped the run, and which action repeated.",
 }
 _LEAD: Final = {
     Action.WARN: "maxrepeat loop guard (warning)",

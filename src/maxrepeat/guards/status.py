@@ -11,8 +11,7 @@ command's flags are read by the caller (the CLI reads them as the hook itself wo
 * what it said last: the verdicts journal (`maxrepeat.guards.verdicts`) of the guard's
   cache folder, for the agent and the grader settings of the command;
 * the sessions it guards: the per-session states in that folder (read only, through
-  `maxrepeat.guards.statefile`'s seal and record), with the last action the escalation
-  took in each.
+  `maxrepeat.guards.statefile`'s seal and record), newest first.
 """
 
 from __future__ import annotations
@@ -30,7 +29,7 @@ import msgspec
 from ..core.config import MaxRepeatConfig
 from .agent_trust import Load, will_load
 from .install import SCOPES, WRITERS, _read, is_guard_command
-from .policy import Action, Policy
+from .policy import Policy
 from .statefile import _Saved, _digest, block_hash, default_cache_dir, unseal
 from .verdicts import Verdict, recent, signature
 
@@ -72,13 +71,11 @@ class Graders:
 
 @dataclass(frozen=True)
 class Session:
-    """A guarded session's saved state: its id, log, when it was last saved, and the
-    last action the escalation took (``none`` when the guard has not spoken)."""
+    """A guarded session's saved state: its id, log and when it was last saved."""
 
     session: str
     log: str
     time: float
-    action: str
 
 
 @dataclass(frozen=True)
@@ -167,9 +164,7 @@ def _sessions(cache: Path, agent: str, sig: str, limit: int) -> tuple[Session, .
                 continue
         except ValueError:
             continue
-        level = saved.snapshot.escalation.action
-        action = Action(level).name.lower() if level in set(Action) else "none"
-        out.append(Session(saved.session, saved.log, mtime, action))
+        out.append(Session(saved.session, saved.log, mtime))
         if len(out) >= limit:
             break
     return tuple(out)
@@ -210,8 +205,8 @@ def as_dict(item: GuardStatus) -> dict[str, Any]:
         "stop": STOP_EXIT[g.agent],
         "verdicts": [{"time": v.time, "session": v.session, "event": v.event,
                       "action": v.action, "message": v.message} for v in item.verdicts],
-        "sessions": [{"session": s.session, "log": s.log, "time": s.time,
-                      "action": s.action} for s in item.sessions]}
+        "sessions": [{"session": s.session, "log": s.log, "time": s.time}
+                     for s in item.sessions]}
     if graders is not None:
         p = graders.policy
         out["graders"] = [c.to_dict() for c in graders.configs]
@@ -248,6 +243,5 @@ def as_text(item: GuardStatus) -> list[str]:
         lines.append(f"  {_when(v.time)} {v.action.upper()} session {v.session or '?'}"
                      f"{' (' + v.event + ')' if v.event else ''}: {first}")
     for s in item.sessions:
-        lines.append(f"  session {s.session or '?'} last saved {_when(s.time)}, "
-                     f"last action {s.action}: {s.log}")
+        lines.append(f"  session {s.session or '?'} last judged {_when(s.time)}: {s.log}")
     return lines

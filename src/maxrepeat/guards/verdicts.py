@@ -1,11 +1,12 @@
 """The verdicts a live guard spoke, kept for ``maxrepeat hook status``.
 
-Each agent hook call that warns, blocks or stops appends one JSON line to
-``verdicts.jsonl`` in the hook's cache folder (beside the per-session states of
-`maxrepeat.guards.session`): when, which agent, session and hook event, the action, the
-message, and the grader settings it was judged with (`signature_of` without the guard's
-own extras, so that status can tell which installed guard spoke). A call that says
-nothing writes nothing, so the file costs the quiet calls nothing. The journal is kept
+Each agent hook call that answers the agent (a warning, a refusal, a stop) appends one
+JSON line to ``verdicts.jsonl`` in the hook's cache folder (beside the per-session states
+of `maxrepeat.guards.session`): when, which agent, session and hook event, what the agent
+was told (the action as the hook's output carries it, and its message), and the grader
+settings it was judged with (`signature_of` without the guard's own extras, so that status
+can tell which installed guard spoke). A call that says nothing writes nothing, so the
+file costs the quiet calls nothing. The journal is kept
 under `LIMIT` bytes (its older half is dropped when it grows past it); a journal that
 cannot be written costs only the record (the hook's answer is never changed by it).
 
@@ -15,7 +16,8 @@ cannot be written costs only the record (the hook's answer is never changed by i
 >>> from maxrepeat.core.config import MaxRepeatConfig
 >>> configs = [MaxRepeatConfig(max=2, match="name-args")]
 >>> record(folder, "codex", {"session_id": "s1", "hook_event_name": "PostToolUse"},
-...        Decision(Action.STOP, "maxrepeat loop guard (stopped): ...", ()), configs)
+...        Decision(Action.STOP, "maxrepeat loop guard (stopped): ...", ()),
+...        {"continue": False, "stopReason": "maxrepeat loop guard (stopped): ..."}, configs)
 >>> [(v.agent, v.session, v.action) for v in recent(folder, "codex", signature(configs))]
 [('codex', 's1', 'stop')]
 """
@@ -58,30 +60,60 @@ class Verdict:
     signature: str
 
 
-def _event(payload: Mapping[str, Any]) -> str:
-    for key in ("hook_event_name", "hookName"):
-        value = payload.get(key)
-        if isinstance(value, str):
-            return value
-    return ""
-
-
 def signature(configs: Sequence[MaxRepeatConfig], policy: Policy | None = None) -> str:
     """The grader settings a verdict is recorded with (graders, names and policy)."""
     return signature_of(configs, unique_names(configs), policy or Policy())
 
 
+def _event(agent: str, payload: Mapping[str, Any]) -> str:
+    for key in ("hook_event_name", "hookName"):
+        value = payload.get(key)
+        if isinstance(value, str):
+            return value
+    if agent == "copilot-cli":  # Copilot's input names no event: its shape tells it
+        from .copilot_cli import event_of
+
+        try:
+            return event_of(payload)
+        except ValueError:
+            return ""
+    return ""
+
+
+def _told(output: Mapping[str, Any], decision: Decision) -> tuple[str, str]:
+    """What the agent was told (its action and message), from the hook's output: a
+    guard answers an agent as it can, not always as the policy decided (Codex refuses
+    a call where the policy stops, for instance)."""
+    if output.get("continue") is False or output.get("interrupt") is True:
+        action = "stop"
+    elif output.get("decision") in ("block", "deny") or output.get("behavior") == "deny" \
+            or "deny" in (output.get("permissionDecision"),
+                          _inner(output).get("permissionDecision")):
+        action = "block"
+    else:
+        action = "warn"
+    for key in ("stopReason", "reason", "permissionDecisionReason", "message",
+                "additionalContext"):
+        for where in (output, _inner(output)):
+            if isinstance(where.get(key), str):
+                return action, str(where[key])
+    return action, decision.message or ""
+
+
+def _inner(output: Mapping[str, Any]) -> Mapping[str, Any]:
+    inner = output.get("hookSpecificOutput")
+    return inner if isinstance(inner, dict) else {}
+
+
 def record(cache_dir: Path | None, agent: str, payload: Mapping[str, Any],
-           decision: Decision, configs: Sequence[MaxRepeatConfig],
+           decision: Decision, output: Mapping[str, Any], configs: Sequence[MaxRepeatConfig],
            policy: Policy | None = None) -> None:
-    """Append the verdict of one hook call (nothing for a call that said nothing)."""
-    if not decision.speaks:
-        return
+    """Append what the hook answered the agent (``output``, for ``decision``)."""
     session = payload.get("session_id", payload.get("sessionId"))
+    action, message = _told(output, decision)
     line = json.dumps({"time": round(time.time(), 3), "agent": agent,
                        "session": session if isinstance(session, str) else "",
-                       "event": _event(payload), "action": decision.action.name.lower(),
-                       "message": decision.message or "",
+                       "event": _event(agent, payload), "action": action, "message": message,
                        "signature": signature(configs, policy)},
                       ensure_ascii=False) + "\n"
     path = (cache_dir if cache_dir is not None else default_cache_dir()) / JOURNAL
