@@ -58,6 +58,20 @@ def _locate(text: str, needle: str) -> tuple[int, int]:
     return text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1) + 1
 
 
+def _toml_key_at(text: str, table: str, key: str) -> str:
+    """A needle for `_locate`: the text from the ``key =`` line of the TOML table whose
+    header names ``table`` (what `_locate` finds first), or the header; ``table`` alone
+    when neither is there."""
+    inside = False
+    for i, line in enumerate(text.splitlines(keepends=True)):
+        bare = line.strip()
+        if bare.startswith("["):
+            inside = table in bare
+        elif inside and bare.split("=", 1)[0].strip() == key:
+            return "".join(text.splitlines(keepends=True)[i:])
+    return table
+
+
 def _problem(file: Path, text: str, needle: str, path: str, expectation: str, got: str,
              hint: str) -> ConfigError:
     line, col = _locate(text, needle)
@@ -148,14 +162,16 @@ def _codex(scope: str, file: Path, project: Path, home: Path,
     value = value if isinstance(value, dict) else {}
     problems = []
     if _get(value, "features", "hooks") is False:
-        problems.append(_problem(config, text, "hooks", "features.hooks", "true or absent",
-                                 "false", "remove the line, or set it to true"))
+        problems.append(_problem(config, text, _toml_key_at(text, "[features]", "hooks"),
+                                 "features.hooks", "true or absent", "false",
+                                 "remove the line, or set it to true"))
     if scope == "project":
         folder = str(project.resolve())
         level = _get(value, "projects", folder, "trust_level")
         if level != "trusted":
             problems.append(_problem(
-                config, text, folder, f"projects.{_toml_key(folder)}.trust_level",
+                config, text, _toml_key_at(text, folder, "trust_level"),
+                f"projects.{_toml_key(folder)}.trust_level",
                 '"trusted" for Codex to read the project\'s .codex/', json.dumps(level)
                 if level else "nothing", f"run `codex exec --trust` once in {folder}, or add "
                 f"[projects.{_toml_key(folder)}] trust_level = \"trusted\" to {config}"))
