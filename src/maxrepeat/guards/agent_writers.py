@@ -26,7 +26,7 @@ copilot-cli ``$COPILOT_HOME/settings.json``         ``.github/hooks/maxrepeat.js
 
 from __future__ import annotations
 
-import json
+import copy
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -47,7 +47,8 @@ def _is_guard(command: Any, agent: str) -> bool:
 
 
 def _copy(settings: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = json.loads(json.dumps(settings))
+    """A deep copy (numbers keep the text they were read with: guards/settingsjson.py)."""
+    out: dict[str, Any] = copy.deepcopy(settings)
     return out
 
 

@@ -17,7 +17,12 @@ machinery around it is shared:
   deleted, and so are its folders below the project (or home) folder that are left
   empty. Content added since install is kept. Either way the backup, which install
   wrote, goes too;
-* atomic writes (temporary file and rename).
+* **a user's file is sacred**: it is read only when it is a regular file (opened without
+  blocking: a FIFO is refused, never waited on), as strict JSON (guards/settingsjson.py:
+  no ``NaN``/``Infinity``, every number written back as its original text, the file's
+  own line endings kept); it is written atomically (temporary file and rename) through
+  a symlink to the file it points to, its mode and owner kept; every failure names the
+  user's file, never the temporary one.
 
 To add an agent, write a `SettingsWriter` (guards/agent_writers.py has one per agent) and
 register it in `WRITERS`; ``maxrepeat hook install NAME`` then works for it.
@@ -32,13 +37,14 @@ register it in `WRITERS`; ``maxrepeat hook install NAME`` then works for it.
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Protocol
 
+from ..readers._regular import NotRegularFile, open_regular
+from . import settingsjson
 from .agent_writers import AGENT_WRITERS, ClaudeCodeWriter
 from .statefile import write_atomic
 
@@ -101,36 +107,64 @@ class InstallResult:
     changed: bool
 
 
-def _read(path: Path) -> dict[str, Any] | None:
+@dataclass(frozen=True)
+class _File:
+    """A settings file as read: its bytes, its settings and its line ending."""
+
+    raw: bytes
+    settings: dict[str, Any]
+    newline: str
+
+
+def _read(path: Path) -> _File | None:
+    """The settings file at ``path`` (None when there is none): a regular file (opened
+    without blocking), UTF-8, strict JSON, an object; `ValueError` naming it otherwise."""
     try:
-        text = path.read_text(encoding="utf-8")
+        with open_regular(path) as fh:
+            raw = fh.read()
     except FileNotFoundError:
         return None
-    if not text.strip():
-        return {}
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}:{exc.lineno}:{exc.colno}: settings must be JSON "
-                         f"(got {exc.msg}); left unchanged") from None
+    except NotRegularFile as exc:
+        raise ValueError(f"{path}: settings must be a regular file (got {exc.kind}); "
+                         "left unchanged") from None
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read the settings: {exc.strerror or exc}; "
+                         "left unchanged") from None
+    newline = "\r\n" if b"\r\n" in raw else "\n"
+    value = _parsed(path, raw)
     if not isinstance(value, dict):
         raise ValueError(f"{path}:1:1: settings must be a JSON object "
                          f"(got {type(value).__name__}); left unchanged")
-    return value
+    return _File(raw, value, newline)
+
+
+def _parsed(path: object, raw: bytes) -> Any:
+    """The settings ``raw`` holds (an empty file is ``{}``); `ValueError` naming ``path``
+    when they are not strict JSON."""
+    text = settingsjson.decode(path, raw)
+    return settingsjson.loads(path, text) if text.strip() else {}
 
 
 def _backup_of(path: Path) -> Path:
     return path.with_name(path.name + ".maxrepeat.bak")
 
 
-def _json_bytes(settings: dict[str, Any]) -> bytes:
-    return (json.dumps(settings, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+def _json_bytes(settings: dict[str, Any], newline: str = "\n") -> bytes:
+    return settingsjson.dumps(settings, newline).encode("utf-8")
 
 
 def _same(a: Any, b: Any) -> bool:
-    """JSON equality that tells ``true`` from ``1`` and ``1`` from ``1.0`` (Python's
-    ``==`` does not)."""
-    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+    return settingsjson.same(a, b)
+
+
+def _write(path: Path, data: bytes) -> None:
+    """`write_atomic` of the user's file, a failure said about it (never about the
+    temporary file beside it)."""
+    try:
+        write_atomic(path, data)
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot write the settings: {exc.strerror or exc}; "
+                         "left unchanged") from None
 
 
 def _writer_and_path(agent: str, scope: str, project: Path | None,
@@ -148,17 +182,18 @@ def install(agent: str, command: str, scope: str = "project", *, project: Path |
             home: Path | None = None) -> InstallResult:
     """Add the guard running ``command`` to ``agent``'s settings for ``scope``."""
     writer, path, _ = _writer_and_path(agent, scope, project, home)
-    current = _read(path)
+    file = _read(path)
+    current = file.settings if file is not None else None
     new = writer.add(current if current is not None else {}, command)
     if current is not None and _same(new, current):
         return InstallResult(path, None, False)
     backup = None
-    if current is not None and _same(writer.remove(current), current):
+    if file is not None and _same(writer.remove(file.settings), file.settings):
         # The file holds no guard yet: this is the state uninstall restores. (A file
         # that holds one keeps the backup of the state before it.)
         backup = _backup_of(path)
-        backup.write_bytes(path.read_bytes())
-    write_atomic(path, _json_bytes(new))
+        _write(backup, file.raw)
+    _write(path, _json_bytes(new, file.newline if file is not None else "\n"))
     return InstallResult(path, backup, True)
 
 
@@ -169,21 +204,23 @@ def uninstall(agent: str, scope: str = "project", *, project: Path | None = None
     gone when install created it), else the file with only the guard's entries taken
     out. The backup install wrote is removed. ``backup`` in the result is always None."""
     writer, path, root = _writer_and_path(agent, scope, project, home)
-    current = _read(path)
-    if current is None:
+    file = _read(path)
+    if file is None:
         return InstallResult(path, None, False)
+    current = file.settings
     new = writer.remove(current)
     if _same(new, current):
         return InstallResult(path, None, False)
     backup = _backup_of(path)
     saved = _saved(backup)
-    if saved is not None and _unchanged_since_install(writer, agent, _parsed(saved), new):
-        write_atomic(path, saved)  # exactly the file before install
+    if saved is not None and _unchanged_since_install(writer, agent, _backup_settings(saved),
+                                                      new):
+        _write(path, saved)  # exactly the file before install
     elif saved is None and not new:
         path.unlink()  # install created it, and nothing else is in it
         _remove_empty_dirs(path.parent, root)
     else:
-        write_atomic(path, _json_bytes(new))
+        _write(path, _json_bytes(new, file.newline))
     if saved is not None:
         backup.unlink()
     return InstallResult(path, None, True)
@@ -206,18 +243,21 @@ def _unchanged_since_install(writer: SettingsWriter, agent: str, before: Any,
 
 def _saved(backup: Path) -> bytes | None:
     try:
-        return backup.read_bytes()
+        with open_regular(backup) as fh:
+            return fh.read()
     except FileNotFoundError:
         return None
+    except OSError as exc:
+        raise ValueError(f"{backup}: cannot read the backup: {exc.strerror or exc}; "
+                         "left unchanged") from None
 
 
-def _parsed(data: bytes) -> Any:
-    """The settings a backup holds (an empty file is ``{}``, as `_read` reads it); None
-    when they are not JSON (then it is not restored over the user's file)."""
+def _backup_settings(data: bytes) -> Any:
+    """The settings a backup holds; None when they are not JSON (then it is not restored
+    over the user's file)."""
     try:
-        text = data.decode("utf-8")
-        return json.loads(text) if text.strip() else {}
-    except (UnicodeDecodeError, json.JSONDecodeError):
+        return _parsed("backup", data)
+    except ValueError:
         return None
 
 

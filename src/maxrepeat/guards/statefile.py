@@ -30,6 +30,7 @@ import json
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from stat import S_IMODE, S_ISLNK
 from typing import Any, Final
 
 import msgspec
@@ -37,6 +38,7 @@ import msgspec
 from ..core import accel
 from ..core.config import MaxRepeatConfig
 from ..readers._marks import Spill
+from ..readers._regular import read_regular
 from .policy import EscalationState, Policy
 
 try:
@@ -183,18 +185,48 @@ def _new_file(folder: Path) -> tuple[int, str]:
     raise FileExistsError(f"no free temporary file name in {folder}")
 
 
+def _target(path: Path) -> tuple[Path, os.stat_result | None]:
+    """The file writing ``path`` must replace (a symlink's target, however many links
+    lead to it) and its status (None when it does not exist yet)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return path, None
+    if S_ISLNK(st.st_mode):
+        path = Path(os.path.realpath(path))
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            return path, None  # a dangling link: its target is created
+    return path, st
+
+
 def write_atomic(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file renamed over it (`OSError`
-    when it cannot be written; the temporary file is removed then)."""
+    when it cannot be written; the temporary file is removed then). A symlink is
+    written through (the file it points to is replaced, the link stays), and a file
+    that exists keeps its mode and owner (a new one is made ``0600``)."""
+    path, st = _target(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = _new_file(path.parent)
     try:
         with os.fdopen(fd, "wb") as out:
+            if st is not None:
+                _keep_mode_and_owner(out.fileno(), st)
             out.write(data)
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
         raise
+
+
+def _keep_mode_and_owner(fd: int, st: os.stat_result) -> None:
+    """Give the new file ``fd`` the mode and owner ``st`` says (`PermissionError` when
+    the owner cannot be kept: the file is then not replaced)."""
+    os.fchmod(fd, S_IMODE(st.st_mode))
+    new = os.fstat(fd)
+    if (new.st_uid, new.st_gid) != (st.st_uid, st.st_gid):
+        os.fchown(fd, st.st_uid, st.st_gid)
 
 
 def _side_path(state: Path, name: str) -> str:
@@ -210,8 +242,7 @@ def load_sides(state: Path, sides: Sequence[_Side],
     loaded: dict[str, tuple[str, bytes]] = {}
     for side in sides:
         try:
-            with open(_side_path(state, side.name), "rb") as fh:
-                data = fh.read(side.size)
+            data = read_regular(_side_path(state, side.name), side.size)
         except OSError:
             return None
         if len(data) != side.size or digest(data) != side.digest:
