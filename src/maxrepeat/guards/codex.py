@@ -12,7 +12,10 @@ read with the ``codex`` reader). When the hook runs, Codex has already written t
 (``function_call`` with ``call_id`` = ``tool_use_id``) but not its output: the guard takes
 the call from the log (its name and arguments as the log spells them: ``exec_command``
 with ``{"cmd": ...}``, where the payload says ``Bash`` with ``{"command": ...}``) and the
-result from ``tool_response``.
+result from ``tool_response``. For a command, ``tool_response`` is its output alone,
+while the rollout will record its exit code too: the guard adds the exit code Codex has
+already written in the rollout (`.codex_results`), so the result is the one ``maxrepeat
+grade`` of the finished rollout sees.
 
 What the guard prints (exit code 0, one JSON object on standard output, nothing when
 there is nothing to say):
@@ -36,7 +39,9 @@ from pathlib import Path
 from typing import Any
 
 from ..core.config import MaxRepeatConfig
+from ..readers.codex import exec_output
 from .agentlog import judged
+from .codex_results import WAIT, exec_exit_code
 from .hookcall import HookCall, HookOutput, hook_event, hook_output, payload_str, require
 from .policy import Action, Decision, Policy, loop_message
 
@@ -46,27 +51,35 @@ __all__ = ["hook_call", "render", "guard", "EVENTS"]
 EVENTS = ("PreToolUse", "PostToolUse")
 
 
-def hook_call(payload: Mapping[str, Any]) -> HookCall:
+def hook_call(payload: Mapping[str, Any], *, wait: float = WAIT) -> HookCall:
     """The hook input as the guard's `HookCall` (`TrajectoryFormatError` when a field
-    the guard needs is missing)."""
+    the guard needs is missing). After a command, its result is completed from the
+    rollout (`.codex_results`, waiting at most ``wait`` seconds for it)."""
     event = hook_event(payload, EVENTS)
     data = dict(payload)
     name = require(payload_str(data, "tool_name"), "tool_name")
     phase = "pre" if event == "PreToolUse" else "post"
+    log = payload_str(data, "transcript_path")
+    call_id = payload_str(data, "tool_use_id")
     response = payload.get("tool_response")
+    ok = True
+    if phase == "post" and isinstance(response, str):
+        code = exec_exit_code(log, call_id, wait)
+        if code is not None:
+            response, ok = exec_output(code, response), code == 0
     return HookCall(
         phase=phase,
         session=payload_str(data, "session_id"),
-        log=payload_str(data, "transcript_path"),
+        log=log,
         reader="codex",
         # without a rollout (transcript_path null: an ephemeral session) the call is
         # graded on its own, as the payload names it
         placement="id",
         name=name,
         arguments=payload.get("tool_input"),
-        call_id=payload_str(data, "tool_use_id"),
+        call_id=call_id,
         result=response,
-        ok=True,
+        ok=ok,
     )
 
 

@@ -21,9 +21,12 @@ Read as follows:
   ``action``); ids from ``call_id``. Calls are counted from ``response_item`` only (the
   ``event_msg`` begin/end records repeat them), once per ``call_id``;
 - results: ``*_output`` items by ``call_id``; a string output is kept as written, content
-  item lists become their text, except that the ``Chunk ID:`` and ``Wall time:`` lines
-  Codex puts before an ``exec_command`` output are dropped (they differ on every run of
-  the same command, so no repeat could ever be seen by observation);
+  item lists become their text, except that the ``Chunk ID:``, ``Wall time:`` and
+  ``Original token count:`` lines Codex puts before an ``exec_command`` output are dropped
+  (the first two differ on every run of the same command, so no repeat could ever be
+  seen by observation; the estimate is made from the output, and the hook input, from
+  which the live guard takes the current call's output, does not carry it): what stays
+  is ``Process exited with code N`` and the output (`exec_output`);
 - error flag (the output item has none): ``exec_command_end`` with ``exit_code`` other
   than 0, ``patch_apply_end`` with ``success: false``, ``mcp_tool_call_end`` with
   ``Err`` or ``isError: true``, an output whose text starts ``Exit code: N`` (N not 0) or
@@ -50,15 +53,40 @@ from ._marks import decode_state
 from ._resume import BuilderState, ResumableBuilder, encode, line_record
 from ._toolevents import EventBuilder, content_text, decode_arguments, iter_records
 
-__all__ = ["READER", "Resume"]
+__all__ = ["READER", "Resume", "exec_output"]
 
 _MODEL_OUTPUT = frozenset({"reasoning", "web_search_call", "image_generation_call",
                            "tool_search_call"})
 _EXIT_LINE = re.compile(r"^Exit code: (-?\d+)")
-#: the header Codex puts before an exec_command output: a fresh chunk id and the wall time
-#: change on every run of the same command, so they are dropped from the observation
-_EXEC_VOLATILE = re.compile(r"\AChunk ID: [^\n]*\nWall time: [^\n]*\n")
+#: the header lines Codex puts before an exec_command output that say nothing of what the
+#: command did: a fresh chunk id and the wall time change on every run of the same
+#: command, and Codex's token estimate of the output is computed from the output shown
+#: below it (the hook input does not carry it); they are dropped from the observation
+_EXEC_CHROME = ("Chunk ID: ", "Wall time: ", "Original token count: ")
 _EXEC_EXIT = re.compile(r"^Process exited with code (-?\d+)$", re.M)
+_EXEC_OUTPUT = "\nOutput:\n"
+
+
+def exec_output(exit_code: int, output: str) -> str:
+    """The observation of an ``exec_command`` call that ended with ``exit_code`` after
+    printing ``output``, as the reader keeps it from the rollout (`_exec_text`). The
+    hook guard builds the current call's result with it: Codex's hook input carries the
+    output, the rollout's ``item_completed`` record the exit code.
+
+    >>> exec_output(1, "")
+    'Process exited with code 1\\nOutput:\\n'
+    """
+    return f"Process exited with code {exit_code}{_EXEC_OUTPUT}{output}"
+
+
+def _exec_text(value: str) -> tuple[str, bool]:
+    """An ``exec_command`` output (it starts ``Chunk ID:``) without its chrome lines, and
+    whether its header says it exited with code 0 (or is still running)."""
+    header, sep, output = value.partition(_EXEC_OUTPUT)  # no output section: all header
+    kept = [line for line in header.split("\n") if not line.startswith(_EXEC_CHROME)]
+    code = _EXEC_EXIT.search(header)
+    ok = code is None or int(code.group(1)) == 0
+    return "\n".join(kept) + sep + output, ok
 
 
 def _output(payload: dict[str, Any]) -> tuple[Any, bool]:
@@ -70,11 +98,8 @@ def _output(payload: dict[str, Any]) -> tuple[Any, bool]:
         out = out["content"]
     value = content_text(out)
     if isinstance(value, str) and value.startswith("Chunk ID: "):
-        value = _EXEC_VOLATILE.sub("", value, count=1)
-        header = value.split("\nOutput:\n", 1)[0]
-        code = _EXEC_EXIT.search(header)
-        if code is not None and int(code.group(1)) != 0:
-            ok = False
+        value, exited_ok = _exec_text(value)
+        ok = ok and exited_ok
     elif isinstance(value, str):
         match = _EXIT_LINE.match(value)
         if match and int(match.group(1)) != 0:
