@@ -90,6 +90,30 @@ def test_codex_project_needs_project_and_hook_trust(where: tuple[Path, Path]) ->
     assert off.problems[0].line == config.read_text().splitlines().index("hooks = false") + 1
 
 
+def test_codex_takes_the_repository_trust_for_a_folder_inside_it(
+        where: tuple[Path, Path]) -> None:
+    # measured with Codex 0.171.0's app server: a trusted git repository's subfolder
+    # has its .codex/hooks.json listed (untrusted hooks until reviewed)
+    project, home = where
+    (project / ".git").mkdir()
+    sub = project / "sub"
+    sub.mkdir()
+    install("codex", "maxrepeat hook codex --max 3", "project", project=sub, home=home)
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text(f'[projects.{json.dumps(str(project.resolve()))}]\n'
+                      'trust_level = "trusted"\n')
+    load = _load("codex", "project", sub, home)
+    assert [p.path for p in load.problems] == ["hooks.state.<hook>.trusted_hash"]
+    config.write_text(config.read_text() + f'[projects.{json.dumps(str(sub.resolve()))}]\n'
+                      'trust_level = "untrusted"\n')
+    assert "trust_level" in load_paths(_load("codex", "project", sub, home))
+
+
+def load_paths(load: Any) -> str:
+    return " ".join(p.path for p in load.problems)
+
+
 def test_gemini_cli_runs_settings_hooks_only_in_a_trusted_folder(
         where: tuple[Path, Path]) -> None:
     project, home = where

@@ -168,6 +168,10 @@ def _codex(scope: str, file: Path, project: Path, home: Path,
     if scope == "project":
         folder = str(project.resolve())
         level = _get(value, "projects", folder, "trust_level")
+        root = next((p for p in (project.resolve(), *project.resolve().parents)
+                     if (p / ".git").exists()), None)
+        if level is None and root is not None:  # Codex also takes the repository's entry
+            level = _get(value, "projects", str(root), "trust_level")
         if level != "trusted":
             problems.append(_problem(
                 config, text, _toml_key_at(text, folder, "trust_level"),
