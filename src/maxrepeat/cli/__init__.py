@@ -41,41 +41,49 @@ def main(argv: Sequence[str] | None = None) -> None:
     that died, a report that could not be written (a full disk) or standard output closed
     before the report was complete all exit 2 with one line on standard error.
 
+    An agent's hook (``maxrepeat hook AGENT …``) is the exception: there 2 is what the
+    agent reads as "block this tool call", so a hook that cannot run for any reason (an
+    unknown flag, a bad value, a crash) exits 1, each agent's non-blocking error.
+
     The garbage collector is paused while the command starts, and the last collection at
     interpreter exit is skipped (cli/_gc.py).
     """
     _gc.pause()  # until the command starts its work (cli/_gc.py)
     _gc.spare_exit()
+    args = sys.argv[1:] if argv is None else list(argv)
+    code = 2
     try:
         run = None
-        args = sys.argv[1:] if argv is None else list(argv)
         if args[:1] == ["hook"]:
-            from .hookrun import plain_call
+            from .hookrun import AGENTS, plain_call
 
+            if args[1:2] and args[1] in AGENTS:
+                code = 1  # an agent's hook that cannot run must not block the agent
             run = plain_call(args[1:])  # None: not a plain agent call (click takes it)
         if run is not None:
-            code = run()
+            result = run()
         else:
             from .group import cli
 
-            code = cli.main(args=list(argv) if argv is not None else None,
-                            prog_name="maxrepeat", standalone_mode=False)
-        _flush_stdout()
-        if isinstance(code, int) and code:
-            sys.exit(code)
+            result = cli.main(args=list(argv) if argv is not None else None,
+                              prog_name="maxrepeat", standalone_mode=False)
+        _flush_stdout(code)
+        if isinstance(result, int) and result:
+            sys.exit(result)
     except SystemExit:
-        _flush_stdout()
+        _flush_stdout(code)
         raise
     except KeyboardInterrupt:
         _fail("interrupted", 130)
     except Exception as err:
-        _failed(err)
+        _failed(err, code)
     finally:
         _gc.resume()
 
 
-def _failed(err: Exception) -> None:
-    """Exit as ``main`` says for an exception that ended the command."""
+def _failed(err: Exception, code: int = 2) -> None:
+    """Exit as ``main`` says for an exception that ended the command (``code``: the
+    command's error exit, 2, or 1 for an agent's hook)."""
     if "click" in sys.modules:  # only a command run through click raises its exceptions
         import click
 
@@ -83,29 +91,29 @@ def _failed(err: Exception) -> None:
             _fail("interrupted", 130)
         if isinstance(err, click.ClickException):
             err.show()
-            sys.exit(2 if err.exit_code == 1 else err.exit_code)
+            sys.exit(code if err.exit_code in (1, 2) else err.exit_code)
     if isinstance(err, BrokenPipeError):
         _fail("standard output was closed before the report was complete (the run was cut "
-              "short: no verdict)")
+              "short: no verdict)", code)
     if isinstance(err, OSError):
-        _fail(f"cannot write: {err.strerror or err}")
+        _fail(f"cannot write: {err.strerror or err}", code)
     # the last net: a bug must never look like a verdict
     name = type(err).__name__
     if name == "BrokenProcessPool":
         _fail(f"a worker process died before its results came back ({err}); "
-              "no verdict for this run")
-    _fail(f"internal error: {name}: {err} (a maxrepeat bug: please report it)")
+              "no verdict for this run", code)
+    _fail(f"internal error: {name}: {err} (a maxrepeat bug: please report it)", code)
 
 
-def _flush_stdout() -> None:
+def _flush_stdout(code: int = 2) -> None:
     """Flush standard output now, so that a full disk is an error here, not at exit."""
     try:
         sys.stdout.flush()
     except BrokenPipeError:
         _fail("standard output was closed before the report was complete (the run was cut "
-              "short: no verdict)")
+              "short: no verdict)", code)
     except OSError as err:
-        _fail(f"cannot write the report to standard output: {err.strerror or err}")
+        _fail(f"cannot write the report to standard output: {err.strerror or err}", code)
     except ValueError:
         pass  # already closed
 
@@ -124,7 +132,7 @@ def _fail(message: str, code: int = 2) -> None:
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError):
         pass
-    if code == 2 and _pool_used():
+    if code in (1, 2) and _pool_used():
         from ..engines.batch import release_ipc
 
         release_ipc()

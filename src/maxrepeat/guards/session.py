@@ -57,6 +57,7 @@ from .. import __version__
 from ..core.errors import TrajectoryFormatError
 from ..core.monitor import STATE_VERSION
 from ..readers._marks import Spill, _SPILL
+from ..readers._regular import open_regular, read_regular
 from .logcheck import (
     BLOCK,
     CHECKS,
@@ -154,7 +155,7 @@ class GuardSession:
         self._spill_token = _SPILL.set(self.spill)
         if self.log is not None:
             try:
-                self._fh = open(self.log, "rb")
+                self._fh = open_regular(self.log)
             except FileNotFoundError:
                 if not self.missing_ok:
                     self.__exit__(None, None, None)
@@ -215,7 +216,7 @@ class GuardSession:
         and ``partial``, which holds the unterminated rest once the log is read."""
         if self._fh is None and self.missing and self.log is not None:
             try:  # created since the session was entered
-                self._fh = open(self.log, "rb")
+                self._fh = open_regular(self.log)
             except OSError:
                 pass
         fh = self._fh
@@ -265,7 +266,7 @@ class GuardSession:
         """The saved snapshot when it verifies against the log (and ``check``) and its side
         files verify against it; None otherwise."""
         try:
-            payload = unseal(self.file.read_bytes(), self._hash)
+            payload = unseal(read_regular(self.file), self._hash)
             if payload is None:
                 return None
             saved = msgspec.msgpack.decode(payload, type=_Saved)

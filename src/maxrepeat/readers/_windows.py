@@ -30,6 +30,7 @@ from ..core import accel
 from ..core.steps import events_readable
 from . import Source
 from ._json import BOM
+from ._regular import open_regular
 from .vally import _id_of, _Traj
 
 __all__ = ["_NotWindowed", "WindowedDocument", "scan", "scan_pure", "WINDOW", "MEMBER_LIMIT"]
@@ -179,7 +180,7 @@ class WindowedDocument:
 
     def windows(self, light: bool = False) -> Iterator[tuple[int, list[Any]]]:
         decode = _decode_light if light else _decode_window
-        with open(self.path, "rb") as fh:
+        with open_regular(self.path) as fh:
             if self._cuts is not None:
                 for a, b, first in self._cuts:
                     fh.seek(a)

@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any, Final, cast
 
+from ._regular import open_regular
+
 __all__ = ["Source", "HEAD_BYTES"]
 
 #: How many leading bytes detection looks at.
@@ -92,7 +94,7 @@ class Source:
             self._spool.seek(0)
             return cast(IO[bytes], _Unclosable(self._spool))
         assert self.path is not None
-        return open(self.path, "rb")
+        return open_regular(self.path)  # a FIFO is refused, never waited on
 
     def read_bytes(self) -> bytes:
         """The whole input."""

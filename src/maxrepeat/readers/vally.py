@@ -33,6 +33,7 @@ from ._json import (
     first_json_char,
     iter_lines,
 )
+from ._regular import open_regular
 
 __all__ = [
     "READER",
@@ -192,7 +193,7 @@ def array_ranges_of(path: str) -> list[Any] | None:
     if size <= _array.SPLIT_BYTES:
         return None
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             return _array.array_ranges(fh, size)
     except OSError:
         return None
