@@ -5,7 +5,8 @@ lets its hooks run. Each agent has its own gates, measured with the pinned relea
 (Claude Code 2.1.332, Codex 0.171.0, Gemini CLI 0.61.0, Copilot CLI 1.0.102):
 
 * **Claude Code**: ``disableAllHooks`` in any settings file, or ``allowManagedHooksOnly``
-  in the managed settings, turns the guard off. (An interactive session asks you to
+  in the managed settings (``/etc/claude-code/managed-settings.json`` and
+  ``managed-settings.d/``), turns the guard off. (An interactive session asks you to
   trust a new folder first; ``claude -p`` does not ask.)
 * **Codex**: ``[features] hooks = false`` turns hooks off; a project's ``.codex/`` is read
   only in a trusted project (``[projects."<folder>"] trust_level = "trusted"`` in
@@ -106,8 +107,10 @@ def _get(value: Any, *keys: str) -> Any:
 def _claude_code(scope: str, file: Path, project: Path, home: Path,
                  env: Mapping[str, str]) -> Load:
     config = env.get("CLAUDE_CONFIG_DIR")
-    managed = Path("/etc/claude-code/managed-settings.json")
-    files = [managed, (Path(config) if config else home / ".claude") / "settings.json",
+    system = Path("/etc/claude-code")
+    managed = [system / "managed-settings.json",
+               *sorted((system / "managed-settings.d").glob("*.json"))]
+    files = [*managed, (Path(config) if config else home / ".claude") / "settings.json",
              project / ".claude" / "settings.json", project / ".claude" / "settings.local.json"]
     problems = []
     for path in files:
@@ -116,7 +119,7 @@ def _claude_code(scope: str, file: Path, project: Path, home: Path,
             problems.append(_problem(path, text, '"disableAllHooks"', "disableAllHooks",
                                      "false or absent for Claude Code to run hooks", "true",
                                      "remove it, or set it to false"))
-        if path == managed and _get(value, "allowManagedHooksOnly") is True:
+        if path in managed and _get(value, "allowManagedHooksOnly") is True:
             problems.append(_problem(path, text, '"allowManagedHooksOnly"',
                                      "allowManagedHooksOnly", "false or absent for Claude "
                                      "Code to run hooks outside the managed settings", "true",
