@@ -39,7 +39,10 @@ T = TypeVar("T")
 class _Decoder:
     """msgspec's decoder, except for integers past 64 bits, which it refuses: those are
     read by the standard library (numbers of more than 4,300 digits included, as the
-    doubles JavaScript makes of them; issue 18). Failures stay ``msgspec.DecodeError``."""
+    doubles JavaScript makes of them; issue 18), and so is a text holding a lone
+    surrogate (an ``arguments`` string read from ``"\\ud800"``: msgspec cannot encode
+    it; the value keeps it, as the readers keep a file's own ``\\ud800``, issue 30).
+    Failures stay ``msgspec.DecodeError``."""
 
     _fast: Final = msgspec.json.Decoder(float_hook=float_literal)
 
@@ -49,6 +52,8 @@ class _Decoder:
         except msgspec.ValidationError as err:
             if "out of range" not in str(err):
                 raise
+        except UnicodeEncodeError:
+            pass  # a text with a lone surrogate (not UTF-8): kept, as a file's escape is
         try:
             text = data if isinstance(data, str) else bytes(data).decode("utf-8")
             return json.loads(text, parse_float=float_literal, parse_int=json_int)
