@@ -38,8 +38,8 @@ __all__ = ["Installed", "Graders", "Session", "GuardStatus", "installed", "statu
 
 #: what each agent's run does when the guard stops it (measured with the pinned releases)
 STOP_EXIT: dict[str, str] = {
-    "claude-code": "the turn ends; claude -p exits 0, its JSON result says "
-                   '"terminal_reason": "hook_stopped"',
+    "claude-code": "the turn ends; claude -p exits 0 and prints an empty result (with "
+                   '--output-format json: "terminal_reason": "hook_stopped")',
     "codex": "codex exec 0.171 does not stop on a hook: every further repeat is refused; "
              "the run exits 0",
     "gemini-cli": "the agent loop ends; gemini -p exits 0 with the stop reason on stderr",
