@@ -219,11 +219,15 @@ def test_status_reports_a_command_it_cannot_read_in_the_grammar(
     project, home = where
     install("gemini-cli", "maxrepeat hook gemini-cli --max zero", "project", project=project,
             home=home)
-    done = _cli("status", "gemini-cli", "--json", cwd=project, home=home)
+    done = _cli("status", "gemini-cli", "--json", cwd=project, home=home,
+                GEMINI_CLI_TRUST_WORKSPACE="true")
     [guard] = json.loads(done.stdout)["guards"]
     file = project / ".gemini" / "settings.json"
     assert guard["problem"].startswith(f"{file}:"), guard["problem"]
-    assert "must be" in guard["problem"] and "(got " in guard["problem"]
-    assert guard["graders"] is None and not guard["loads"]
+    assert "hooks.BeforeTool[].command must be" in guard["problem"]
+    assert '(got --max must be an integer >= 1 (got "zero"))' in guard["problem"]
+    # Gemini CLI would load it (the folder is trusted) but the hook fails at every call
+    assert guard["load_problems"] == [] and not guard["loads"]
+    assert guard["graders"] is None
     nothing = _cli("status", "codex", cwd=project, home=home)
     assert nothing.returncode == 0 and "no maxrepeat guard installed" in nothing.stdout

@@ -31,8 +31,9 @@ def _problem(guard: Installed, got: str) -> str:
     at = text.find(json.dumps(guard.command)[1:-1])
     line = text.count("\n", 0, at) + 1 if at >= 0 else 1
     col = at - (text.rfind("\n", 0, at) + 1) + 1 if at >= 0 else 1
-    return str(ConfigError(f"hooks.{guard.events[0]}: the command's flags",
-                           f"flags `maxrepeat hook {guard.agent}` reads", got,
+    key = "bash" if guard.agent == "copilot-cli" else "command"
+    return str(ConfigError(f"hooks.{guard.events[0]}[].{key}",
+                           f"a command whose flags `maxrepeat hook {guard.agent}` reads", got,
                            hint="install the guard again", file=str(guard.file), line=line,
                            col=col))
 

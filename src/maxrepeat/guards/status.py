@@ -199,7 +199,8 @@ def as_dict(item: GuardStatus) -> dict[str, Any]:
     g, graders = item.guard, item.graders
     out: dict[str, Any] = {
         "agent": g.agent, "scope": g.scope, "file": str(g.file), "command": g.command,
-        "events": list(g.events), "loads": item.load.loads,
+        # a command the hook cannot read fails at every call: nothing is guarded
+        "events": list(g.events), "loads": item.load.loads and item.problem is None,
         "load_problems": [str(p) for p in item.load.problems], "notes": list(item.load.notes),
         "problem": item.problem, "graders": None, "policy": None, "cache_dir": None,
         "stop": STOP_EXIT[g.agent],
@@ -232,7 +233,7 @@ def as_text(item: GuardStatus) -> list[str]:
                                               f"{k.replace('_at', '')} off"
                                               for k, v in d["policy"].items())
                      + f"; state in {d['cache_dir']}")
-    lines.append(f"  loads: {'yes' if item.load.loads else 'no'}")
+    lines.append(f"  loads: {'yes' if d['loads'] else 'no'}")
     lines += [f"    {line}" for p in d["load_problems"] for line in p.splitlines()]
     lines += [f"    note: {n}" for n in d["notes"]]
     lines.append(f"  on a stop: {d['stop']}")
