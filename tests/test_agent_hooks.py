@@ -213,8 +213,11 @@ def test_gemini_warns_after_a_failed_call_in_the_reason() -> None:
     call = gemini_cli.hook_call({"hook_event_name": "AfterTool", "tool_name": "read_file",
                                  "tool_response": {"llmContent": "x",
                                                    "error": {"message": "File not found"}}})
-    out = gemini_cli.render(call, Decision(Action.WARN, "M", ()))
-    assert out.stdout == {"decision": "deny", "reason": "File not found\n\nM"}
+    out = gemini_cli.render(call, Decision(Action.WARN, "M -> <x>", ()))
+    # wrapped as Gemini CLI wraps additional context, which the reader drops from the
+    # logged result: grading the log sees the error alone, as the guard did
+    assert out.stdout == {"decision": "deny", "reason": "File not found\n\n"
+                          "<hook_context>M -&gt; &lt;x&gt;</hook_context>"}
 
 
 def test_gemini_error_result_is_a_failed_call() -> None:

@@ -18,7 +18,10 @@ What the guard prints (exit code 0, one JSON object, nothing when there is nothi
 * ``AfterTool`` warning: ``{"hookSpecificOutput": {"hookEventName": "AfterTool",
   "additionalContext": MESSAGE}}`` (appended to the tool result the model reads); after a
   failed call, whose error Gemini CLI sends without additional context,
-  ``{"decision": "deny", "reason": ERROR + MESSAGE}`` (the error's text, then the warning);
+  ``{"decision": "deny", "reason": ERROR + CONTEXT}`` (the error's text, then the warning
+  as Gemini CLI wraps a hook's additional context: ``\n\n<hook_context>MESSAGE
+  </hook_context>`` with ``<`` and ``>`` escaped, which the reader drops from the logged
+  result, so that grading the log sees the error alone, as the guard did);
 * ``AfterTool`` block: ``{"decision": "deny", "reason": MESSAGE}`` (the reason replaces
   the result the model reads);
 * stop (either event): ``{"continue": false, "stopReason": MESSAGE}`` (the agent loop ends);
@@ -84,9 +87,13 @@ def render(call: HookCall, decision: Decision) -> HookOutput:
             return {"decision": "deny", "reason": msg}
         if not call.ok:
             # Gemini CLI drops additionalContext from a failed call's response (it sends
-            # the error alone): the warning goes in a reason that keeps the error's text
+            # the error alone): the warning goes in a reason that keeps the error's text,
+            # the warning wrapped as Gemini CLI wraps additional context (it is logged as
+            # the call's result: the reader drops the wrapper as after a successful call)
             error = call.result if isinstance(call.result, str) else json.dumps(call.result)
-            return {"decision": "deny", "reason": f"{error}\n\n{msg}"}
+            context = msg.replace("<", "&lt;").replace(">", "&gt;")
+            return {"decision": "deny",
+                    "reason": f"{error}\n\n<hook_context>{context}</hook_context>"}
         return {"hookSpecificOutput": {"hookEventName": "AfterTool",
                                        "additionalContext": msg}}
 
