@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from ..core.errors import ConfigError, MissingExtraError
-from .options import (EXIT_CODES_HELP, configs_from_flags, die, grader_options, inline_given,
-                      say, write)
+from .options import (EXIT_CODES_HELP, configs_from_flags, count_type, die, grader_options,
+                      inline_given, say, write)
 
 # Modules needed only on some paths (YAML, eval specs, engines) are imported where they
 # are used: start-up time is measured (bench/RESULTS.md).
@@ -70,13 +70,13 @@ def _eval_spec(
               help="Write the report to FILE instead of standard output, whole or not at all "
                    "(a temporary file renamed into place); its ending picks the format "
                    "(.json, .jsonl, .xml junit, .html, .md) unless --output is given.")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, metavar="N",
+@click.option("-j", "--jobs", type=count_type(1), default=None, metavar="N",
               help="Worker processes (default: the number of cores). Results keep input order.")
 @click.option("--engine", type=click.Choice(["local", "ray"]), default="local",
               help="local (worker processes here) or ray (a Ray cluster; paths it can read).")
 @click.option("--ray-address", metavar="ADDR", default=None,
               help="With --engine ray: the cluster to join (default: RAY_ADDRESS, or a local Ray).")
-@click.option("--max-runs", "max_runs", type=click.IntRange(min=0), default=100, metavar="N",
+@click.option("--max-runs", "max_runs", type=count_type(0), default=100, metavar="N",
               show_default=True,
               help="List at most N runs above max per result, those with the most "
                    "occurrences (metadata.runsTotal counts them all); 0 lists all.")

@@ -15,7 +15,7 @@ import click
 
 from ..guards.policy import Policy
 from .hookrun import fail, load_configs, policy_from_flags, read_payload, run
-from .options import grader_options
+from .options import count_type, grader_options
 
 __all__ = ["hook_cmd", "policy_options", "policy_from_flags", "read_payload", "load_configs"]
 
@@ -35,7 +35,7 @@ def policy_options(func: F) -> F:
         ("--block-at", "block_at", defaults.block_at, "block (refuse) the repeated call"),
         ("--warn-at", "warn_at", defaults.warn_at, "warn the model"),
     ):
-        func = click.option(flag, dest, type=click.IntRange(min=0), default=default,
+        func = click.option(flag, dest, type=count_type(0), default=default,
                             show_default=True, metavar="K",
                             help=f"{what.capitalize()} once a loop is K occurrences above "
                             "max (0: never).")(func)

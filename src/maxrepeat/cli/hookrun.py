@@ -198,9 +198,12 @@ def plain_call(args: Sequence[str]) -> Callable[[], None] | None:
             tools.append(value)
             continue
         if dest in _RUNGS:
-            if not (value.isascii() and value.isdigit()):
+            from .options import count  # the one reading of a count flag
+
+            number = count(value)
+            if number is None:
                 return None
-            values[dest] = int(value)
+            values[dest] = number
             continue
         if dest == "cache_dir" and not _fine_cache_dir(value):
             return None

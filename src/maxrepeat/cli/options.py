@@ -6,9 +6,10 @@ grader flags with `inline_config` without click (cli/hookrun.py)."""
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable, Sequence
-from typing import IO, Any, NoReturn, TypeVar
+from typing import IO, Any, Final, NoReturn, TypeVar
 
 from ..core.config import MaxRepeatConfig
 from ..core.configrules import MATCH_MODES, check_config
@@ -47,22 +48,54 @@ class _Digits(str):
         return f"a {len(self.lstrip('+-'))}-digit number"
 
 
+#: a flag's number as ASCII text: an integer, or a decimal one (its sign kept, so that
+#: the rules can say what is wrong with ``-3``); no underscores, spaces or other scripts
+_INTEGER: Final = re.compile(r"[+-]?[0-9]+")
+_DECIMAL: Final = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def count(text: str) -> int | None:
+    """A flag's count (``-j``, ``--max-runs``, ``--warn-at`` …): ASCII digits only, else
+    None. Python's ``int`` would also take ``1_0``, `` 3 `` and full-width ``３``.
+
+    >>> count("007"), count("1_0"), count("\uff13"), count("-1")
+    (7, None, None, None)
+    """
+    return int(text) if text.isascii() and text.isdigit() else None
+
+
 def _number(text: str | None) -> Any:
-    """A flag's number as written: ASCII digits only (``int("３")`` would accept
-    full-width digits, which no config file means), a huge integer kept as text."""
+    """A flag's number as written (``--max``, ``--max-cycle-period``): ASCII digits only
+    (`_INTEGER`, `_DECIMAL`); anything else, ``1_0`` or ``３`` included, stays text and is
+    refused by the rules as such; a huge integer is kept as text."""
     if text is None:
         return None
-    if not text.isascii():
-        return text
-    stripped = text.strip()
-    if stripped.lstrip("+-").isdigit() and len(stripped) > 4000:
-        return _Digits(stripped)
-    for conv in (int, float):
-        try:
-            return conv(text)
-        except ValueError:
-            pass
+    if _INTEGER.fullmatch(text):
+        return _Digits(text) if len(text.lstrip("+-")) > 4000 else int(text)
+    if _DECIMAL.fullmatch(text):
+        return float(text)
     return text
+
+
+def count_type(least: int) -> Any:
+    """The click type of a count flag of at least ``least`` (read by `count`)."""
+    import click
+
+    class Count(click.ParamType):  # type: ignore[type-arg]  # generic in click 8.5 only
+        name = "integer"
+
+        def convert(self, value: Any, param: Any, ctx: Any) -> int:
+            if isinstance(value, int) and not isinstance(value, bool):
+                number: int | None = value  # a default
+            else:
+                number = count(str(value))
+            if number is None or number < least:
+                self.fail(f"must be a whole number of at least {least} in ASCII digits "
+                          f"(got {value!r})", param, ctx)
+            return number
+
+    return Count()
+
 
 _FLAG_OF = {"max": "--max", "max_cycle_period": "--max-cycle-period", "match": "--match",
             "tools": "--tools"}
