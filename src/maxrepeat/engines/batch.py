@@ -317,12 +317,18 @@ class BatchGrader:
                 proc.terminate()
             # Not shutdown(wait=True): a worker killed while it held the call queue's lock
             # can leave the executor's threads waiting forever. Reap the workers ourselves.
+            manager = getattr(pool, "_executor_manager_thread", None)
             pool.shutdown(wait=False)
             for proc in procs:
                 proc.join(timeout=2)
                 if proc.is_alive():
                     proc.kill()
                     proc.join(timeout=2)
+            # The executor's thread sees its workers gone and closes its queues; let it
+            # finish (it usually takes milliseconds) before a quick exit releases them, so
+            # that the two do not race. Bounded: this is the join that can wait for ever.
+            if manager is not None:
+                manager.join(timeout=2)
             return
         for future in pending:
             future.cancel()
