@@ -117,7 +117,7 @@ def test_cli_summary_counts(tree: Path) -> None:
     res = CliRunner().invoke(cli, ["grade", str(tree / "a"), "-f", "vally", "--max", "2",
                                    "--match", "name", "-o", "jsonl", "-j", "2"])
     lines = res.stderr.splitlines()
-    assert "7 trajectories, 7 results: 4 passed, 2 failed, 1 errors" in lines
+    assert "7 trajectories, 7 results: 4 passed, 2 failed, 1 error" in lines
     assert any(line.startswith("largest repeat per result") for line in lines)
     assert "tools in failing patterns: bash (1), read (1)" in lines
 

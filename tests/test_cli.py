@@ -148,7 +148,7 @@ def test_console_output_lines_and_summary(tmp_path: Path) -> None:
     res = run("grade", write(tmp_path, "t.json", looping()), "--max", "3", "-o", "console")
     first = res.stdout.splitlines()[0]
     assert first.startswith("FAIL") and "loop" in first and "repeated 4 times" in first
-    assert "1 trajectories, 1 results: 0 passed, 1 failed, 0 errors" in res.stdout
+    assert "1 trajectory, 1 result: 0 passed, 1 failed, 0 errors" in res.stdout
 
 
 def test_console_neutralises_control_characters(tmp_path: Path) -> None:

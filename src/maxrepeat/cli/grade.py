@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from ..core.errors import ConfigError, MissingExtraError
+from .color import color_option, wants_color
 from .options import (EXIT_CODES_HELP, configs_from_flags, count_type, die, grader_options,
                       inline_given, say, write)
 
@@ -60,16 +61,19 @@ def _eval_spec(
                    "max-repeat graders of its stimulus (stimulus.name).")
 @click.option("--stimulus", metavar="NAME",
               help="With --eval-spec: use this stimulus's graders for every trajectory.")
-@click.option("-o", "--output", "output", default=None, metavar="FORMAT",
-              help="console (default on a terminal), json, jsonl (default otherwise), "
-                   "junit, markdown or html.")
-@click.option("-f", "--format", "fmt", default="auto", metavar="NAME",
-              help="Input format (default: auto-detect; see 'maxrepeat formats').")
+@click.option("-o", "--output-format", "--output", "output", default=None, metavar="FORMAT",
+              help="The report's format: console (the default, on a terminal or not), "
+                   "json, jsonl, junit, markdown or html.")
+@click.option("-f", "--input-format", "--format", "fmt", default="auto", metavar="NAME",
+              help="The trajectories' format (default: auto-detect; see 'maxrepeat "
+                   "formats').")
+@color_option()
 @click.option("-q", "--quiet", is_flag=True, help="No progress or summary on standard error.")
 @click.option("--output-file", "output_file", metavar="FILE", default=None,
               help="Write the report to FILE instead of standard output, whole or not at all "
                    "(a temporary file renamed into place); its ending picks the format "
-                   "(.json, .jsonl, .xml junit, .html, .md) unless --output is given.")
+                   "(.json, .jsonl, .xml junit, .html, .md, .txt console) unless "
+                   "--output-format is given.")
 @click.option("-j", "--jobs", type=count_type(1), default=None, metavar="N",
               help="Worker processes (default: the number of cores). Results keep input order.")
 @click.option("--engine", type=click.Choice(["local", "ray"]), default="local",
@@ -91,6 +95,7 @@ def grade_cmd(
     preset: str | None,
     output: str | None,
     fmt: str,
+    color_choice: str,
     quiet: bool,
     output_file: str | None,
     jobs: int | None,
@@ -106,8 +111,9 @@ def grade_cmd(
     Examples:
       maxrepeat grade runs/ --config graders.yaml
       maxrepeat grade run.json --max 3 --max-cycle-period 2 --match name-args
-      cat run.jsonl | maxrepeat grade - --max 2 --tools '^bash$' --output jsonl
+      cat run.jsonl | maxrepeat grade - --max 2 --tools '^bash$' --output-format jsonl
       maxrepeat grade 'runs/**/*.jsonl' -j 8 --config graders.yaml -o jsonl > results.jsonl
+      maxrepeat grade runs/ --config graders.yaml --output-file report.html
     """
     from ..reporters import get_reporter
 
@@ -128,7 +134,7 @@ def grade_cmd(
                Graders(configs_from_flags(config_file, max_, period, match, tools, name,
                                          preset)))
     graders.max_runs = max_runs
-    color = output_file is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    color = wants_color(color_choice, output_file is None and sys.stdout.isatty(), os.environ)
     reporter = get_reporter(output, color)
     from ..core.summary import SummaryBuilder
 
@@ -185,13 +191,14 @@ def grade_cmd(
             click.echo(summary_text(summary).rstrip("\n"), err=True)
     except BrokenPipeError:
         # The reader of our output went away (| head): the report is incomplete, so the
-        # run has no verdict (exit 2, never 0 or 1).
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        # run has no verdict (exit 2, never 0 or 1). The workers are killed here; the one
+        # line and the exit (at once, past the pool's exit-time join, which can wait for
+        # ever) are `maxrepeat.cli.main`'s, whether or not standard error is the same pipe.
         if batch is not None:
             batch.close(kill=True)
-        die("standard output was closed before the report was complete (the run was cut "
-            "short: no verdict)")
+        from .group import CutShort
+
+        raise CutShort() from None
     except KeyboardInterrupt:
         _interrupted(batch, sink, builder.build(interrupted=True))
     finally:
@@ -206,23 +213,24 @@ def grade_cmd(
 def _check_inputs(
     paths: Sequence[str], fmt: str, output: str | None, output_file: str | None
 ) -> str:
-    """Stop on a usage error in the paths, --format or --output; the output format
-    (from --output, else the --output-file ending, else the terminal)."""
+    """Stop on a usage error in the paths, --input-format or --output-format; the output
+    format (from --output-format, else the --output-file ending, else console)."""
     from ..readers import reader_names
     from ..reporters import OUTPUTS
 
     if not paths:
         die("give at least one PATH (a file, a directory, or - for standard input)")
     if fmt != "auto" and fmt not in reader_names():
-        die(f"--format must be one of auto, {', '.join(reader_names())} (got {fmt})")
+        die(f"--input-format must be one of auto, {', '.join(reader_names())} (got {fmt})")
     if output is None and output_file is not None:
         from ..reporters._atomic import OUTPUT_BY_SUFFIX
 
         output = OUTPUT_BY_SUFFIX.get(os.path.splitext(output_file)[1].lower(), "jsonl")
     if output is None:
-        output = "console" if sys.stdout.isatty() else "jsonl"
+        # the same report in a terminal, a CI log or `> out.txt`: JSON only when asked for
+        output = "console"
     if output not in OUTPUTS:
-        die(f"--output must be one of {', '.join(OUTPUTS)} (got {output})")
+        die(f"--output-format must be one of {', '.join(OUTPUTS)} (got {output})")
     return output
 
 

@@ -16,7 +16,15 @@ import click  # noqa: E402
 
 from .. import __version__  # noqa: E402
 
-__all__ = ["cli"]
+__all__ = ["cli", "CutShort"]
+
+
+class CutShort(BrokenPipeError):
+    """Standard output (or standard error) was closed before the report was complete:
+    the run has no verdict, exit 2 (`maxrepeat.cli.main`).
+
+    Raised without an errno on purpose: click's ``main`` turns an ``OSError`` whose errno
+    is ``EPIPE`` into ``sys.exit(1)``, which reads as "a loop was found"."""
 
 
 class _Commands(click.Group):
@@ -36,10 +44,26 @@ class _Commands(click.Group):
 
     def resolve_command(self, ctx: click.Context, args: list[str]
                         ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if (name and not name.startswith("-") and not ctx.resilient_parsing
+                and self.get_command(ctx, name) is None):
+            import difflib
+
+            close = difflib.get_close_matches(name, self.list_commands(ctx), n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            ctx.fail(f"No such command {name!r}.{hint}")
         found = super().resolve_command(ctx, args)
         if found[0] != "grade":  # grade resumes the collector itself, before it reads
             _gc.resume()
         return found
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except CutShort:
+            raise
+        except BrokenPipeError as err:
+            raise CutShort() from err
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name in self.LAZY and cmd_name not in self.commands:

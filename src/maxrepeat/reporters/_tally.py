@@ -6,8 +6,33 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..core.result import GraderResult
+from ..core.summary import Summary
 
-__all__ = ["Tally", "tally", "ordered_failing_first"]
+
+def counted(count: int, noun: str) -> str:
+    """``count`` and ``noun``, plural unless the count is one.
+
+    >>> counted(1, "trajectory"), counted(0, "trajectory"), counted(2, "error")
+    ('1 trajectory', '0 trajectories', '2 errors')
+    """
+    if count == 1:
+        return f"{count} {noun}"
+    return f"{count} {noun[:-1]}ies" if noun.endswith("y") else f"{count} {noun}s"
+
+
+def verdict_line(summary: Summary) -> str:
+    """The one-line count of a batch every report shows (console, Markdown, HTML).
+
+    >>> from maxrepeat import MaxRepeatConfig, grade, summarize
+    >>> verdict_line(summarize([grade({"id": "r", "events": []}, MaxRepeatConfig(1))]))
+    '1 trajectory, 1 result: 1 passed, 0 failed, 0 errors'
+    """
+    return (f"{counted(summary.trajectories, 'trajectory')}, {counted(summary.total, 'result')}: "
+            f"{summary.passed} passed, {summary.failed} failed, "
+            f"{counted(summary.errors, 'error')}"
+            + (" (interrupted)" if summary.interrupted else ""))
+
+__all__ = ["Tally", "tally", "ordered_failing_first", "counted", "verdict_line"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,6 +2,8 @@
 
 Text from trajectories (ids, evidence) is made inert before it reaches the terminal, and
 is handed to rich as plain `Text`, never as markup, so ``[bold]`` in an id stays text.
+Without colour (a log, a file, ``--color never``) the same text is written without rich,
+which is then never imported.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 from ..core.preview import inert
 from ..core.result import GraderResult
 from ..core.summary import Summary
+from ._tally import counted, verdict_line
 from .base import LineReporter
 
 __all__ = ["REPORTER", "ConsoleReporter", "line", "footer", "render", "make_console"]
@@ -22,9 +25,11 @@ def make_console(file: Any = None, color: bool | None = None) -> Any:
     """A rich console (imported here only: rich is the console reporter's dependency)."""
     from rich.console import Console
 
+    # _environ: the caller decided about colour (NO_COLOR, FORCE_COLOR, --color); rich's
+    # own reading of those variables (an empty NO_COLOR counts as set) must not undo it
     return Console(
         file=file, force_terminal=color, no_color=color is False, highlight=False,
-        soft_wrap=True, emoji=False, markup=False,
+        soft_wrap=True, emoji=False, markup=False, _environ={},
     )
 
 
@@ -60,16 +65,16 @@ def _render_text(obj: Any, color: bool | None) -> str:
 
 def line(result: GraderResult, color: bool | None = False) -> str:
     """One result as one console line."""
+    if not color:
+        mark, _style = _mark(result)
+        return (f"{mark}  {inert(result.trajectory)}  {inert(result.name)}  "
+                f"{inert(result.evidence)}\n")
     return _render_text(_text(result), color)
 
 
 def summary_text(summary: Summary) -> str:
     """The summary as plain text lines."""
-    parts = [
-        f"{summary.trajectories} trajectories, {summary.total} results: "
-        f"{summary.passed} passed, {summary.failed} failed, {summary.errors} errors"
-        + (" (interrupted)" if summary.interrupted else "")
-    ]
+    parts = [verdict_line(summary)]
     if summary.figures:
         dist = ", ".join(f"{k}: {v}" for k, v in sorted(summary.figures.items()))
         parts.append(f"largest repeat per result (occurrences: count): {dist}")
@@ -82,17 +87,19 @@ def summary_text(summary: Summary) -> str:
         # as, so a wrong --format or an export without tool calls is seen.
         count = sum(summary.nothing_watched.values())
         formats = ", ".join(f"{inert(k)} {v}" for k, v in sorted(summary.nothing_watched.items()))
-        parts.append(f"no tool call watched in {count} result{'s' if count != 1 else ''} "
-                     f"(read as: {formats}); they pass without evidence: check --format "
+        parts.append(f"no tool call watched in {counted(count, 'result')} "
+                     f"(read as: {formats}); they pass without evidence: check --input-format "
                      "and --tools")
     return "\n".join(parts) + "\n"
 
 
 def footer(summary: Summary, color: bool | None = False) -> str:
     """The summary block printed after the result lines."""
+    body = summary_text(summary)
+    if not color:
+        return "\n" + body
     from rich.text import Text
 
-    body = summary_text(summary)
     style = "bold red" if summary.exit_code else "bold green"
     return "\n" + _render_text(Text(body.rstrip("\n"), style=style), color)
 

@@ -16,6 +16,7 @@ import json
 from typing import Any, Final
 
 from ..core.summary import Summary
+from ._tally import verdict_line
 
 __all__ = ["page"]
 
@@ -27,11 +28,7 @@ def page(doc: Any, summary: Summary) -> str:
         f"default-src 'none'; script-src '{_sha256(_JS)}'; style-src '{_sha256(_CSS)}'; "
         "img-src 'none'; connect-src 'none'; form-action 'none'; base-uri 'none'"
     )
-    verdict = (
-        f"{summary.trajectories} trajectories, {summary.total} results: {summary.passed} passed, "
-        f"{summary.failed} failed, {summary.errors} errors"
-        + (" (interrupted)" if summary.interrupted else "")
-    )
+    verdict = verdict_line(summary)
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en">\n<head>\n<meta charset="utf-8">\n'

@@ -15,7 +15,7 @@ from typing import Any, Final
 from ..core.preview import inert, shorten
 from ..core.result import GraderResult
 from ..core.summary import Summary
-from ._tally import ordered_failing_first, tally
+from ._tally import ordered_failing_first, tally, verdict_line
 from .base import Reporter
 
 __all__ = ["REPORTER", "MarkdownReporter", "render", "code"]
@@ -54,11 +54,7 @@ def _percent(rate: float) -> str:
 def _headline(summary: Summary) -> str:
     verdict = "errors" if summary.errors else ("failures" if summary.failed else "all passed")
     mark = {"errors": "⚠️", "failures": "❌", "all passed": "✅"}[verdict]
-    tail = " (interrupted)" if summary.interrupted else ""
-    return (
-        f"## {mark} maxrepeat: {summary.trajectories} trajectories, {summary.total} results: "
-        f"{summary.passed} passed, {summary.failed} failed, {summary.errors} errors{tail}"
-    )
+    return f"## {mark} maxrepeat: {verdict_line(summary)}"
 
 
 def _row(result: GraderResult) -> str:
