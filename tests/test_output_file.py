@@ -79,6 +79,23 @@ def test_an_input_is_never_overwritten(tmp_path: Path) -> None:
     assert run.read_text() == text
 
 
+def test_the_file_on_standard_input_is_never_overwritten(tmp_path: Path) -> None:
+    """``grade - --output-file run.json < run.json`` (issue 30, row 12): standard input
+    read from a file is an input; a pipe on standard input is not a file to protect."""
+    run = loop_file(tmp_path / "run.json")
+    text = run.read_text()
+    with run.open("rb") as stdin:
+        proc = subprocess.run([*CLI, "grade", "-", "--output-file", "run.json", "--max", "9",
+                               "-q"], stdin=stdin, capture_output=True, text=True,
+                              timeout=60, cwd=tmp_path)
+    refused(proc, "it is the input on standard input")
+    assert run.read_text() == text
+    piped = subprocess.run([*CLI, "grade", "-", "--output-file", "out.json", "--max", "9",
+                            "-q"], input=text, capture_output=True, text=True, timeout=60,
+                           cwd=tmp_path)
+    assert piped.returncode == 0 and (tmp_path / "out.json").exists(), piped.stderr
+
+
 def test_a_file_inside_a_graded_directory_is_refused(tmp_path: Path) -> None:
     runs = tmp_path / "runs"
     runs.mkdir()

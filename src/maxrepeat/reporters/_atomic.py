@@ -48,7 +48,8 @@ def refusal(path: str, inputs: Iterable[str] = ()) -> str | None:
 
     Refused: anything that exists and is not a regular file (a symlink, a directory,
     ``/dev/null`` and other devices, a FIFO), and a file that is one of ``inputs`` (a
-    file given, or a file inside a directory given).
+    file given, a file inside a directory given, or the file standard input reads when
+    ``-`` is given).
 
     >>> refusal("/dev/null") in ("it is a character device", "it is a symbolic link")
     True
@@ -64,19 +65,20 @@ def refusal(path: str, inputs: Iterable[str] = ()) -> str | None:
     if not stat.S_ISREG(st.st_mode):
         return f"it is {_kind(st.st_mode)}"
     for given in inputs:
-        if given == "-":
-            continue
         try:
-            other = os.stat(given)
+            # standard input counts when it is a file (``< run.json``): replacing that
+            # file would destroy the input as surely as naming it
+            other = os.fstat(0) if given == "-" else os.stat(given)
         except OSError:
             continue  # a glob pattern or a missing path: the batch reports it
-        if stat.S_ISDIR(other.st_mode):
+        if stat.S_ISDIR(other.st_mode) and given != "-":
             inside = os.path.realpath(path).startswith(
                 os.path.join(os.path.realpath(given), ""))
             if inside:
                 return f"it is inside the input directory {given} and would be read as input"
         elif (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino):
-            return f"it is the input {given}"
+            return "it is the input on standard input" if given == "-" else \
+                f"it is the input {given}"
     return None
 
 
