@@ -105,6 +105,7 @@ def test_codex_takes_the_repository_trust_for_a_folder_inside_it(
                       'trust_level = "trusted"\n')
     load = _load("codex", "project", sub, home)
     assert [p.path for p in load.problems] == ["hooks.state.<hook>.trusted_hash"]
+    assert load.notes == ("runs in codex exec --dangerously-bypass-hook-trust",)
     config.write_text(config.read_text() + f'[projects.{json.dumps(str(sub.resolve()))}]\n'
                       'trust_level = "untrusted"\n')
     assert "trust_level" in load_paths(_load("codex", "project", sub, home))

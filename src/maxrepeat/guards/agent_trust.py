@@ -205,7 +205,9 @@ def _codex(scope: str, file: Path, project: Path, home: Path,
             "the hook's current hash for Codex to run it", "nothing",
             "trust it in /hooks in codex, or run codex exec --dangerously-bypass-hook-trust "
             f"(this run only), or add to {config}:\n" + "\n".join(lines)))
-    return Load(not problems, tuple(problems))
+    bypass = ("runs in codex exec --dangerously-bypass-hook-trust",) \
+        if lines and len(problems) == 1 else ()
+    return Load(not problems, tuple(problems), bypass)
 
 
 def _gemini_settings(env: Mapping[str, str], home: Path) -> list[Path]:
