@@ -1,0 +1,198 @@
+"""Live = post-hoc, end to end, for every agent and match mode: the real agent CLIs
+(Claude Code, Codex CLI, Gemini CLI, Copilot CLI, from .npm-agents/, installed by
+scripts/test.sh) run a loop (the same shell command, the same output, again and again)
+against a scripted model on 127.0.0.1, with the guard installed by ``maxrepeat hook install
+AGENT --config FILE``, for each of four settings (max 2): ``name``, ``name-args``,
+``observation`` and the near-duplicate preset (``name-args``, ``normalize: [volatile]``,
+``ignore_arguments: [description, summary]``, ``with_observation``, cycles up to 2).
+
+One run per agent and setting, shared by two tests (`_run` caches it):
+
+* parity: at each call, the hook spoke (its words reached the model) exactly when grading
+  the agent's own log up to that call, with the same settings, fails: first at the very
+  call where grading first fails, never before; ``maxrepeat grade`` of the whole log with
+  the same config file agrees with the prefixes;
+* detection: grading fails at all (the loop is seen), at the third copy of the call.
+
+Known gaps until the Copilot CLI and Gemini CLI readers drop what those agents add to a
+logged result are strict xfails (`CHROME`, `HOOK_WORDS`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from maxrepeat.core.config import MaxRepeatConfig
+from maxrepeat.core.events import TOOL_CALL, Trajectory
+from maxrepeat.core.monitor import Monitor
+
+from .agent_harness import ScriptedModel, binary, run_agent, shell_turns
+from .test_agent_hooks_e2e import READER as LOG_READER
+from .test_agent_hooks_e2e import _texts, _trajectory
+
+ROOT = Path(__file__).resolve().parent.parent
+CLAUDE = Path(os.environ.get("MAXREPEAT_CLAUDE_BIN",
+                             ROOT / ".npm-agents" / "node_modules" / ".bin" / "claude"))
+AGENTS = ("claude-code", "codex", "gemini-cli", "copilot-cli")
+GUARD = "maxrepeat loop guard"
+COMMAND = "echo same output"
+CALLS = 4  # with max 2 the third copy fails, and the guard speaks; the fourth is refused
+SETTINGS: dict[str, dict[str, Any]] = {
+    "name": {"max": 2, "match": "name"},
+    "name-args": {"max": 2, "match": "name-args"},
+    "observation": {"max": 2, "match": "observation"},
+    "near-duplicate": {"max": 2, "max_cycle_period": 2, "match": "name-args",
+                       "normalize": ["volatile"],
+                       "ignore_arguments": ["description", "summary"],
+                       "with_observation": True},
+}
+#: Known gaps until the readers drop what these agents add to a logged result (issue 25
+#: item 2; strict: flip them when it lands). The shell result's ``<shellId: N>`` (Copilot
+#: CLI) and ``Process Group PGID: N`` (Gemini CLI) hide the loop from exact observation
+#: matching, in the log and live alike:
+CHROME = {("copilot-cli", "observation"), ("gemini-cli", "observation")}
+#: and the hook's own words, which both agents write into the warned call's logged result
+#: (Gemini CLI: ``\n\n<hook_context>…</hook_context>``; Copilot CLI: ``\n\nTool "bash"
+#: succeeded. Additional guidance from postToolUse hooks:\n…``), make grading the log see
+#: that call differ from the copies before it, where the guard (its result from the hook
+#: input) saw a repeat (exact observation is hidden by the chrome above first)
+HOOK_WORDS = {("copilot-cli", "near-duplicate"), ("gemini-cli", "near-duplicate")}
+READER = {**LOG_READER, "claude-code": "claude-code"}
+
+
+@dataclass
+class Run:
+    """One guarded run: the agent's log (trajectory and file) and, per call in the log,
+    whether the guard's words reached the model after it."""
+
+    log: Path
+    traj: Trajectory
+    spoken: list[bool]
+    config_file: Path
+
+
+def _require(agent: str) -> None:
+    path = CLAUDE if agent == "claude-code" else binary(agent)
+    if not path.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{path} is missing: scripts/test.sh installs it")
+        pytest.skip(f"{path} is missing (run scripts/test.sh)")
+
+
+def _config_file(tmp: Path, setting: str) -> Path:
+    path = tmp / f"{setting}.yaml"
+    grader = {"type": "max-repeat", "name": "parity", "config": SETTINGS[setting]}
+    path.write_text(json.dumps({"graders": [grader]}), encoding="utf-8")  # JSON is YAML
+    return path
+
+
+def _claude_run(tmp: Path, config_file: Path) -> Run:
+    from maxrepeat import read_trajectories
+
+    from .test_e2e_claude_code import _guard_messages, _order, bash
+    from .test_e2e_claude_code import _run as run_claude
+
+    got = run_claude(tmp, [[bash(COMMAND)]] * CALLS + ["done"],
+                     ["--config", str(config_file)])
+    order = _order(got["records"])
+    told = {order.index(m[0]) for m in _guard_messages(got["records"]) if m[0] in order}
+    traj = next(iter(read_trajectories(got["transcript"], format="claude-code")))
+    return Run(got["transcript"], traj, [i in told for i in range(len(order))], config_file)
+
+
+def _agent_run(agent: str, tmp: Path, config_file: Path) -> Run:
+    model = ScriptedModel(shell_turns(agent, [COMMAND] * CALLS))
+    with model.serving():
+        run = run_agent(agent, model, tmp / "home",
+                        ["--config", str(config_file), "--cache-dir", str(tmp / "cache")])
+    assert run.log is not None, (run.stdout, run.stderr)
+    traj = _trajectory(agent, run.log)
+    return Run(run.log, traj, [GUARD in t for t in _texts(agent, run.log, traj)],
+               config_file)
+
+
+_RUNS: dict[tuple[str, str], Run] = {}
+
+
+def _run(agent: str, setting: str, tmp_path_factory: pytest.TempPathFactory) -> Run:
+    """The run of ``agent`` with the guard set to ``setting`` (made once per session)."""
+    _require(agent)
+    key = (agent, setting)
+    if key not in _RUNS:
+        tmp = tmp_path_factory.mktemp(f"{agent}-{setting}")
+        config_file = _config_file(tmp, setting)
+        _RUNS[key] = (_claude_run(tmp, config_file) if agent == "claude-code"
+                      else _agent_run(agent, tmp, config_file))
+    return _RUNS[key]
+
+
+def _failing_after_each_call(traj: Trajectory, config: MaxRepeatConfig) -> list[bool]:
+    """Per call of the log, whether grading the log up to it (its result and anything
+    else before the next call) fails."""
+    monitor = Monitor(config)
+    failed: list[bool] = []
+    for event in traj.events:
+        if event.type == TOOL_CALL:
+            failed.append(False)
+        result = monitor.feed(event)  # what grade() says of the events so far
+        if failed:
+            failed[-1] = result.failed
+    return failed
+
+
+def _grade_cli(run: Run, agent: str) -> dict[str, Any]:
+    exe = Path(sys.executable).parent / "maxrepeat"
+    proc = subprocess.run([str(exe), "grade", str(run.log), "--format", READER[agent],
+                           "--config", str(run.config_file), "--output", "json"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode in (0, 1), proc.stderr
+    data: dict[str, Any] = json.loads(proc.stdout)
+    return data
+
+
+def _cases(detection: bool) -> list[Any]:
+    cases = []
+    for agent in AGENTS:
+        for setting in SETTINGS:
+            marks = []
+            if detection and (agent, setting) in CHROME:
+                marks.append(pytest.mark.xfail(strict=True,
+                                               reason="agent chrome not stripped yet"))
+            if (agent, setting) in HOOK_WORDS:
+                marks.append(pytest.mark.xfail(
+                    strict=True, reason="hook's words not dropped from logged results yet"))
+            cases.append(pytest.param(agent, setting, marks=marks, id=f"{agent}-{setting}"))
+    return cases
+
+
+@pytest.mark.parametrize(("agent", "setting"), _cases(detection=False))
+def test_hook_speaks_exactly_where_grading_the_log_fails(
+        agent: str, setting: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    run = _run(agent, setting, tmp_path_factory)
+    failing = _failing_after_each_call(run.traj, MaxRepeatConfig.from_mapping(SETTINGS[setting]))
+    assert len(run.spoken) == len(failing), (run.spoken, failing)
+    # the guard's first words come with the very call at which grading first fails, and
+    # at each call the guard has spoken exactly when grading the log up to it fails
+    first = failing.index(True) if True in failing else None
+    told = run.spoken.index(True) if True in run.spoken else None
+    assert told == first, (run.spoken, failing)
+    assert run.spoken == failing
+    graded = _grade_cli(run, agent)
+    assert graded["results"][0]["passed"] is (first is None), graded["results"][0]
+
+
+@pytest.mark.parametrize(("agent", "setting"), _cases(detection=True))
+def test_loop_is_detected(agent: str, setting: str,
+                          tmp_path_factory: pytest.TempPathFactory) -> None:
+    run = _run(agent, setting, tmp_path_factory)
+    failing = _failing_after_each_call(run.traj, MaxRepeatConfig.from_mapping(SETTINGS[setting]))
+    assert True in failing, (run.spoken, failing)
+    assert failing.index(True) == 2  # the third copy of the call
