@@ -208,6 +208,9 @@ def test_status_lists_settings_and_the_verdicts_the_hook_recorded(
     assert [s["session"] for s in guard["sessions"]] == ["S"]
     text = _cli("status", "claude-code", cwd=project, home=home).stdout
     assert "loads: yes" in text and "BLOCK session S (PostToolUse)" in text
+    other = json.loads(_cli("status", "--json", "--session", "T", cwd=project,
+                            home=home).stdout)["guards"][0]
+    assert other["verdicts"] == [] and other["sessions"] == []
     # another guard's settings: not its verdicts
     assert _cli("install", "claude-code", "--max", "2", "--match", "name", "--preset", "seed",
                 cwd=project, home=home).returncode == 0

@@ -95,7 +95,9 @@ def _status_cmd(agents: list[str]) -> click.Command:
     @click.option("--json", "as_json", is_flag=True, help="One JSON object on standard output.")
     @click.option("--last", default=5, show_default=True, type=click.IntRange(min=0),
                   metavar="N", help="Verdicts and sessions shown per guard.")
-    def status_cmd(agent: str | None, as_json: bool, last: int) -> None:
+    @click.option("--session", metavar="ID", help="Only this session's verdicts (the id "
+                  "the agent gives its run: session_id in claude -p --output-format json).")
+    def status_cmd(agent: str | None, as_json: bool, last: int, session: str | None) -> None:
         """List each installed loop guard (the current folder's project settings and your
         user settings): scope, file, command and its grader settings, whether the agent
         will load it (and what makes it load), what the agent does on a stop, and the
@@ -105,7 +107,7 @@ def _status_cmd(agents: list[str]) -> click.Command:
         project, home = Path.cwd(), Path.home()
         found, problems = installed([agent] if agent else agents, project, home)
         items = status(found, parse_guard, project=project, home=home, env=os.environ,
-                       limit=last)
+                       limit=last, session=session)
         if as_json:
             click.echo(json.dumps({"guards": [as_dict(i) for i in items],
                                    "problems": problems}, indent=2, ensure_ascii=False))

@@ -139,8 +139,10 @@ def installed(agents: Iterable[str], project: Path, home: Path
     return found, problems
 
 
-def _sessions(cache: Path, agent: str, sig: str, limit: int) -> tuple[Session, ...]:
-    """The newest saved sessions of ``agent`` judged with the settings ``sig``."""
+def _sessions(cache: Path, agent: str, sig: str, limit: int,
+              session: str | None = None) -> tuple[Session, ...]:
+    """The newest saved sessions of ``agent`` judged with the settings ``sig`` (only
+    ``session``, when given)."""
     want = json.loads(sig)[:2]
     hashes = (block_hash()[1], _digest)
     states = []
@@ -157,7 +159,7 @@ def _sessions(cache: Path, agent: str, sig: str, limit: int) -> tuple[Session, .
             saved = msgspec.msgpack.decode(payload, type=_Saved) if payload else None
         except (OSError, msgspec.DecodeError, msgspec.ValidationError, RecursionError):
             continue
-        if saved is None or saved.agent != agent:
+        if saved is None or saved.agent != agent or session not in (None, saved.session):
             continue
         try:
             if json.loads(saved.signature)[:2] != want:
@@ -172,8 +174,9 @@ def _sessions(cache: Path, agent: str, sig: str, limit: int) -> tuple[Session, .
 
 def status(guards: Iterable[Installed], parse: Callable[[Installed], Graders | str], *,
            project: Path, home: Path, env: Mapping[str, str] | None = None,
-           limit: int = 5) -> list[GuardStatus]:
-    """Each guard's status (see the module docstring)."""
+           limit: int = 5, session: str | None = None) -> list[GuardStatus]:
+    """Each guard's status (see the module docstring); verdicts and sessions of
+    ``session`` only, when given."""
     out = []
     for guard in guards:
         load = will_load(guard.agent, guard.scope, guard.file, project=project, home=home,
@@ -185,8 +188,8 @@ def status(guards: Iterable[Installed], parse: Callable[[Installed], Graders | s
         cache = graders.cache_dir or default_cache_dir()
         sig = signature(graders.configs, graders.policy)
         out.append(GuardStatus(guard, load, graders,
-                               verdicts=tuple(recent(cache, guard.agent, sig, limit)),
-                               sessions=_sessions(cache, guard.agent, sig, limit)))
+                               verdicts=tuple(recent(cache, guard.agent, sig, limit, session)),
+                               sessions=_sessions(cache, guard.agent, sig, limit, session)))
     return out
 
 

@@ -134,9 +134,11 @@ def record(cache_dir: Path | None, agent: str, payload: Mapping[str, Any],
 
 
 def recent(cache_dir: Path | None = None, agent: str | None = None,
-           signature: str | None = None, limit: int = 5) -> list[Verdict]:
-    """The newest ``limit`` verdicts of the journal, newest first, of ``agent`` and the
-    grader ``signature`` when given (lines that are not verdicts are skipped)."""
+           signature: str | None = None, limit: int = 5,
+           session: str | None = None) -> list[Verdict]:
+    """The newest ``limit`` verdicts of the journal, newest first, of ``agent``, the
+    grader ``signature`` and the ``session`` when given (lines that are not verdicts are
+    skipped)."""
     path = (cache_dir if cache_dir is not None else default_cache_dir()) / JOURNAL
     try:
         data = path.read_bytes()
@@ -151,7 +153,8 @@ def recent(cache_dir: Path | None = None, agent: str | None = None,
         except (ValueError, KeyError, TypeError):
             continue
         if (agent is None or verdict.agent == agent) and (
-                signature is None or verdict.signature == signature):
+                signature is None or verdict.signature == signature) and (
+                session is None or verdict.session == session):
             found.append(verdict)
             if len(found) >= limit:
                 break
