@@ -90,6 +90,19 @@ def _copilot_texts(log: Path, traj: Trajectory) -> dict[str, str]:
     return extra
 
 
+def _gemini_texts(log: Path) -> dict[str, str]:
+    """Gemini CLI logs a hook's additional context inside the call's result, which the
+    reader drops (it is not the tool's output): per call id, the result as logged (the
+    last write of its message)."""
+    found: dict[str, str] = {}
+    for line in log.read_text(encoding="utf-8").splitlines():
+        rec = json.loads(line)
+        for call in rec.get("toolCalls") or []:
+            if isinstance(call, dict) and call.get("result"):
+                found[call["id"]] = json.dumps(call["result"])
+    return found
+
+
 def _texts(agent: str, log: Path, traj: Trajectory) -> list[str]:
     """Per call, in order, the text the model read after it."""
     if agent == "codex":
@@ -97,6 +110,8 @@ def _texts(agent: str, log: Path, traj: Trajectory) -> list[str]:
     extra = _copilot_texts(log, traj) if agent == "copilot-cli" else {}
     results = {e.data.tool_call_id: json.dumps(e.data.result) for e in traj.events
                if e.type == TOOL_RESULT}
+    if agent == "gemini-cli":
+        results.update(_gemini_texts(log))
     return [results.get(e.data.tool_call_id, "") + extra.get(e.data.tool_call_id or "", "")
             for e in traj.events if e.type == TOOL_CALL]
 

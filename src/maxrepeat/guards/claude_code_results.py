@@ -15,7 +15,13 @@ Two sources, best first:
    A loop is a repeat, so the pair for the repeated call is always there when it matters.
 2. **The rendering Claude Code uses** for the common cases: a failure's content is its
    error text (``Exit code 1``…, without the ``Error:`` prefix the response keeps); a Bash
-   result is ``stdout`` and ``stderr`` joined by a newline; a string response is itself.
+   result is ``stdout`` (leading blank lines and trailing white space off) and the trimmed
+   ``stderr`` joined by a newline, or ``(Bash completed with no output)``; a string
+   response is itself.
+
+Whichever source gives it, the ``Shell cwd was reset to …`` line Claude Code appends to a
+Bash command's stderr then comes off, as the ``claude-code`` reader takes it off the
+transcript's result (`readers._agent_chrome.claude_code_result`).
 3. **Learned templates.** A tool whose response is an object and whose content is a
    sentence naming some of its fields (Edit: *"The file {filePath} has been updated
    successfully."*, Write: *"File created successfully at: {filePath}"*): each pair
@@ -40,11 +46,13 @@ from typing import Any, ClassVar, Final
 import msgspec
 
 from ..core.fingerprints import digest
+from ..readers._agent_chrome import claude_code_result
 from ..readers._toolevents import content_text
 
 __all__ = ["Learned", "predicted_result"]
 
 _TAG: Final = re.compile(r"^<tool_use_error>(.*)</tool_use_error>$", re.S)
+_LEADING_BLANK_LINES: Final = re.compile(r"^(?:\s*\n)+")
 
 
 def _error_key(text: str) -> str:
@@ -130,6 +138,20 @@ def _render(parts: list[str], response: dict[str, Any]) -> str | None:
     return "".join(out)
 
 
+def _shell_content(tool: Any, stdout: str, stderr: str) -> str:
+    """The content Claude Code writes for a shell's output: the output without the blank
+    lines that start it and the white space that ends it, then the trimmed stderr; for
+    neither, the sentence saying the tool printed nothing.
+
+    >>> _shell_content("Bash", "\\n\\nhi\\n", "\\nwarn\\n"), _shell_content("Bash", "", " ")
+    ('hi\\nwarn', '(Bash completed with no output)')
+    """
+    out = _LEADING_BLANK_LINES.sub("", stdout).rstrip()
+    text = "\n".join(part for part in (out, stderr.strip()) if part)
+    return text if text.strip() else f"({tool if isinstance(tool, str) else 'Bash'} " \
+        "completed with no output)"
+
+
 class Learned(msgspec.Struct):
     """Recent (response digest -> transcript content) pairs, oldest first; and per
     response shape the last template seen, with whether the pair before agreed."""
@@ -183,9 +205,19 @@ def predicted_result(payload: Mapping[str, Any], learned: Learned) -> tuple[Any,
     >>> predicted_result({"hook_event_name": "PostToolUse",
     ...                   "tool_response": {"stdout": "hi", "stderr": "warn"}}, Learned())
     ('hi\\nwarn', True)
+    >>> predicted_result({"hook_event_name": "PostToolUse", "tool_response": {
+    ...     "stdout": "/tmp", "stderr": "\\nShell cwd was reset to /w"}}, Learned())
+    ('/tmp', True)
     """
     failed = payload.get("hook_event_name") == "PostToolUseFailure"
     response = payload.get("error") if failed else payload.get("tool_response")
+    value, ok = _transcript_content(payload, learned, failed, response)
+    # what Claude Code added to the tool's output comes off as the reader takes it off
+    return claude_code_result(value, response), ok
+
+
+def _transcript_content(payload: Mapping[str, Any], learned: Learned, failed: bool,
+                        response: Any) -> tuple[Any, bool]:
     key = _key(failed, response)
     if key is not None and key in learned.pairs:
         return content_text(learned.pairs[key]), not failed
@@ -195,8 +227,8 @@ def predicted_result(payload: Mapping[str, Any], learned: Learned) -> tuple[Any,
         return response, True
     if isinstance(response, dict) and isinstance(response.get("stdout"), str) \
             and isinstance(response.get("stderr", ""), str):
-        out, err = response["stdout"], response.get("stderr", "")
-        return out + ("\n" if out and err else "") + err, True
+        return _shell_content(payload.get("tool_name"), response["stdout"],
+                              response.get("stderr", "")), True
     shape = _shape(failed, response)
     known = learned.templates.get(shape) if shape is not None else None
     if known is not None and isinstance(response, dict) and (

@@ -14,7 +14,8 @@ The session log is ``$COPILOT_HOME/session-state/<sessionId>/events.jsonl`` (``C
 defaults to ``~/.copilot``), read with the ``copilot-cli`` reader. When the hook runs the
 call is already in it (the assistant message's tool request) without its result, and the
 payload names no call id: the current call is the latest unanswered call of that tool
-name and arguments; its result comes from the payload.
+name and arguments; its result comes from the payload (``textResultForLlm``, with the
+shell id taken out of its closing line as the reader takes it out of the log's).
 
 What the guard prints (exit code 0):
 
@@ -42,6 +43,7 @@ from typing import Any
 
 from ..core.config import MaxRepeatConfig
 from ..core.errors import TrajectoryFormatError
+from ..readers._agent_chrome import copilot_cli_result
 from .agentlog import judged
 from .hookcall import UNKNOWN, HookCall, HookOutput, hook_output, payload_str, require
 from .policy import Action, Decision, Policy
@@ -87,10 +89,10 @@ def hook_call(payload: Mapping[str, Any],
     if event == "postToolUse":
         res = payload.get("toolResult")
         res = res if isinstance(res, dict) else {}
-        result = res.get("textResultForLlm")
+        result = copilot_cli_result(res.get("textResultForLlm"))
         ok = res.get("resultType", "success") == "success"
     elif event == "postToolUseFailure":
-        result, ok = payload.get("error"), False
+        result, ok = copilot_cli_result(payload.get("error")), False
     return HookCall(
         phase="post" if event.startswith("post") else "pre",
         session=session,

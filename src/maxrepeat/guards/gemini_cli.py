@@ -11,7 +11,9 @@ call, with one JSON object on standard input::
 read with the ``gemini-cli`` reader). Gemini CLI writes a model message's tool calls to
 that log only once they have all finished, so when the hook runs the current call is not
 in it yet: the guard adds it from the payload (name and arguments are spelled as the log
-will spell them; the result is ``llmContent``, or ``error`` when the call failed).
+will spell them; the result is ``llmContent``, or ``error`` when the call failed, with
+the process id lines of a shell result taken off as the reader takes them off the log's;
+the reader also drops the ``<hook_context>`` Gemini CLI appends there after this hook).
 
 What the guard prints (exit code 0, one JSON object, nothing when there is nothing to say):
 
@@ -39,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.config import MaxRepeatConfig
+from ..readers._agent_chrome import gemini_cli_result
 from .agentlog import judged
 from .hookcall import HookCall, HookOutput, hook_event, hook_output, payload_str, require
 from .policy import Action, Decision, Policy
@@ -63,6 +66,7 @@ def hook_call(payload: Mapping[str, Any]) -> HookCall:
     """The hook input as the guard's `HookCall`."""
     event = hook_event(payload, EVENTS)
     data = dict(payload)
+    name = require(payload_str(data, "tool_name"), "tool_name")
     result, ok = _result(payload.get("tool_response"))
     return HookCall(
         phase="pre" if event == "BeforeTool" else "post",
@@ -70,9 +74,9 @@ def hook_call(payload: Mapping[str, Any]) -> HookCall:
         log=payload_str(data, "transcript_path"),
         reader="gemini-cli",
         placement="absent",
-        name=require(payload_str(data, "tool_name"), "tool_name"),
+        name=name,
         arguments=payload.get("tool_input"),
-        result=result,
+        result=gemini_cli_result(name, result),
         ok=ok,
     )
 

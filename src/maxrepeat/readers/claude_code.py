@@ -9,7 +9,9 @@ One JSON record per line. What becomes events:
   ``name`` is skipped).
 * ``type: user`` records with ``tool_result`` blocks give ``tool_result`` events
   (``tool_use_id``; content-block lists become their text; ``is_error: true`` gives
-  ``success: false``). Results stay inside the turn that asked for them.
+  ``success: false``), without the ``Shell cwd was reset to …`` line the Bash tool adds
+  when the record's ``toolUseResult.stderr`` ends with it
+  (`._agent_chrome.claude_code_result`). Results stay inside the turn that asked for them.
 * ``progress``, ``file-history-snapshot``, ``queue-operation``, ``summary``, ``system``
   and ``result`` records, and prompts with plain text, are ignored.
 * A record whose ``uuid`` was seen before (a resumed session copies old records) is
@@ -35,6 +37,7 @@ import msgspec
 from ..core.errors import TrajectoryFormatError
 from ..core.events import Event, EventData, Trajectory
 from . import Item, Reader, Source
+from ._agent_chrome import claude_code_result
 from ._json import CutLastLineError, decode_line, first_json_char, iter_lines, strip_bom
 from ._marks import Marks, mark
 from ._toolevents import content_text, type_name
@@ -167,6 +170,10 @@ def _user(message: dict[str, Any], rec: dict[str, Any], group: _Group) -> list[E
     if not isinstance(content, list):
         return []
     events = []
+    # the tool's own response, when the record holds one (transcript, stream-json) for
+    # its only result
+    blocks = sum(1 for b in content if isinstance(b, dict) and b.get("type") == "tool_result")
+    response = rec.get("toolUseResult", rec.get("tool_use_result")) if blocks == 1 else None
     for block in content:
         if isinstance(block, dict) and block.get("type") == "tool_result":
             cid = block.get("tool_use_id")
@@ -174,7 +181,7 @@ def _user(message: dict[str, Any], rec: dict[str, Any], group: _Group) -> list[E
                 continue
             events.append(Event("tool_result", EventData(
                 tool_call_id=cid,
-                result=content_text(block.get("content")),
+                result=claude_code_result(content_text(block.get("content")), response),
                 success=block.get("is_error") is not True,
             )))
     return events

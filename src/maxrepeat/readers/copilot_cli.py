@@ -14,8 +14,11 @@ Read as follows: a call is announced twice (``toolRequests`` in the message, the
 ``tool.execution_start``) and counted once, by ``toolCallId``; its arguments are those the
 model asked for (``toolRequests[].arguments``, decoded when a JSON string), else those of
 ``tool.execution_start``. The result is ``tool.execution_complete.data.result.content``
-(else ``detailedContent``, else the error message) and ``success: false`` or an ``error``
-marks a failed call. Calls made inside a subagent (``parentToolCallId``) form their own
+(else ``detailedContent``, else the error message) without what Copilot CLI added
+(`._agent_chrome`): a hook's guidance appended to it, and the shell's id in the
+``<shellId: N completed with exit code E>`` line that closes a shell result (a new id for
+every command); ``success: false`` or an ``error`` marks a failed call. Calls made
+inside a subagent (``parentToolCallId``) form their own
 trajectory, named ``file#subagent:<parentToolCallId>``.
 """
 
@@ -30,6 +33,7 @@ import msgspec
 from ..core.errors import TrajectoryFormatError
 from ..core.events import Event, Trajectory
 from . import Item, Reader, Source
+from ._agent_chrome import copilot_cli_content, copilot_cli_result
 from ._json import CutLastLineError, first_json_char, strip_bom
 from ._marks import decode_state
 from ._resume import BuilderState, ResumableBuilder, encode, line_record
@@ -48,14 +52,14 @@ def _result(data: dict[str, Any]) -> tuple[Any, bool]:
     ok = data.get("success") is not False and not error
     value: Any = None
     if isinstance(result, dict):
-        value = result.get("content")
+        value = copilot_cli_content(result.get("content"), result.get("detailedContent"))
         if value is None:
             value = result.get("detailedContent")
     elif result is not None:
         value = result
     if value is None and error:
         value = error.get("message", error) if isinstance(error, dict) else error
-    return content_text(value), ok
+    return copilot_cli_result(content_text(value)), ok
 
 
 class _Session:

@@ -17,9 +17,11 @@ message id.
 Read as follows: calls ``toolCalls[].name`` / ``id`` / ``args`` (decoded when a JSON
 string); result the ``functionResponse.response.output`` (or ``.error``) of
 ``toolCalls[].result[]`` (several parts: the list of their values; text parts: their
-text), else ``resultDisplay``; error flag ``status`` ``"error"`` or ``"cancelled"``, or a
-response holding ``error``. A call without any result (cancelled before it ran) has no
-``tool_result``.
+text), else ``resultDisplay``; without what Gemini CLI appends (`._agent_chrome`): a
+hook's ``<hook_context>``, and a ``run_shell_command`` result's ``Background PIDs:`` and
+``Process Group PGID:`` lines (new process ids on every call); error flag ``status``
+``"error"`` or ``"cancelled"``, or a response holding ``error``. A call without any
+result (cancelled before it ran) has no ``tool_result``.
 
 The JSONL layout's conversion a line at a time, for the hooks, is in
 ``_gemini_cli_resume.py``.
@@ -36,6 +38,7 @@ import msgspec
 from ..core.errors import TrajectoryFormatError
 from ..core.events import Trajectory
 from . import Item, Reader, Source
+from ._agent_chrome import gemini_cli_result
 from ._json import (
     CutLastLineError,
     decode,
@@ -125,6 +128,7 @@ def message_calls(message: dict[str, Any], where: str, source: str
         if not isinstance(call_id, str):
             call_id = f"{message.get('id', where)}#{j}"
         value, ok = _result(call)
+        value = gemini_cli_result(name, value)
         if call.get("status") in ("error", "cancelled"):
             ok = False
         answered = value is not MISSING

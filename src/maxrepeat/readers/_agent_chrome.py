@@ -1,0 +1,183 @@
+"""What a coding agent wraps around a tool's output, taken off again.
+
+Three agents add text of their own to every shell result they log, and some of it changes
+on every call even when the command and its output do not: ``observation`` matching
+("same tool, same output") would then never see a repeat. Each function below knows one
+agent's wrapper, in the exact form that agent's code writes it, and removes only the part
+that is the agent's: the rule is anchored where the agent puts its text, so the same words
+printed by the command itself stay. The reader of each agent's log and the live guard's
+reading of the hook input both call the same function, so ``maxrepeat grade`` and the hook
+judge the same observation. A value that is not in the agent's format is returned as it is.
+
+Codex's ``exec_command`` header (``Chunk ID:``, ``Wall time:``) is dropped by the
+``codex`` reader itself (`readers.codex.exec_output`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Final
+
+__all__ = ["copilot_cli_content", "copilot_cli_result", "gemini_cli_result",
+           "claude_code_result"]
+
+# -- GitHub Copilot CLI -----------------------------------------------------------------
+
+#: The line Copilot CLI's shell tools end a finished command's result with; the
+#: pattern is the one Copilot's own terminal view uses to find and hide that line
+#: (``<shellId: 3 completed with exit code 2>``, ``<detached command with shellId: …>``).
+_COPILOT_TRAILER: Final = re.compile(
+    r"<(detached command with )?shellId: [^\r\n]+ completed with exit code (-?\d+)>[ \t]*\r?")
+#: notices Copilot CLI may write after that line (its view skips them to find it)
+_COPILOT_NOTICES: Final = ("<sandbox is active ",
+                           "<this failure may be caused by the active sandbox policy.",
+                           "<This command was retried outside the Copilot sandbox with user "
+                           "approval and still failed.")
+
+
+#: how Copilot CLI appends a ``postToolUse`` hook's ``additionalContext`` to a result
+_COPILOT_GUIDANCE: Final = re.compile(
+    r'\n\nTool "[^"\n]+" succeeded\. Additional guidance from [A-Za-z]+ hooks:\n')
+
+
+def copilot_cli_content(content: Any, detailed: Any) -> Any:
+    """A Copilot CLI result's ``content`` without the guidance a hook added to it.
+
+    After a ``postToolUse`` hook answers with ``additionalContext``, Copilot CLI logs the
+    result as the tool's text (kept alone in ``detailedContent``) followed by
+    ``Tool "NAME" succeeded. Additional guidance from postToolUse hooks:`` and the hook's
+    text. That is the hook's output, not the tool's: it is dropped when ``content`` is
+    exactly ``detailedContent`` followed by it.
+
+    >>> copilot_cli_content('ok\\n\\nTool "bash" succeeded. Additional guidance from '
+    ...                     'postToolUse hooks:\\nslow down', "ok")
+    'ok'
+    >>> copilot_cli_content("ok, more", "ok")
+    'ok, more'
+    """
+    if (isinstance(content, str) and isinstance(detailed, str) and content != detailed
+            and content.startswith(detailed)
+            and _COPILOT_GUIDANCE.match(content, len(detailed))):
+        return detailed
+    return content
+
+
+def copilot_cli_result(value: Any) -> Any:
+    """A Copilot CLI tool result without the shell's id in its closing line.
+
+    The shell id counts the shells of the session (a new one for every command), so two
+    runs of the same command never had the same result. The line is the last one that is
+    not blank, or the last before the sandbox notices Copilot puts after it; it keeps the
+    exit code it reports, which is the command's.
+
+    >>> copilot_cli_result("hi\\n<shellId: 7 completed with exit code 0>")
+    'hi\\n<completed with exit code 0>'
+    >>> copilot_cli_result("<shellId: 7 completed with exit code 0>\\nprinted by the tool")
+    '<shellId: 7 completed with exit code 0>\\nprinted by the tool'
+    """
+    if not isinstance(value, str) or "shellId: " not in value:
+        return value
+    lines = value.split("\n")
+    at = len(lines) - 1
+    while at >= 0 and (not lines[at] or lines[at].startswith(_COPILOT_NOTICES)):
+        at -= 1
+    found = _COPILOT_TRAILER.fullmatch(lines[at]) if at >= 0 else None
+    if found is None:
+        return value
+    detached = "detached command " if found.group(1) else ""
+    lines[at] = f"<{detached}completed with exit code {found.group(2)}>"
+    return "\n".join(lines)
+
+
+# -- Gemini CLI -------------------------------------------------------------------------
+
+#: Gemini CLI's shell tool
+GEMINI_SHELL: Final = "run_shell_command"
+_UNTRUSTED_OPEN: Final = "<untrusted_context>\n"
+_UNTRUSTED_CLOSE: Final = "\n</untrusted_context>"
+#: the sections the shell tool's result starts with (``Command:`` in older releases)
+_GEMINI_FIRST: Final = ("Output: ", "Command: ")
+#: how Gemini CLI appends an ``AfterTool`` hook's ``additionalContext`` to a result (it
+#: writes the context's ``<`` and ``>`` as ``&lt;`` and ``&gt;``, so none is inside)
+_GEMINI_HOOK_CONTEXT: Final = re.compile(r"\n\n<hook_context>[^<>]*</hook_context>\Z")
+#: the process ids Gemini CLI lists after the command's sections, last in the result
+_GEMINI_PIDS: Final = re.compile(
+    r"(?:\nBackground PIDs: (?:\d+(?:, \d+)*|\(none\)))?"
+    r"(?:\nProcess Group PGID: (?:\d+|\(none\)))?\Z")
+
+
+def gemini_cli_result(tool: str | None, value: Any) -> Any:
+    """A Gemini CLI result without what Gemini CLI adds to it: a hook's context (any
+    tool), and the process ids of a ``run_shell_command`` result: its ``Background
+    PIDs:`` and ``Process Group PGID:`` lines.
+
+    An ``AfterTool`` hook's ``additionalContext`` is appended to the result as
+    ``<hook_context>…</hook_context>`` after a blank line; it is the hook's output, not
+    the tool's.
+
+    The result is ``Output: …`` followed by ``Error:``, ``Exit Code:`` and ``Signal:``
+    lines when they apply, then those two (in recent releases, 0.61.0, inside an
+    ``<untrusted_context>`` wrapper, which stays: it is the same on every call). The
+    process ids are new on every run of a command.
+
+    >>> gemini_cli_result("run_shell_command", "Output: hi\\nExit Code: 1\\n"
+    ...                   "Process Group PGID: 4242")
+    'Output: hi\\nExit Code: 1'
+    >>> gemini_cli_result("read_file", "Output: hi\\nProcess Group PGID: 4242")
+    'Output: hi\\nProcess Group PGID: 4242'
+    >>> gemini_cli_result("read_file", "text\\n\\n<hook_context>slow down</hook_context>")
+    'text'
+    """
+    if not isinstance(value, str):
+        return value
+    context = _GEMINI_HOOK_CONTEXT.search(value)
+    if context is not None:
+        value = value[:context.start()]
+    if tool != GEMINI_SHELL:
+        return value
+    body = value
+    wrapped = body.startswith(_UNTRUSTED_OPEN) and body.endswith(_UNTRUSTED_CLOSE)
+    if wrapped:
+        body = body[len(_UNTRUSTED_OPEN):-len(_UNTRUSTED_CLOSE)]
+    if not body.startswith(_GEMINI_FIRST):
+        return value
+    found = _GEMINI_PIDS.search(body)
+    if found is None or found.start() == found.end():
+        return value
+    body = body[:found.start()]
+    return f"{_UNTRUSTED_OPEN}{body}{_UNTRUSTED_CLOSE}" if wrapped else body
+
+
+# -- Claude Code ------------------------------------------------------------------------
+
+#: the notice Claude Code's Bash tool appends to the command's stderr when the command
+#: left the project's folders and Claude Code moved the shell back; the pattern is the one
+#: Claude Code's own view uses to take it off stderr (JavaScript's ``.`` stops at these
+#: line ends too)
+_CWD_RESET: Final = re.compile(r"(?:^|\n)(Shell cwd was reset to [^\n\r\u2028\u2029]+)\Z")
+
+
+def claude_code_result(value: Any, response: Any) -> Any:
+    """A Claude Code result without the ``Shell cwd was reset to …`` line, when the
+    tool's response (the transcript's ``toolUseResult``, the hook input's
+    ``tool_response``) says Claude Code wrote it: it ends the response's ``stderr``.
+
+    The result the model read is the output and the stderr joined by a newline, so the
+    notice is the result's last line; a result that is nothing but the notice keeps it
+    (there is no output to separate it from).
+
+    >>> claude_code_result("/tmp\\nShell cwd was reset to /w",
+    ...                    {"stdout": "/tmp", "stderr": "\\nShell cwd was reset to /w"})
+    '/tmp'
+    >>> claude_code_result("/tmp\\nShell cwd was reset to /w", {"stdout": "/tmp\\n"
+    ...                    "Shell cwd was reset to /w", "stderr": ""})
+    '/tmp\\nShell cwd was reset to /w'
+    """
+    if not isinstance(value, str) or not isinstance(response, dict):
+        return value
+    stderr = response.get("stderr")
+    found = _CWD_RESET.search(stderr) if isinstance(stderr, str) else None
+    if found is None:
+        return value
+    tail = "\n" + found.group(1)
+    return value[:-len(tail)] if value.endswith(tail) else value
