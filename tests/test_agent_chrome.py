@@ -204,6 +204,12 @@ def test_copilot_hook_judges_what_grade_judges(tmp_path: Path) -> None:
      "Signal: (none)"),
     # the command printed the words as its last line: only Gemini's own line goes
     ("Output: Process Group PGID: 7\nProcess Group PGID: 99", "Output: Process Group PGID: 7"),
+    # a command left running in the background (the strings of Gemini CLI 0.61.0)
+    ("<untrusted_context>\nCommand moved to background (PID: 77). Output hidden. Press "
+     "Ctrl+B to view.\n</untrusted_context>", "<untrusted_context>\nCommand moved to "
+     "background. Output hidden. Press Ctrl+B to view.\n</untrusted_context>"),
+    ("Command is running in background. PID: 78. Initial output:\nserving on :8000",
+     "Command is running in background. Initial output:\nserving on :8000"),
 ])
 def test_gemini_process_ids_come_off_a_shell_result(logged: str, kept: str) -> None:
     assert gemini_cli_result("run_shell_command", logged) == kept
@@ -233,6 +239,11 @@ def test_gemini_hook_context_comes_off_any_result() -> None:
     ("run_shell_command", "Output: hi"),
     ("run_shell_command", "hi\nProcess Group PGID: 4242"),  # not the shell tool's layout
     ("run_shell_command", "Command moved to background (PID: 77). Output hidden."),
+    ("run_shell_command", "Command is running in background. PID: 78. Initial output: x"),
+    ("run_shell_command", "Output: Command is running in background. PID: 78. Initial "
+                          "output:\nx"),
+    ("read_file", "Command moved to background (PID: 77). Output hidden. Press Ctrl+B to "
+                  "view."),
     ("run_shell_command", "Output: x\nProcess Group PGID: 12 \n"),
     ("run_shell_command", "<untrusted_context>\nOutput: x\nProcess Group PGID: 1"),
     ("run_shell_command", {"output": "Output: x\nProcess Group PGID: 1"}),

@@ -106,6 +106,15 @@ _GEMINI_PIDS: Final = re.compile(
     r"(?:\nProcess Group PGID: (?:\d+|\(none\)))?\Z")
 
 
+#: the shell tool's answers for a command it leaves running, each naming the process id:
+#: what stays around the id
+_GEMINI_BACKGROUND: Final = (
+    re.compile(r"(Command moved to background) \(PID: \d+\)"
+               r"(\. Output hidden\. Press Ctrl\+B to view\.)\Z"),
+    re.compile(r"(Command is running in background\.) PID: \d+\.( Initial output:\n)"),
+)
+
+
 def gemini_cli_result(tool: str | None, value: Any) -> Any:
     """A Gemini CLI result without what Gemini CLI adds to it: a hook's context (any
     tool), and the process ids of a ``run_shell_command`` result: its ``Background
@@ -118,7 +127,10 @@ def gemini_cli_result(tool: str | None, value: Any) -> Any:
     The result is ``Output: …`` followed by ``Error:``, ``Exit Code:`` and ``Signal:``
     lines when they apply, then those two (in recent releases, 0.61.0, inside an
     ``<untrusted_context>`` wrapper, which stays: it is the same on every call). The
-    process ids are new on every run of a command.
+    process ids are new on every run of a command. A command left running in the
+    background is answered with its process id instead (``Command moved to background
+    (PID: 77). Output hidden. …``, ``Command is running in background. PID: 77. Initial
+    output:``): the id goes.
 
     >>> gemini_cli_result("run_shell_command", "Output: hi\\nExit Code: 1\\n"
     ...                   "Process Group PGID: 4242")
@@ -135,17 +147,26 @@ def gemini_cli_result(tool: str | None, value: Any) -> Any:
         value = value[:context.start()]
     if tool != GEMINI_SHELL:
         return value
-    body = value
-    wrapped = body.startswith(_UNTRUSTED_OPEN) and body.endswith(_UNTRUSTED_CLOSE)
-    if wrapped:
-        body = body[len(_UNTRUSTED_OPEN):-len(_UNTRUSTED_CLOSE)]
-    if not body.startswith(_GEMINI_FIRST):
+    wrapped = value.startswith(_UNTRUSTED_OPEN) and value.endswith(_UNTRUSTED_CLOSE)
+    body = value[len(_UNTRUSTED_OPEN):-len(_UNTRUSTED_CLOSE)] if wrapped else value
+    kept = _gemini_shell_text(body)
+    if kept is None:
         return value
-    found = _GEMINI_PIDS.search(body)
-    if found is None or found.start() == found.end():
-        return value
-    body = body[:found.start()]
-    return f"{_UNTRUSTED_OPEN}{body}{_UNTRUSTED_CLOSE}" if wrapped else body
+    return f"{_UNTRUSTED_OPEN}{kept}{_UNTRUSTED_CLOSE}" if wrapped else kept
+
+
+def _gemini_shell_text(body: str) -> str | None:
+    """A shell result (unwrapped) without its process ids; None when it names none."""
+    if body.startswith(_GEMINI_FIRST):
+        found = _GEMINI_PIDS.search(body)
+        if found is None or found.start() == found.end():
+            return None
+        return body[:found.start()]
+    for pattern in _GEMINI_BACKGROUND:
+        found = pattern.match(body)
+        if found is not None:
+            return f"{found.group(1)}{found.group(2)}{body[found.end():]}"
+    return None
 
 
 # -- Claude Code ------------------------------------------------------------------------
