@@ -127,6 +127,35 @@ def test_interrupted_run_leaves_the_previous_report_untouched(tmp_path: Path) ->
     assert os.listdir(target.parent) == ["report.jsonl"]
 
 
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+@pytest.mark.parametrize("group", [False, True])
+def test_sigterm_and_sighup_stop_as_ctrl_c_does(tmp_path: Path, signum: int,
+                                               group: bool) -> None:
+    """SIGTERM (``kill``, ``timeout``) or SIGHUP (a closed terminal), to the process or its
+    whole group, mid-run with --output-file (issue 30, row 6): the old report stays, no
+    ``.part`` file is left, the workers are gone and the exit is 128 + the signal."""
+    make_batch(tmp_path / "runs", files=60, records=400)
+    target = tmp_path / "reports" / "out.jsonl"
+    target.parent.mkdir()
+    target.write_text("previous report\n", encoding="utf-8")
+    proc = subprocess.Popen([*CLI, "grade", str(tmp_path / "runs"), "--max", "2", "-j", "2",
+                             "--output-file", str(target)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        assert wait_for(lambda: len(os.listdir(target.parent)) == 2, 30), "no temporary file"
+        time.sleep(0.5)
+        (os.killpg if group else os.kill)(proc.pid, signum)
+        _, stderr = proc.communicate(timeout=20)
+        assert wait_for(lambda: not group_alive(proc.pid), 10), "workers outlived the run"
+    finally:
+        if proc.poll() is None or group_alive(proc.pid):
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    assert proc.returncode == 128 + signum, stderr.decode()
+    assert target.read_text(encoding="utf-8") == "previous report\n"
+    assert os.listdir(target.parent) == ["out.jsonl"]
+
+
 def test_output_file_in_a_missing_directory_is_a_usage_error(tmp_path: Path) -> None:
     """An output file that cannot be created is refused up front with exit 2."""
     (tmp_path / "r.json").write_text('{"events": []}', encoding="utf-8")

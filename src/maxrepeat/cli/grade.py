@@ -199,8 +199,8 @@ def grade_cmd(
         from .group import CutShort
 
         raise CutShort() from None
-    except KeyboardInterrupt:
-        _interrupted(batch, sink, builder.build(interrupted=True))
+    except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM or SIGHUP (cli/sigint.py)
+        _interrupted(batch, sink, builder.build(interrupted=True), stop)
     finally:
         if sink is not None:
             sink.discard()  # nothing, after a commit; else no half report is left behind
@@ -276,12 +276,16 @@ def _open_output_file(path: str, inputs: Sequence[str]) -> Any:
         die(f"--output-file must be a file in a writable directory (got {path}: "
              f"{exc.strerror or exc})")
 
-def _interrupted(batch: Any, sink: Any, summary: Any) -> NoReturn:
-    """Ctrl-C: stop the workers now, drop a half-written report file, print the summary
-    of the results written so far, exit 130 (128 + SIGINT, as shells do)."""
+def _interrupted(batch: Any, sink: Any, summary: Any, stop: BaseException) -> NoReturn:
+    """Ctrl-C, SIGTERM or SIGHUP: stop the workers now, drop a half-written report file,
+    print the summary of the results written so far, exit 128 + the signal's number (130
+    for Ctrl-C, as shells do)."""
     import signal
 
-    signal.signal(signal.SIGINT, signal.SIG_DFL)  # a second Ctrl-C ends the process at once
+    from .sigint import STOP_SIGNALS, exit_code
+
+    for signum in STOP_SIGNALS:  # a second signal ends the process at once
+        signal.signal(signum, signal.SIG_DFL)
     if batch is not None:
         batch.close(kill=True)
     if sink is not None:
@@ -302,5 +306,5 @@ def _interrupted(batch: Any, sink: Any, summary: Any) -> NoReturn:
         from ..engines.batch import release_ipc
 
         release_ipc()
-        os._exit(130)
-    sys.exit(130)
+        os._exit(exit_code(stop))
+    sys.exit(exit_code(stop))

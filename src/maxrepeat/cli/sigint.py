@@ -5,6 +5,11 @@ between writing a result line and counting it, or in the middle of a flush: the 
 summary would then disagree with the lines written, or a line would be cut. `SigintGuard`
 raises it at once while the batch is waiting for workers (so a stop is prompt), but holds
 it back inside `critical` sections (write one result and count it) until they end.
+
+SIGTERM (``kill``, ``timeout``, a service manager) and SIGHUP (the terminal closed) are
+handled the same way (issue 30): they raise `Stopped`, a `KeyboardInterrupt` that names
+the signal, so the same clean-up runs (workers stopped, no ``.part`` file left) and the
+exit is 128 + the signal's number, as the signal itself would have made it.
 """
 
 from __future__ import annotations
@@ -16,7 +21,24 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import Any
 
-__all__ = ["SigintGuard"]
+__all__ = ["SigintGuard", "Stopped", "STOP_SIGNALS", "exit_code"]
+
+#: the signals a run stops cleanly on (those this platform has)
+STOP_SIGNALS: tuple[signal.Signals, ...] = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
+class Stopped(KeyboardInterrupt):
+    """A stop signal arrived: ``signum`` says which (the exit is 128 + it)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def exit_code(exc: BaseException) -> int:
+    """The exit status a run stopped by ``exc`` ends with (130 for a plain Ctrl-C)."""
+    return 128 + (exc.signum if isinstance(exc, Stopped) else signal.SIGINT)
 
 
 class SigintGuard:
@@ -29,30 +51,29 @@ class SigintGuard:
 
     def __init__(self) -> None:
         self._depth = 0
-        self._pending = False
-        self._previous: Any = None
-        self._installed = False
+        self._pending = 0  # the signal held back by a critical section (0: none)
+        self._previous: dict[int, Any] = {}
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         if self._depth:
-            self._pending = True
+            self._pending = self._pending or signum
             return
-        raise KeyboardInterrupt
+        raise Stopped(signum)
 
     def __enter__(self) -> SigintGuard:
         # Only the main thread may set handlers; elsewhere (tests, embedding) do nothing.
         if threading.current_thread() is threading.main_thread():
-            previous = signal.getsignal(signal.SIGINT)
-            if previous is not signal.SIG_IGN:  # `nohup`/background jobs keep ignoring it
-                self._previous = previous
-                signal.signal(signal.SIGINT, self._handle)
-                self._installed = True
+            for signum in STOP_SIGNALS:
+                previous = signal.getsignal(signum)
+                if previous is not signal.SIG_IGN:  # `nohup`/background jobs keep ignoring
+                    self._previous[signum] = previous
+                    signal.signal(signum, self._handle)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._installed:
-            signal.signal(signal.SIGINT, self._previous)
-            self._installed = False
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous)
+        self._previous.clear()
 
     @contextmanager
     def critical(self) -> Iterator[None]:
@@ -63,5 +84,5 @@ class SigintGuard:
         finally:
             self._depth -= 1
         if not self._depth and self._pending:
-            self._pending = False
-            raise KeyboardInterrupt
+            signum, self._pending = self._pending, 0
+            raise Stopped(signum)

@@ -70,6 +70,9 @@ def _init_worker(graders: Graders, fmt: str, detail: Detail | None, parent: int 
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for name in ("SIGTERM", "SIGHUP"):  # not the parent's clean stop (cli/sigint.py)
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
     _WORKER.update(graders=graders, fmt=fmt, detail=detail)
     if parent:
         import threading
