@@ -249,3 +249,18 @@ def test_values_the_reference_rejects_go_to_the_pure_path(where: str) -> None:
         assert on["status"] == "error"
     finally:
         accel.use_native(was)
+
+
+@native
+@pytest.mark.parametrize("text", ["   ", "0.53s", "", " 0.53s ", "a: 1s", "\x1b[0m"])
+def test_results_that_rewrite_to_little_are_graded_alike(text: str) -> None:
+    """Results whose rewrite is empty or blank (issue 30, row 5): the native path once
+    copied and searched zero bytes from a NULL pointer, undefined behaviour that only
+    UBSan sees (scripts/sanitize.sh runs this file under it); both paths agree."""
+    cfg = MaxRepeatConfig.from_mapping({"max": 2, "normalize": ["volatile"]})
+    events = []
+    for k in range(4):
+        events += [call("bash", f"c{k}", {"command": "poll"}), result(f"c{k}", text)]
+    [traj] = read_bytes_as_trajectories(json.dumps({"id": "t", "events": events}).encode(),
+                                        "t.json")
+    _same_on_both_paths(traj, cfg)

@@ -161,6 +161,7 @@ static int buf_reserve(Buf *b, Py_ssize_t extra) {
 }
 
 static int buf_put(Buf *b, const void *data, Py_ssize_t n) {
+    if (n <= 0) return 0; /* data may be NULL then: memcpy(NULL, 0) is undefined */
     if (buf_reserve(b, n) < 0) return -1;
     memcpy(b->p + b->n, data, (size_t)n);
     b->n += n;
@@ -1046,7 +1047,7 @@ static int table_call(void *use, PyObject *data, PyObject *name) {
 
 /* build_table(events, mode, period, watches, raw_type, canonical, observation, name_bytes)
  * -> None (the pure path must run) or (calls_or_steps, single, results, keys, ids, n_calls) */
-static PyObject *build_table(PyObject *self, PyObject *args) {
+static PyObject *build_table(PyObject *Py_UNUSED(self), PyObject *args) {
     PyObject *events, *watches;
     int mode, period;
     Ctx x = {0};
@@ -1210,7 +1211,7 @@ cleanup:
 
 /* events_readable(events) -> core.steps.events_readable_pure: every tool_call has data
  * with a tool name (not None), every tool_result has data. */
-static PyObject *events_readable(PyObject *self, PyObject *events) {
+static PyObject *events_readable(PyObject *Py_UNUSED(self), PyObject *events) {
     PyObject *seq = PySequence_Fast(events, "events must be a sequence");
     if (seq == NULL) return NULL;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
@@ -1259,7 +1260,7 @@ error:
 /* ------------------------------------------------------------------------------------ */
 /* stretches (core.search._stretches) over an int64 buffer of step ids.                  */
 
-static PyObject *stretches(PyObject *self, PyObject *args) {
+static PyObject *stretches(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer view;
     Py_ssize_t p, least;
     if (!PyArg_ParseTuple(args, "y*nn", &view, &p, &least)) return NULL;
@@ -1300,7 +1301,7 @@ static PyObject *stretches(PyObject *self, PyObject *args) {
 }
 
 /* canonical(raw_bytes, observe) -> bytes, None (empty observation) or False (bail). */
-static PyObject *canonical(PyObject *self, PyObject *args) {
+static PyObject *canonical(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer view;
     int observe;
     if (!PyArg_ParseTuple(args, "y*p", &view, &observe)) return NULL;
@@ -1325,7 +1326,7 @@ static PyObject *canonical(PyObject *self, PyObject *args) {
 }
 
 /* digest(data) -> the 16-byte BLAKE2b digest (checked against hashlib by the tests). */
-static PyObject *digest(PyObject *self, PyObject *arg) {
+static PyObject *digest(PyObject *Py_UNUSED(self), PyObject *arg) {
     Py_buffer view;
     if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
     uint8_t out[16];
@@ -1456,7 +1457,7 @@ static void fh_bytes(const uint64_t h[2], uint8_t out[16]) {
  * a log still holds the bytes a saved state was read from (guards/session.py, where its
  * name, part of a saved state's version, says which hash this is). About memory speed;
  * the GIL is released. */
-static PyObject *hash128(PyObject *self, PyObject *arg) {
+static PyObject *hash128(PyObject *Py_UNUSED(self), PyObject *arg) {
     Py_buffer view;
     if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
     uint64_t h[2];
@@ -1476,7 +1477,7 @@ static PyObject *hash128(PyObject *self, PyObject *arg) {
  * ``data`` at a multiple of 8 (readers/_marks.py: a hook call looks up a few marks in a
  * string of the session's; bytearray.find takes its two-way path on such lengths, about
  * 2 GB/s, and then needs the alignment checked). Words are compared as unaligned loads. */
-static PyObject *has_mark(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+static PyObject *has_mark(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 2) {
         PyErr_SetString(PyExc_TypeError, "has_mark(data, mark)");
         return NULL;
@@ -1673,7 +1674,7 @@ static PyObject *fr_get(FirstResults *self, PyObject *const *args, Py_ssize_t na
     return v;
 }
 
-static PyObject *fr_keys(FirstResults *self, PyObject *unused) {
+static PyObject *fr_keys(FirstResults *self, PyObject *Py_UNUSED(unused)) {
     PyObject *out = PyList_New(self->answered);
     if (out == NULL) return NULL;
     Py_ssize_t j = 0;
@@ -2250,7 +2251,7 @@ static int ids_call(void *use, PyObject *data, PyObject *name) {
  * -> None (the pure path must run) or
  *    (calls_or_steps, single, first_results_or_None, ids, n_calls, empty_steps):
  *    ids as int64 bytes; calls_or_steps as int64 bytes of the call indices when single */
-static PyObject *build_ids(PyObject *self, PyObject *args) {
+static PyObject *build_ids(PyObject *Py_UNUSED(self), PyObject *args) {
     PyObject *events, *watches;
     int mode, period;
     Ctx x = {0};
@@ -2358,7 +2359,7 @@ cleanup:
 }
 
 /* fast_canonical(raw_bytes) -> fc_object's canonical bytes, or False (not handled). */
-static PyObject *fast_canonical(PyObject *self, PyObject *arg) {
+static PyObject *fast_canonical(PyObject *Py_UNUSED(self), PyObject *arg) {
     Py_buffer view;
     if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
     Buf out = {0};
@@ -2379,7 +2380,7 @@ static PyObject *fast_canonical(PyObject *self, PyObject *arg) {
 }
 
 /* fast_hash(data) -> the 16 bytes of build_ids' hash of one part (for the tests). */
-static PyObject *fast_hash(PyObject *self, PyObject *arg) {
+static PyObject *fast_hash(PyObject *Py_UNUSED(self), PyObject *arg) {
     Py_buffer view;
     if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
     FH s;
@@ -2401,7 +2402,7 @@ static PyObject *fast_hash(PyObject *self, PyObject *arg) {
 
 /* scan_json(buf, pos, depth, in_str, esc, first)
  *   -> (pos, depth, in_str, esc, last comma or -1) */
-static PyObject *scan_json(PyObject *self, PyObject *args) {
+static PyObject *scan_json(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer view;
     Py_ssize_t pos, depth;
     int in_str, esc, first;
@@ -2512,7 +2513,7 @@ static void bloom_set(uint8_t *bits, uint64_t nbits, Py_hash_t h) {
 
 /* bloom(bits, keys, add) -> indices of the keys (None: none) whose bits were all set before this call;
  * with add, every key's bits are then set. len(bits) must be a power of two. */
-static PyObject *bloom(PyObject *self, PyObject *args) {
+static PyObject *bloom(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer view;
     PyObject *keys, *seq;
     int add;
@@ -2546,7 +2547,7 @@ static PyObject *bloom(PyObject *self, PyObject *args) {
 /* bloom_events(bits, events, add): bloom() over each event's data.tool_call_id (events
  * without data or without an id have no key); returns event indices. The attributes are
  * read through get_attr's cached slots and the hashes kept for the add loop. */
-static PyObject *bloom_events(PyObject *self, PyObject *args) {
+static PyObject *bloom_events(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer view;
     PyObject *events, *seq;
     int add;

@@ -127,7 +127,7 @@ static void near_observed(const uint8_t *a, Py_ssize_t na, const uint8_t *key, u
  * ignored keys as UTF-8 bytes); fallback_args(name, value) -> the canonical bytes of the
  * transformed arguments; fallback_obs(value) -> those of the transformed observation, or
  * None when it is empty. */
-static PyObject *near_keys(PyObject *self, PyObject *args) {
+static PyObject *near_keys(PyObject *Py_UNUSED(self), PyObject *args) {
     PyObject *events, *shape, *raw_type, *tool_info, *fallback_args, *fallback_obs;
     int single, mode, period, mask;
     if (!PyArg_ParseTuple(args, "OOpiiiOOOO", &events, &shape, &single, &mode, &period, &mask,
@@ -549,7 +549,7 @@ static int near_call(void *use, PyObject *data, PyObject *name) {
  * step hashes (ids as int64 bytes, ids_of_hashes'). calls_or_steps as build_ids gives
  * it: the call indices as int64 bytes when single, else a list of index lists. Other
  * arguments as near_keys'. */
-static PyObject *near_ids(PyObject *self, PyObject *args) {
+static PyObject *near_ids(PyObject *Py_UNUSED(self), PyObject *args) {
     PyObject *events, *watches, *raw_type, *tool_info, *fallback_args, *fallback_obs;
     int mode, period, mask;
     if (!PyArg_ParseTuple(args, "OiiOiOOOO", &events, &mode, &period, &watches, &mask,

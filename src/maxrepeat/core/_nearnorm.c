@@ -261,7 +261,7 @@ static int near_dirty(const uint8_t *s, Py_ssize_t n, int mask) {
 }
 
 /* near_dirty(text, mask) -> bool: the check, for the tests. */
-static PyObject *py_near_dirty(PyObject *self, PyObject *args) {
+static PyObject *py_near_dirty(PyObject *Py_UNUSED(self), PyObject *args) {
     const char *s;
     Py_ssize_t n;
     int mask;

@@ -823,7 +823,7 @@ static int nz_rewrite(const uint8_t *s, Py_ssize_t n, int mask, const uint8_t **
 /* a substitution, when its first-byte table has a byte where it could match */
 #define NZ_SUB(first, lb, m, tok) \
     if (((lb) ? start : any) & (1u << (first))) NZ_TAKE(nz_sub(cur, cn, first, lb, m, tok, &g_nz[w]))
-    if ((mask & NZ_ANSI) && memchr(cur, 0x1b, (size_t)cn) != NULL) NZ_SUB(F_ANSI, 0, m_ansi, "");
+    if ((mask & NZ_ANSI) && cn > 0 && memchr(cur, 0x1b, (size_t)cn) != NULL) NZ_SUB(F_ANSI, 0, m_ansi, "");
     if (mask & NZ_TRAIL) NZ_TAKE(nz_trailing(cur, cn, &g_nz[w]));
     if (mask & NZ_TIME) {
         NZ_SUB(F_DIGIT, 1, m_date, "<time>");
@@ -835,7 +835,7 @@ static int nz_rewrite(const uint8_t *s, Py_ssize_t n, int mask, const uint8_t **
     if (mask & NZ_DUR) {
         NZ_SUB(F_DIGIT, 1, m_minsec, "<duration>");
         NZ_SUB(F_DIGIT, 1, m_duration, "<duration>");
-        if (memchr(cur, ':', (size_t)cn) != NULL) NZ_TAKE(nz_keyed(cur, cn, &g_nz[w]));
+        if (cn > 0 && memchr(cur, ':', (size_t)cn) != NULL) NZ_TAKE(nz_keyed(cur, cn, &g_nz[w]));
     }
     if (mask & NZ_IDS) {
         NZ_SUB(F_HEX, 1, m_uuid, "<uuid>");
@@ -849,7 +849,7 @@ static int nz_rewrite(const uint8_t *s, Py_ssize_t n, int mask, const uint8_t **
     }
     if (mask & NZ_TEMP) {
         NZ_SUB(F_SLASH, 0, m_tmp, "");
-        if (memchr(cur, '\\', (size_t)cn) != NULL)
+        if (cn > 0 && memchr(cur, '\\', (size_t)cn) != NULL)
             NZ_TAKE(nz_sub_bytes(cur, cn, F_WIN, m_wintmp, "<tmp>", &g_nz[w]));
     }
     if (mask & NZ_NUMBERS) NZ_SUB(F_DIGIT, 0, m_number, "<n>");
