@@ -167,3 +167,24 @@ def test_claude_code_project_install_as_the_page_shows(tmp_path: Path) -> None:
     [transcript] = config.glob("projects/*/*.jsonl")
     traj = next(iter(read_trajectories(transcript, format="claude-code")))
     assert grade(traj, MaxRepeatConfig.from_mapping(guard["graders"][0])).failed
+
+
+@pytest.mark.parametrize("agent", ["gemini-cli", "copilot-cli"])
+def test_untrusted_project_is_not_guarded_as_status_says(agent: str, tmp_path: Path) -> None:
+    """Without the trust step, Gemini CLI does not start at all in the folder (exit 55)
+    and Copilot CLI runs without the project's hooks; status says the guard does not load
+    and why, and the guard recorded nothing."""
+    _require(agent)
+    model = ScriptedModel(shell_turns(agent, LOOP[:5]))
+    with model.serving():
+        run = run_agent(agent, model, tmp_path / "home", ["--cache-dir", str(tmp_path / "c")],
+                        scope="project", trust=False)
+    guard = project_guard(agent, tmp_path / "home" / "work", run.env)
+    assert not guard["loads"] and guard["verdicts"] == [] and guard["sessions"] == []
+    [problem] = guard["load_problems"]
+    if agent == "gemini-cli":
+        assert run.returncode == 55 and model.served == 0, run.stderr
+        assert "TRUST_FOLDER" in problem and "GEMINI_CLI_TRUST_WORKSPACE=true" in problem
+    else:
+        assert run.returncode == 0 and model.served == 6, run.stderr
+        assert "trustedFolders must be" in problem and "COPILOT_ALLOW_ALL=true" in problem
