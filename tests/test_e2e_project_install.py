@@ -9,9 +9,9 @@ Codex's missing hook trust, which only ``--dangerously-bypass-hook-trust`` gets 
 gives the grader it runs with, under which the guard spoke first at the very call where
 grading the agent's own log first fails; the verdicts it lists are what the agent was told
 (warn, then refuse, then stop where the agent stops), and the agent exits 0 even after a
-stop, as its page says. For Codex also: an untrusted project runs no hook at all and
-status says why, and the trust lines status prints make Codex run the hook without any
-bypass flag.
+stop, as its page says. Without the trust step no agent is guarded, and status says why
+(Codex runs no hook, Gemini CLI does not start, Copilot CLI skips the project's hooks);
+for Codex the trust lines status prints then make it run the hook with no bypass flag.
 """
 
 from __future__ import annotations
