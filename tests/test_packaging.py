@@ -71,6 +71,15 @@ def test_wheel_builds_without_warnings(tmp_path: Path) -> None:
         text = archive.read(metadata).decode()
     assert "License-Expression: MIT" in text
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names), names
+    # what an index shows (issue 29): where the project lives, the Pythons it supports,
+    # and a description whose links all work outside the repository
+    assert "Project-URL: Documentation, https://" in text and "Project-URL: Source, " in text
+    for version in ("3.11", "3.12", "3.13"):
+        assert f"Classifier: Programming Language :: Python :: {version}" in text
+    links = re.findall(r"\]\(([^)\s]+)\)", text)
+    assert links and all(re.match(r"https://", link) for link in links), links
+    # the built module, not the sources it was built from
+    assert not [n for n in names if n.endswith((".c", ".h"))], names
     # the optional native fast path is built where a C compiler exists, with its stub
     assert "maxrepeat/core/_native.pyi" in names, names
     if shutil.which("cc") or shutil.which("gcc"):
@@ -133,3 +142,30 @@ def test_mypy_strict_clean_without_the_extras(tmp_path: Path) -> None:
          str(tmp_path / "mypy-cache")], cwd=ROOT, capture_output=True, text=True,
         timeout=900, check=False)
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_sdist_holds_the_sources_and_no_tests_it_could_not_run(tmp_path: Path) -> None:
+    """The sdist builds the wheel (C sources included) and runs the README's example
+    (examples/), but leaves the test suite out: it needs the repository's fixtures."""
+    pytest.importorskip("setuptools", minversion="77",
+                        reason="the test extra installs setuptools>=77")
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    for name in ("pyproject.toml", "setup.py", "README.md", "LICENSE", "MANIFEST.in",
+                 "CHANGELOG.md", "CONTRIBUTING.md"):
+        shutil.copy(ROOT / name, tree / name)
+    for name in ("src", "examples", "tests"):
+        shutil.copytree(ROOT / name, tree / name,
+                        ignore=shutil.ignore_patterns("*.egg-info", "__pycache__", "*.so"))
+    run = subprocess.run(
+        [sys.executable, "-c", "import sys; from setuptools import build_meta; "
+         "print(build_meta.build_sdist(sys.argv[1]))", str(tmp_path / "dist")],
+        cwd=tree, env=_quiet_env(), capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    import tarfile
+
+    with tarfile.open(tmp_path / "dist" / run.stdout.split()[-1]) as sdist:
+        names = [n.split("/", 1)[1] for n in sdist.getnames() if "/" in n]
+    assert not [n for n in names if n.startswith("tests/")], names
+    assert "src/maxrepeat/core/_native.c" in names and "examples/graders.yaml" in names
+    assert "CHANGELOG.md" in names and "CONTRIBUTING.md" in names

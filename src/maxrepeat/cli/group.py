@@ -83,6 +83,9 @@ class _Commands(click.Group):
 def cli() -> None:
     """Grade LLM agent trajectories for loops: fail a run in which a tool action, or a short
     cycle of actions, repeats more than MAX times (the max-repeat grader)."""
+    from .purenote import note_pure_python
+
+    note_pure_python()
 
 def _show_version(ctx: click.Context, value: bool) -> None:
     """``maxrepeat --version``: the version, and which path grades (the native extension
