@@ -130,23 +130,41 @@ def test_the_block_hash_is_pinned_to_its_name() -> None:
     """A state's version names the hash its block digests were made with, so the name
     must change whenever the digests do: digests of the earlier hash would otherwise be
     checked against the new ones (a needless full read at best). Where this fails after a
-    change of the C hash (``hash128``, core/_native.c), give it a new name in
-    `block_hash`, put the old one in `RETIRED_BLOCK_HASHES` and the new digests here."""
+    change of the hash, give it a new name in `block_hash`, put the old one in
+    `RETIRED_BLOCK_HASHES` and the new digests here."""
     from maxrepeat.core import accel
     from maxrepeat.guards.session import RETIRED_BLOCK_HASHES, block_hash
 
-    if not accel.available():
-        pytest.skip("the native extension is not built")
-    was = accel.use_native(True)
-    try:
-        name, digest = block_hash()
-    finally:
-        accel.use_native(was)
-    assert name not in RETIRED_BLOCK_HASHES
-    got = [digest(data).hex() for data in (b"", b"maxrepeat", bytes(range(256)) * 1000)]
-    assert (name, got) == ("hash128v2", ["b2c26ae2f6e2a2e94c8b9b3040a6a719",
-                                         "106e667b6b9081691743062d59eea94b",
-                                         "73139d30b04830024c3e5a2042561d33"])
+    for native in (True, False) if accel.available() else (False,):
+        was = accel.use_native(native)
+        try:
+            name, digest = block_hash()
+        finally:
+            accel.use_native(was)
+        assert name not in RETIRED_BLOCK_HASHES
+        got = [digest(data).hex() for data in (b"", b"maxrepeat", bytes(range(256)) * 1000)]
+        assert (name, got) == ("blake2b", ["cae66941d9efbd404e4d88758ea67670",
+                                           "f47695b442938ec41fb296a74aea6c48",
+                                           "53b77b188c91a7d66c490e9489b2fc73"])
+
+
+def test_the_log_check_is_a_cryptographic_hash_on_both_paths() -> None:
+    """Issue 30, row 8: the native ``hash128`` let two different 64-byte printable
+    blocks be built with equal digests in under a second; the check must be one a
+    crafted log cannot satisfy cheaply: BLAKE2b, native path included."""
+    import hashlib
+
+    from maxrepeat.core import accel
+    from maxrepeat.guards.session import block_hash
+
+    for native in (True, False) if accel.available() else (False,):
+        was = accel.use_native(native)
+        try:
+            name, digest = block_hash()
+        finally:
+            accel.use_native(was)
+        data = bytes(range(256)) * 1000
+        assert digest(data) == hashlib.blake2b(data, digest_size=16).digest(), native
 
 
 def test_a_state_saved_under_a_retired_block_hash_is_ignored(tmp_path: Path) -> None:

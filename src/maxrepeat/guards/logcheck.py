@@ -2,8 +2,8 @@
 
 The log is checked in blocks of `BLOCK` bytes: the saved state holds a digest of every
 complete block before the offset and of the partial block ending at it, made by
-`block_hash` (the native extension's non-cryptographic ``hash128`` at ~13 GB/s where it
-is built, BLAKE2b otherwise; the state file's checksum too), and the log's device, inode,
+`block_hash` (BLAKE2b, a cryptographic hash: a check that a crafted log could satisfy
+would be no check, issue 30; the state file's checksum too), and the log's device, inode,
 size and times as the saving call opened it. Every call hashes again the first block and
 the partial block at the offset (a log replaced, cut, or rewritten where the last call
 stopped is seen at once). Then, by default (``"appended"``, issue 12: a call costs what

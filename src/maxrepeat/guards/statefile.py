@@ -35,7 +35,6 @@ from typing import Any, Final
 
 import msgspec
 
-from ..core import accel
 from ..core.config import MaxRepeatConfig
 from ..readers._marks import Spill
 from ..readers._regular import read_regular
@@ -119,26 +118,23 @@ def _digest(data: bytes | memoryview) -> bytes:
 
 
 def block_hash() -> tuple[str, Callable[[bytes | memoryview], bytes]]:
-    """The name and function of the 16-byte hash the log's blocks are checked with: the
-    native extension's `hash128` where it is built and active (non-cryptographic, ~13 GB/s;
-    ``docs/design/guards.md`` says why that is enough here), else BLAKE2b (~0.9 GB/s).
-    The name is part of a saved state's version: a state hashed another way is ignored.
-    It names the function's output, not the C symbol: whenever ``hash128``'s digests
-    change, its name here changes too (`RETIRED_BLOCK_HASHES`), so that states saved with
-    the earlier digests are read again, never checked against the new ones.
+    """The name and function of the 16-byte hash the log's blocks are checked with:
+    BLAKE2b, on the native path too. The native extension's ``hash128`` (~13 GB/s,
+    against ~0.9 GB/s) is not used: it is not cryptographic, and two different blocks
+    with equal ``hash128`` were built in under a second (issue 30, row 8), so a log
+    rewritten by someone who controls part of it could pass the check. The name is part
+    of a saved state's version: a state hashed another way is ignored (read again).
 
-    >>> name, fn = block_hash(); name in ("hash128v2", "blake2b") and len(fn(b"x")) == 16
+    >>> name, fn = block_hash(); name == "blake2b" and len(fn(b"x")) == 16
     True
     """
-    native = accel.native
-    if native is not None:
-        return "hash128v2", native.hash128
     return "blake2b", _digest
 
 
-#: names `block_hash` gave to earlier native hashes (other digests): never to be used again
-#: ("hash128": four lanes folded by two mixes, before the module's hashes were one, FH)
-RETIRED_BLOCK_HASHES: Final = ("hash128",)
+#: names `block_hash` gave to earlier hashes (other digests): never to be used again
+#: ("hash128": four lanes folded by two mixes, before the module's hashes were one, FH;
+#: "hash128v2": FH's ``hash128``, not collision-resistant)
+RETIRED_BLOCK_HASHES: Final = ("hash128", "hash128v2")
 
 _SEAL: Final = b"maxrepeat-state\0"
 
