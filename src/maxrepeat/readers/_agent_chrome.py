@@ -100,10 +100,10 @@ _GEMINI_FIRST: Final = ("Output: ", "Command: ")
 #: how Gemini CLI appends an ``AfterTool`` hook's ``additionalContext`` to a result (it
 #: writes the context's ``<`` and ``>`` as ``&lt;`` and ``&gt;``, so none is inside)
 _GEMINI_HOOK_CONTEXT: Final = re.compile(r"\n\n<hook_context>[^<>]*</hook_context>\Z")
-#: the process ids Gemini CLI lists after the command's sections, last in the result
-_GEMINI_PIDS: Final = re.compile(
-    r"(?:\nBackground PIDs: (?:\d+(?:, \d+)*|\(none\)))?"
-    r"(?:\nProcess Group PGID: (?:\d+|\(none\)))?\Z")
+#: the lines of process ids Gemini CLI writes after the command's sections, in this
+#: order, last in the result
+_GEMINI_PGID: Final = re.compile(r"Process Group PGID: (?:\d+|\(none\))")
+_GEMINI_BACKGROUND_PIDS: Final = re.compile(r"Background PIDs: (?:\d+(?:, \d+)*|\(none\))")
 
 
 #: the shell tool's answers for a command it leaves running, each naming the process id:
@@ -142,9 +142,10 @@ def gemini_cli_result(tool: str | None, value: Any) -> Any:
     """
     if not isinstance(value, str):
         return value
-    context = _GEMINI_HOOK_CONTEXT.search(value)
-    if context is not None:
-        value = value[:context.start()]
+    if value.endswith("</hook_context>"):
+        context = _GEMINI_HOOK_CONTEXT.search(value)
+        if context is not None:
+            value = value[:context.start()]
     if tool != GEMINI_SHELL:
         return value
     wrapped = value.startswith(_UNTRUSTED_OPEN) and value.endswith(_UNTRUSTED_CLOSE)
@@ -158,10 +159,12 @@ def gemini_cli_result(tool: str | None, value: Any) -> Any:
 def _gemini_shell_text(body: str) -> str | None:
     """A shell result (unwrapped) without its process ids; None when it names none."""
     if body.startswith(_GEMINI_FIRST):
-        found = _GEMINI_PIDS.search(body)
-        if found is None or found.start() == found.end():
-            return None
-        return body[:found.start()]
+        end = len(body)
+        for line in (_GEMINI_PGID, _GEMINI_BACKGROUND_PIDS):
+            start = body.rfind("\n", 0, end)
+            if start >= 0 and line.fullmatch(body, start + 1, end):
+                end = start
+        return body[:end] if end < len(body) else None
     for pattern in _GEMINI_BACKGROUND:
         found = pattern.match(body)
         if found is not None:
@@ -172,10 +175,10 @@ def _gemini_shell_text(body: str) -> str | None:
 # -- Claude Code ------------------------------------------------------------------------
 
 #: the notice Claude Code's Bash tool appends to the command's stderr when the command
-#: left the project's folders and Claude Code moved the shell back; the pattern is the one
-#: Claude Code's own view uses to take it off stderr (JavaScript's ``.`` stops at these
-#: line ends too)
-_CWD_RESET: Final = re.compile(r"(?:^|\n)(Shell cwd was reset to [^\n\r\u2028\u2029]+)\Z")
+#: left the project's folders and Claude Code moved the shell back: the last line of
+#: stderr, as Claude Code's own view finds it to take it off (its pattern's ``.`` stops
+#: at these line ends too)
+_CWD_RESET: Final = re.compile(r"Shell cwd was reset to [^\n\r\u2028\u2029]+")
 
 
 def claude_code_result(value: Any, response: Any) -> Any:
@@ -197,8 +200,10 @@ def claude_code_result(value: Any, response: Any) -> Any:
     if not isinstance(value, str) or not isinstance(response, dict):
         return value
     stderr = response.get("stderr")
-    found = _CWD_RESET.search(stderr) if isinstance(stderr, str) else None
-    if found is None:
+    if not isinstance(stderr, str):
         return value
-    tail = "\n" + found.group(1)
+    notice = stderr[stderr.rfind("\n") + 1:]  # the pattern's match is stderr's last line
+    if _CWD_RESET.fullmatch(notice) is None:
+        return value
+    tail = "\n" + notice
     return value[:-len(tail)] if value.endswith(tail) else value
