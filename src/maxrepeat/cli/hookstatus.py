@@ -5,9 +5,6 @@ click command the agent runs, so a flag means in status what it means in the hoo
 
 from __future__ import annotations
 
-import contextlib
-import inspect
-import io
 import json
 import os
 from pathlib import Path
@@ -41,6 +38,10 @@ def _problem(guard: Installed, got: str) -> str:
 def parse_guard(guard: Installed) -> Graders | str:
     """The graders, policy and cache folder a guard's command runs with, read by the
     agent's own hook command; or the problem, in the one message grammar."""
+    import contextlib
+    import inspect
+    import io
+
     from ..guards.status import Graders
     from .hook import hook_cmd
     from .hookrun import load_configs, policy_from_flags
