@@ -58,7 +58,10 @@ class _Matcher:
             items = node[1][::-1] if back else node[1]
             return self._seq(items, 0, i, back, k)
         if kind == "alt":
-            return any(self.m(alt, i, back, k) for alt in node[1])
+            for alt in node[1]:  # a loop, not any(): Python calls only, off the C stack
+                if self.m(alt, i, back, k):
+                    return True
+            return False
         if kind == "group":
             index = node[1]
             if index is None:
@@ -84,7 +87,7 @@ class _Matcher:
             b = i < len(s) and _contains(_WORD, s[i])
             return ((a != b) != node[1]) and k(i)
         if kind == "look":
-            _, behind, negated, body = node
+            _, behind, negated, body, _caps = node
             saved = list(self.caps)
             found = self.m(body, i, behind, lambda _j: True)
             if negated:
@@ -120,22 +123,68 @@ class _Matcher:
         return all(canon[x] == canon[y] for x, y in zip(a, b))
 
     def _seq(self, items: list[Node], j: int, i: int, back: bool, k: Cont) -> bool:
+        # Items with one outcome at most (a code unit, a back-reference, an assertion
+        # without captures) are stepped over in a loop: no recursion per item.
+        while j < len(items) and items[j][0] in _ONE_WAY and \
+                (items[j][0] != "look" or not items[j][4]):
+            i = self._one_way(items[j], i, back)
+            if i < 0:
+                return False
+            j += 1
         if j == len(items):
             return k(i)
         return self.m(items[j], i, back, lambda i2: self._seq(items, j + 1, i2, back, k))
 
+    def _one_way(self, node: Node, i: int, back: bool) -> int:
+        """Where a node with one outcome at most leaves the match, or -1 when it fails."""
+        end = [-1]
+
+        def keep(j: int) -> bool:
+            end[0] = j
+            return True
+        self.m(node, i, back, keep)
+        return end[0]
+
+    def _run(self, node: Node, i: int, back: bool, k: Cont, count: int) -> bool:
+        """A repeated body with one outcome at most: its iterations in a loop, then the
+        rest of the match from the most iterations to the fewest allowed."""
+        _, lo, hi, body, _least, _inner = node
+        ends = [i]
+        reached = count  # iterations made, ends[-1] where the last one left
+        while hi == INF or reached < hi:
+            self._tick()
+            j = self._one_way(body, ends[-1], back)
+            if j < 0:
+                break
+            if j == ends[-1]:  # an empty iteration: all the others would be too
+                reached = max(reached, lo)
+                break
+            ends.append(j)
+            reached += 1
+        for t in range(len(ends) - 1, -1, -1):
+            made = count + t if t < len(ends) - 1 else reached
+            if made < lo:
+                return False
+            self._tick()
+            if k(ends[t]):
+                return True
+        return False
+
     def _repeat(self, node: Node, i: int, back: bool, k: Cont, count: int) -> bool:
-        _, lo, hi, body = node
+        _, lo, hi, body, least, inner = node
         if hi != INF and count >= hi:
             return k(i)
-        inner = _group_indices(body)
+        if count < lo and (lo - count) * least > (i if back else len(self.s) - i):
+            return False  # the iterations still needed cannot fit
+        if body[0] in _ONE_WAY and (body[0] != "look" or not body[4]):
+            return self._run(node, i, back, k, count)
 
         def after(j: int) -> bool:
             if count >= lo and j == i:
                 return False  # an iteration that matched nothing ends the loop
             return self._repeat(node, j, back, k, count + 1)
 
-        def one() -> bool:
+        if inner:
             saved = [self.caps[g] for g in inner]
             for g in inner:
                 self.caps[g] = None
@@ -143,26 +192,9 @@ class _Matcher:
                 return True
             for g, v in zip(inner, saved):
                 self.caps[g] = v
-            return False
-
-        if count < lo:
-            return one()
-        return one() or k(i)
+        elif self.m(body, i, back, after):
+            return True
+        return count >= lo and k(i)
 
 
-def _group_indices(node: Node) -> list[int]:
-    out: list[int] = []
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if n[0] == "group":
-            if n[1] is not None:
-                out.append(n[1])
-            stack.append(n[2])
-        elif n[0] in ("seq", "alt"):
-            stack.extend(n[1])
-        elif n[0] == "repeat":
-            stack.append(n[3])
-        elif n[0] == "look":
-            stack.append(n[3])
-    return out
+_ONE_WAY: Final = ("set", "backref", "bol", "eol", "boundary", "look")

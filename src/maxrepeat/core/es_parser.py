@@ -14,7 +14,12 @@ from .errors import PatternSyntaxError
 from .es_charsets import _ALL, _CLASS_ESCAPES, _DOT, Ranges, _case_closure, _negate, _normalize
 
 INF: Final = -1  # an unbounded quantifier's maximum
-_MAX_COUNT: Final = 2**31 - 1  # larger counts are unbounded, as in V8
+#: V8's largest repeat count (``kInfinity``): larger counts are read as it, and a maximum
+#: of it means no maximum
+MAX_COUNT: Final = 2**31 - 1
+#: how many groups may be open inside one another: V8 compiles 10,000 nested capturing
+#: groups and overflows its stack ("Stack overflow") at about 12,000 (Node 20, V8 11.3)
+MAX_NESTING: Final = 10_000
 
 
 # ---------------------------------------------------------------------------------------
@@ -79,30 +84,45 @@ class _Parser:
 
     # -- grammar
     def parse(self) -> Node:
-        node = self.disjunction()
-        if self.i < self.n:
-            raise self.err("unmatched ')'")
+        """The whole pattern, groups read with a stack of open ones (never recursion)."""
+        open_groups: list[_Open] = []
+        alts: list[Node] = []
+        terms: list[Node] = []
+        while True:
+            c = self.cur()
+            if c == 0x7C:  # |
+                self.i += 1
+                alts.append(_sequence(terms))
+                terms = []
+            elif c == 0x28:  # (
+                if len(open_groups) >= MAX_NESTING:
+                    raise self.err(f"nested too deeply (more than {MAX_NESTING:,} groups "
+                                   "inside one another)")
+                open_groups.append(self._open_group(alts, terms))
+                alts, terms = [], []
+            elif c >= 0 and c != 0x29:
+                term = self.term()
+                if term is not None:
+                    terms.append(term)
+            elif not open_groups:
+                if c == 0x29:
+                    raise self.err("unmatched ')'")
+                break
+            else:
+                if c != 0x29:
+                    raise self.err("unterminated group", open_groups[-1].at)
+                self.i += 1
+                group = open_groups.pop()
+                atom, quantifiable = _close(group, _alternation(alts, terms))
+                alts, terms = group.alts, group.terms
+                terms.append(self.quantified(atom, quantifiable))
         for name, at in self.named_refs:
             if name not in self.names:
                 raise self.err("invalid named capture referenced", at)
-        return node
-
-    def disjunction(self) -> Node:
-        alts = [self.alternative()]
-        while self.cur() == 0x7C:  # |
-            self.i += 1
-            alts.append(self.alternative())
-        return alts[0] if len(alts) == 1 else ("alt", alts)
-
-    def alternative(self) -> Node:
-        terms: list[Node] = []
-        while self.i < self.n and self.cur() not in (0x7C, 0x29):
-            term = self.term()
-            if term is not None:
-                terms.append(term)
-        return terms[0] if len(terms) == 1 else ("seq", terms)
+        return _alternation(alts, terms)
 
     def term(self) -> Node | None:
+        """One term other than a group (the cursor is on it), with its quantifier."""
         c = self.cur()
         start = self.i
         if c == 0x5E:  # ^
@@ -120,10 +140,7 @@ class _Parser:
         if c == 0x5C and self.cur(1) in (0x62, 0x42):  # \b \B
             self.i += 2
             return ("boundary", self.s[start + 1] == 0x42)
-        quantifiable = True
-        if c == 0x28:  # (
-            atom, quantifiable = self.group()
-        elif c == 0x2E:  # .
+        if c == 0x2E:  # .
             self.i += 1
             atom = ("set", _ALL if self.dot_all else _DOT)
         elif c == 0x5B:  # [
@@ -133,7 +150,7 @@ class _Parser:
         else:  # any other unit, ] { } included, stands for itself
             self.i += 1
             atom = self._set(((c, c),))
-        return self.quantified(atom, quantifiable)
+        return self.quantified(atom, True)
 
     def quantified(self, atom: Node, quantifiable: bool) -> Node:
         c = self.cur()
@@ -160,14 +177,12 @@ class _Parser:
             self.i += 1
         if not quantifiable:
             raise self.err("invalid quantifier", at)
-        if atom[0] == "look":  # an assertion matches only the empty string
-            return ("seq", []) if lo == 0 else atom
-        if lo == INF:  # more repetitions than any name holds: it never matches
-            return ("set", ())
         return ("repeat", lo, hi, atom)
 
     def _interval(self) -> tuple[int, int] | None:
-        """``{n}``, ``{n,}`` or ``{n,m}`` at the cursor (consumed), else None (untouched)."""
+        """``{n}``, ``{n,}`` or ``{n,m}`` at the cursor (consumed), else None (untouched).
+        A count above 2**31 - 1 is read as 2**31 - 1, and a maximum of 2**31 - 1 as no
+        maximum, as V8 reads them."""
         start = self.i
         self.i += 1
         lo = self._digits()
@@ -178,12 +193,12 @@ class _Parser:
         if self.cur() == 0x2C:  # ,
             self.i += 1
             upper = self._digits()
-            hi = INF if upper is None else upper
+            hi = MAX_COUNT if upper is None else upper
         if self.cur() != 0x7D:
             self.i = start
             return None
         self.i += 1
-        return lo, hi
+        return lo, INF if hi >= MAX_COUNT else hi
 
     def _digits(self) -> int | None:
         start = self.i
@@ -191,10 +206,11 @@ class _Parser:
             self.i += 1
         if self.i == start:
             return None
-        value = int("".join(chr(u) for u in self.s[start:self.i]))
-        return INF if value > _MAX_COUNT else value
+        digits = "".join(chr(u) for u in self.s[start:self.i]).lstrip("0")
+        return MAX_COUNT if len(digits) > 10 else min(int(digits or "0"), MAX_COUNT)
 
-    def group(self) -> tuple[Node, bool]:
+    def _open_group(self, alts: list[Node], terms: list[Node]) -> _Open:
+        """Past a group's opening (``(``, ``(?:``, ``(?=`` …, ``(?<name>``)."""
         open_at = self.i
         self.i += 1
         kind = "capture"
@@ -223,14 +239,7 @@ class _Parser:
                 if name in self.names:
                     raise self.err("duplicate capture group name", open_at)
                 self.names[name] = index
-        body = self.disjunction()
-        if self.cur() != 0x29:
-            raise self.err("unterminated group", open_at)
-        self.i += 1
-        if kind in ("capture", "group"):
-            return ("group", index, body), True
-        behind = kind.startswith("behind")
-        return ("look", behind, kind.endswith("!"), body), not behind
+        return _Open(kind, index, open_at, alts, terms)
 
     def group_name(self) -> str:
         start = self.i
@@ -304,7 +313,7 @@ class _Parser:
             self.i += 1
             number = self._digits()
             assert number is not None
-            if number != INF and number <= self.total_groups:
+            if number <= self.total_groups:
                 return ("backref", number)
             self.i = start
             if nxt in (0x38, 0x39):  # \8 \9: the digit itself
@@ -441,6 +450,35 @@ class _Parser:
             return [(nxt, nxt)], False
         unit = self.character_escape(in_class=True)
         return [(unit, unit)], False
+
+
+class _Open:
+    """A group being read: its kind, capture index, where it opened, and the alternatives
+    and terms of the group around it (resumed when it closes)."""
+
+    __slots__ = ("kind", "index", "at", "alts", "terms")
+
+    def __init__(self, kind: str, index: int | None, at: int, alts: list[Node],
+                 terms: list[Node]) -> None:
+        self.kind, self.index, self.at, self.alts, self.terms = kind, index, at, alts, terms
+
+
+def _sequence(terms: list[Node]) -> Node:
+    return terms[0] if len(terms) == 1 else ("seq", terms)
+
+
+def _alternation(alts: list[Node], terms: list[Node]) -> Node:
+    if not alts:
+        return _sequence(terms)
+    return ("alt", [*alts, _sequence(terms)])
+
+
+def _close(group: _Open, body: Node) -> tuple[Node, bool]:
+    """The node of a closed group, and whether a quantifier may follow it."""
+    if group.kind in ("capture", "group"):
+        return ("group", group.index, body), True
+    behind = group.kind.startswith("behind")
+    return ("look", behind, group.kind.endswith("!"), body), not behind
 
 
 def _is_hex(text: str) -> bool:

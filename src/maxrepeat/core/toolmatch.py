@@ -40,6 +40,7 @@ from .errors import PatternSyntaxError, UnsafeMatchError
 from .es_backtrack import MATCH_STEP_BUDGET, _Budget, _Matcher
 from .es_charsets import Ranges, to_units
 from .es_parser import INF, Node, _Parser
+from .es_tree import depth, simplify
 
 __all__ = ["ESPattern", "PatternSyntaxError", "UnsafeMatchError", "compile_pattern",
            "split_flags", "is_empty_pattern", "MATCH_STEP_BUDGET"]
@@ -80,6 +81,7 @@ def is_empty_pattern(pattern: str) -> bool:
 # Linear-time matching with RE2 over the code units.
 
 _SURROGATE_SHIFT: Final = 0xF0000 - 0xD800
+_RE2_DEPTH: Final = 300
 
 
 def _re2_unit(unit: int) -> int:
@@ -217,11 +219,9 @@ def compile_pattern(pattern: str) -> ESPattern:
         return cached
     flags, source = split_flags(pattern)
     parser = _Parser(to_units(source), flags)
-    try:
-        tree = parser.parse()
-    except RecursionError:
-        raise PatternSyntaxError("nested too deeply", 0) from None
-    re2_source = _re2_source(tree, "m" in flags)
+    tree = simplify(parser.parse())
+    # RE2 refuses more than 1,000 levels of nesting; the translation recurses
+    re2_source = _re2_source(tree, "m" in flags) if depth(tree) <= _RE2_DEPTH else None
     fast = _re2_compile(re2_source) if re2_source is not None else None
     compiled = ESPattern(pattern, flags, source, tree, parser.groups, dict(parser.names), fast)
     if len(_CACHE) >= 4096:
