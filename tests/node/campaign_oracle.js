@@ -1,0 +1,91 @@
+// The framework's side of the differential campaigns (tests/test_campaign_*.py): one
+// long-lived process answering batches, one JSON request per line on stdin, one JSON
+// answer per line on stdout.
+//   {"kind": "regexp", "cases": [{pattern, names}]} -> [{ok, error, empty, matches, ms}]
+//     a leading inline flags group of i, m, s (each once) becomes RegExp flags, as the
+//     seed framework does with "(?i)"; a match that throws (V8's stack overflow) is the
+//     string "throws"; ms is the time V8 took for all the names.
+//   {"kind": "yaml", "cases": [text]} -> [{ok, error, value}], YAML.parse of the npm
+//     `yaml` package (pinned by scripts/test.sh into .npm-agents/), with the value in
+//     the tagged JSON of encodeValue below
+//   {"kind": "isInteger", "cases": [json text]} -> [bool], Number.isInteger(JSON.parse(t))
+"use strict";
+const path = require("path");
+const readline = require("readline");
+
+const yamlDir = process.env.MAXREPEAT_NPM_YAML ||
+  path.join(__dirname, "..", "..", ".npm-agents", "node_modules", "yaml");
+let YAML = null;
+
+function regexp({ pattern, names }) {
+  let flags = "";
+  let source = pattern;
+  const m = /^\(\?([ims]+)\)/.exec(pattern);
+  if (m && new Set(m[1]).size === m[1].length) {
+    flags = m[1];
+    source = pattern.slice(m[0].length);
+  }
+  let re;
+  try {
+    re = new RegExp(source, flags);
+  } catch (e) {
+    return { ok: false, error: String(e.message).slice(0, 200), matches: [] };
+  }
+  const start = process.hrtime.bigint();
+  const matches = names.map((n) => {
+    try {
+      return re.test(n);
+    } catch (e) {
+      return "throws";
+    }
+  });
+  const ms = Number(process.hrtime.bigint() - start) / 1e6;
+  return { ok: true, empty: re.source === "(?:)", matches, ms };
+}
+
+// JSON for a parsed YAML value: numbers that JSON cannot hold, and the values of the
+// YAML 1.1 types, tagged so the Python side compares them exactly.
+function encodeValue(v, seen) {
+  if (typeof v === "number") {
+    if (Number.isNaN(v)) return { $num: "NaN" };
+    if (!Number.isFinite(v)) return { $num: v > 0 ? "Infinity" : "-Infinity" };
+    if (Object.is(v, -0)) return { $num: "-0" };
+    return v;
+  }
+  if (typeof v === "bigint") return { $num: String(v) };
+  if (v === null || typeof v !== "object") return v;
+  if (seen.has(v)) return { $circular: true };
+  seen.add(v);
+  let out;
+  if (v instanceof Date) out = { $date: Number.isNaN(v.getTime()) ? "Invalid" : v.toISOString() };
+  else if (v instanceof Uint8Array) out = { $bytes: Array.from(v) };
+  else if (v instanceof Set) out = { $set: Array.from(v, (x) => encodeValue(x, seen)) };
+  else if (v instanceof Map) {
+    out = { $map: Array.from(v, ([k, x]) => [encodeValue(k, seen), encodeValue(x, seen)]) };
+  } else if (Array.isArray(v)) out = v.map((x) => encodeValue(x, seen));
+  else {
+    out = { $obj: Object.keys(v).map((k) => [k, encodeValue(v[k], seen)]) };
+  }
+  seen.delete(v);
+  return out;
+}
+
+function yaml(text) {
+  if (YAML === null) YAML = require(yamlDir);
+  try {
+    return { ok: true, value: encodeValue(YAML.parse(text, { logLevel: "error" }), new Set()) };
+  } catch (e) {
+    return { ok: false, error: String(e.message).split("\n")[0] };
+  }
+}
+
+function isInteger(text) {
+  return Number.isInteger(JSON.parse(text));
+}
+
+const kinds = { regexp, yaml, isInteger };
+const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
+rl.on("line", (line) => {
+  const { kind, cases } = JSON.parse(line);
+  process.stdout.write(JSON.stringify(cases.map(kinds[kind])) + "\n");
+});
