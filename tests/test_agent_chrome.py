@@ -66,6 +66,21 @@ def _first_failing_call(traj: Trajectory) -> int | None:
      "x\n<completed with exit code -1>\n\n"),
     ("<detached command with shellId: 4 completed with exit code 1>",
      "<detached command completed with exit code 1>"),
+    # a command still running when the call returned (as Copilot CLI 1.0.102 wrote it)
+    ("<command with shellId: 2 is still running after 30 seconds. The command is still "
+     "running but hasn't produced output yet. You will be automatically notified when it "
+     "completes; if you need the command to complete end your response with no tool "
+     "calls to wait for the notification, or use stop_bash to stop it.>",
+     "<command is still running after 30 seconds. The command is still running but "
+     "hasn't produced output yet. You will be automatically notified when it completes; "
+     "if you need the command to complete end your response with no tool calls to wait "
+     "for the notification, or use stop_bash to stop it.>"),
+    ("partial\n<command with shellId: 9 is still running after 5 seconds.>",
+     "partial\n<command is still running after 5 seconds.>"),
+    # a command started detached (the sentence in Copilot CLI 1.0.102's runtime)
+    ("<command started in detached background with shellId: 3. You will be automatically "
+     "notified when it completes.>", "<command started in detached background. You will "
+     "be automatically notified when it completes.>"),
     # the sandbox notices Copilot writes after the line stay
     ("out\n<shellId: 5 completed with exit code 1>\n<sandbox is active and blocked x>",
      "out\n<completed with exit code 1>\n<sandbox is active and blocked x>"),
@@ -83,6 +98,9 @@ def test_copilot_shell_id_comes_off_the_closing_line(logged: str, kept: str) -> 
     "<shellId: 9 still running>",
     "<shellId:  completed with exit code 0>",
     "<shellId: 9 completed with exit code zero>",
+    "<with shellId: 9 completed with exit code 0>",
+    "<command with shellId: 2 is still running.>",
+    "<command started in detached background with shellId: 3.>",
 ])
 def test_copilot_output_that_only_looks_like_the_line_stays(printed: str) -> None:
     assert copilot_cli_result(printed) == printed

@@ -23,11 +23,20 @@ __all__ = ["copilot_cli_content", "copilot_cli_result", "gemini_cli_result",
 
 # -- GitHub Copilot CLI -----------------------------------------------------------------
 
-#: The line Copilot CLI's shell tools end a finished command's result with; the
-#: pattern is the one Copilot's own terminal view uses to find and hide that line
-#: (``<shellId: 3 completed with exit code 2>``, ``<detached command with shellId: …>``).
-_COPILOT_TRAILER: Final = re.compile(
-    r"<(detached command with )?shellId: [^\r\n]+ completed with exit code (-?\d+)>[ \t]*\r?")
+#: The lines Copilot CLI's shell tools end a command's result with, each naming the
+#: shell (group ``id``, taken out with the words around it, group ``cut``): the command
+#: finished (the pattern Copilot's own terminal view uses to find and hide that line:
+#: ``<shellId: 3 completed with exit code 2>``, ``<detached command with shellId: …>``),
+#: it is still running when the call returns, or it was started detached.
+_COPILOT_SHELL_LINES: Final = (
+    re.compile(r"<(?:detached command (?=with))?"
+               r"(?P<cut>(?:(?<=<detached command )with )?shellId: (?P<id>[^\r\n]+) )"
+               r"completed with exit code -?\d+>[ \t]*\r?"),
+    re.compile(r"<command (?P<cut>with shellId: (?P<id>[^\r\n]+?) )is still running after "
+               r"\d+ seconds\.[^\r\n]*>[ \t]*\r?"),
+    re.compile(r"<command started in detached background(?P<cut> with shellId: (?P<id>[^\r\n]+?))"
+               r"\. You will be automatically notified when it completes\.>[ \t]*\r?"),
+)
 #: notices Copilot CLI may write after that line (its view skips them to find it)
 _COPILOT_NOTICES: Final = ("<sandbox is active ",
                            "<this failure may be caused by the active sandbox policy.",
@@ -63,7 +72,8 @@ def copilot_cli_content(content: Any, detailed: Any) -> Any:
 
 
 def copilot_cli_result(value: Any) -> Any:
-    """A Copilot CLI tool result without the shell's id in its closing line.
+    """A Copilot CLI tool result without the shell's id in its closing line (the command
+    completed, is still running, or was started detached).
 
     The shell id counts the shells of the session (a new one for every command), so two
     runs of the same command never had the same result. The line is the last one that is
@@ -72,6 +82,8 @@ def copilot_cli_result(value: Any) -> Any:
 
     >>> copilot_cli_result("hi\\n<shellId: 7 completed with exit code 0>")
     'hi\\n<completed with exit code 0>'
+    >>> copilot_cli_result("<command with shellId: 2 is still running after 30 seconds.>")
+    '<command is still running after 30 seconds.>'
     >>> copilot_cli_result("<shellId: 7 completed with exit code 0>\\nprinted by the tool")
     '<shellId: 7 completed with exit code 0>\\nprinted by the tool'
     """
@@ -81,12 +93,15 @@ def copilot_cli_result(value: Any) -> Any:
     at = len(lines) - 1
     while at >= 0 and (not lines[at] or lines[at].startswith(_COPILOT_NOTICES)):
         at -= 1
-    found = _COPILOT_TRAILER.fullmatch(lines[at]) if at >= 0 else None
-    if found is None:
+    if at < 0:
         return value
-    detached = "detached command " if found.group(1) else ""
-    lines[at] = f"<{detached}completed with exit code {found.group(2)}>"
-    return "\n".join(lines)
+    for pattern in _COPILOT_SHELL_LINES:
+        found = pattern.fullmatch(lines[at])
+        if found is not None:
+            line = lines[at]
+            lines[at] = line[:found.start("cut")] + line[found.end("cut"):]
+            return "\n".join(lines)
+    return value
 
 
 # -- Gemini CLI -------------------------------------------------------------------------
