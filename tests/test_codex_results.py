@@ -15,7 +15,7 @@ from maxrepeat import grade
 from maxrepeat.core.config import MaxRepeatConfig
 from maxrepeat.core.events import TOOL_RESULT
 from maxrepeat.guards import codex
-from maxrepeat.guards.codex_results import exec_exit_code
+from maxrepeat.guards.codex_results import command_result
 from maxrepeat.readers import Source, get_reader
 
 
@@ -65,7 +65,7 @@ def test_the_result_is_the_one_the_reader_reads_from_the_finished_rollout(
         tmp_path: Path) -> None:
     out = "ls: cannot access '/nope': No such file or directory\n"
     log = _write(tmp_path / "r.jsonl", [_call(0), _item(0, 2, out)])
-    assert exec_exit_code(str(log), "call_0") == 2
+    assert command_result(str(log), "call_0") == ("call_0", 2)
     call = codex.hook_call(_post(log, 0, out))
     _write(log, [_call(0), _item(0, 2, out), _output(0, 2, out)])
     [(recorded, success)] = _read_results(log)
@@ -78,14 +78,48 @@ def test_no_exit_code_for_other_tools_written_outputs_or_unknown_calls(
     log = _write(tmp_path / "r.jsonl", [
         _call(0, name="apply_patch"), _call(1), _item(1, 0, "a\n"), _output(1, 0, "a\n"),
         _call(2), _item(2, None, "")])
-    assert exec_exit_code(str(log), "call_0") is None  # not a command
-    assert exec_exit_code(str(log), "call_1") is None  # its output is in the rollout
-    assert exec_exit_code(str(log), "call_2") is None  # still running: no exit code
-    assert exec_exit_code(str(log), "call_9") is None
-    assert exec_exit_code(None, "call_1") is None
-    assert exec_exit_code(str(tmp_path / "missing.jsonl"), "call_1") is None
+    assert command_result(str(log), "call_0") is None  # not a command
+    assert command_result(str(log), "call_1") is None  # its output is in the rollout
+    assert command_result(str(log), "call_2") is None  # still running: no exit code
+    assert command_result(str(log), "call_9") is None
+    assert command_result(None, "call_1") is None
+    assert command_result(str(tmp_path / "missing.jsonl"), "call_1") is None
     # without a record the result stays the hook input's
     assert codex.hook_call(_post(log, 0, "patched")).result == "patched"
+
+
+def _running(i: int, session: int) -> dict[str, Any]:
+    """The output of a command still running after its first wait."""
+    text = (f"Chunk ID: {i:06x}\nWall time: 0.2500 seconds\nProcess running with session "
+            f"ID {session}\nOriginal token count: 0\nOutput:\n")
+    return {"type": "response_item", "payload": {
+        "type": "function_call_output", "call_id": f"call_{i}", "output": text}}
+
+
+def _poll(i: int, session: int) -> dict[str, Any]:
+    return {"type": "response_item", "payload": {
+        "type": "function_call", "name": "write_stdin", "call_id": f"call_{i}",
+        "arguments": json.dumps({"session_id": session, "chars": ""})}}
+
+
+def test_a_command_polled_to_its_end_reports_through_the_poll(tmp_path: Path) -> None:
+    """A command that outlives its first wait: Codex 0.171 writes its output (still
+    running), then the write_stdin call that polls it, then the command's record; the
+    PostToolUse hook names the command but reports the poll's output, which the rollout
+    will record as the poll's result."""
+    out = "same\n"
+    log = _write(tmp_path / "r.jsonl", [
+        _call(0), _running(0, 41), _poll(1, 41), _item(0, 0, out), _output(1, 0, out),
+        _call(2), _running(2, 77), _poll(3, 12), _poll(4, 77), _item(2, 1, out)])
+    assert command_result(str(log), "call_2") == ("call_4", 1)
+    call = codex.hook_call(_post(log, 2, out))
+    assert (call.call_id, call.ok) == ("call_4", False)
+    _write(log, [_call(0), _running(0, 41), _poll(1, 41), _item(0, 0, out),
+                 _output(1, 0, out), _call(2), _running(2, 77), _poll(3, 12), _poll(4, 77),
+                 _item(2, 1, out), _output(4, 1, out)])
+    assert _read_results(log)[-1] == (call.result, False)
+    # the first command's poll has its output: nothing left to report for it
+    assert command_result(str(log), "call_0") is None
 
 
 def test_a_late_record_is_waited_for_when_codex_writes_them(tmp_path: Path) -> None:
@@ -101,14 +135,14 @@ def test_a_late_record_is_waited_for_when_codex_writes_them(tmp_path: Path) -> N
     start = time.monotonic()
     writer.start()
     try:
-        assert exec_exit_code(str(log), "call_1") == 3
+        assert command_result(str(log), "call_1") == ("call_1", 3)
     finally:
         writer.join()
     assert time.monotonic() - start >= 0.3
     # a rollout with no such record for an earlier command: nothing is waited for
     bare = _write(tmp_path / "bare.jsonl", [_call(0), _output(0, 0, "x\n"), _call(1)])
     start = time.monotonic()
-    assert exec_exit_code(str(bare), "call_1") is None
+    assert command_result(str(bare), "call_1") is None
     assert time.monotonic() - start < 0.3
 
 

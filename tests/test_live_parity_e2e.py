@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -34,7 +35,7 @@ from maxrepeat.core.config import MaxRepeatConfig
 from maxrepeat.core.events import TOOL_CALL, Trajectory
 from maxrepeat.core.monitor import Monitor
 
-from .agent_harness import ScriptedModel, binary, run_agent, shell_turns
+from .agent_harness import ScriptedModel, Turn, binary, run_agent, shell_turns
 from .test_agent_hooks_e2e import READER as LOG_READER
 from .test_agent_hooks_e2e import _texts, _trajectory
 
@@ -196,3 +197,41 @@ def test_loop_is_detected(agent: str, setting: str,
     failing = _failing_after_each_call(run.traj, MaxRepeatConfig.from_mapping(SETTINGS[setting]))
     assert True in failing, (run.spoken, failing)
     assert failing.index(True) == 2  # the third copy of the call
+
+
+class _Polling(ScriptedModel):
+    """A scripted model whose ``write_stdin`` calls poll the session the last command
+    output named (``Process running with session ID N``)."""
+
+    def responses_events(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        turn = self.turns[self.served] if self.served < len(self.turns) else None
+        if turn is not None and turn.name == "write_stdin":
+            ids = re.findall(r"session ID (\d+)", json.dumps(body))
+            turn.arguments = {"session_id": int(ids[-1]) if ids else 0, "chars": "",
+                              "yield_time_ms": 5000}
+        return super().responses_events(body)
+
+
+def test_codex_command_polled_to_its_end(tmp_path: Path) -> None:
+    """A command that outlives its first wait reports its end (and its PostToolUse) through
+    the write_stdin call that polls it: the guard judges that poll with the output, as
+    the rollout records it. Watching the polls only, in observation mode, the guard speaks
+    at the third poll, where grading the rollout first fails."""
+    _require("codex")
+    setting = {"max": 2, "match": "observation", "tools": ["^write_stdin$"]}
+    config_file = tmp_path / "polls.yaml"
+    config_file.write_text(json.dumps({"graders": [
+        {"type": "max-repeat", "name": "parity", "config": setting}]}), encoding="utf-8")
+    command = {"cmd": "sleep 0.6; echo same output", "yield_time_ms": 250}
+    turns = [Turn(name="exec_command", arguments=command), Turn(name="write_stdin")] * 3
+    model = _Polling([Turn(t.name, dict(t.arguments or {})) for t in turns] + [Turn(text="done")])
+    with model.serving():
+        run = run_agent("codex", model, tmp_path / "home",
+                        ["--config", str(config_file), "--cache-dir", str(tmp_path / "cache")])
+    assert run.log is not None, (run.stdout, run.stderr)
+    traj = _trajectory("codex", run.log)
+    spoken = [GUARD in t for t in _texts("codex", run.log, traj)]
+    failing = _failing_after_each_call(traj, MaxRepeatConfig.from_mapping(setting))
+    assert True in failing and failing.index(True) == 5, (spoken, failing)
+    told = spoken.index(True) if True in spoken else None
+    assert told == 5, (spoken, failing)  # the third poll, none before

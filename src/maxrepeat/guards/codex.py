@@ -15,7 +15,10 @@ with ``{"cmd": ...}``, where the payload says ``Bash`` with ``{"command": ...}``
 result from ``tool_response``. For a command, ``tool_response`` is its output alone,
 while the rollout will record its exit code too: the guard adds the exit code Codex has
 already written in the rollout (`.codex_results`), so the result is the one ``maxrepeat
-grade`` of the finished rollout sees.
+grade`` of the finished rollout sees. A command still running after its first wait
+(its output says ``Process running with session ID N``) gets its ``PostToolUse`` when a
+``write_stdin`` call polling it sees it end, with the command's ``tool_use_id`` and the
+poll's output: the guard judges that poll, the call whose output the rollout will show.
 
 What the guard prints (exit code 0, one JSON object on standard output, nothing when
 there is nothing to say):
@@ -41,7 +44,7 @@ from typing import Any
 from ..core.config import MaxRepeatConfig
 from ..readers.codex import exec_output
 from .agentlog import judged
-from .codex_results import WAIT, exec_exit_code
+from .codex_results import WAIT, command_result
 from .hookcall import HookCall, HookOutput, hook_event, hook_output, payload_str, require
 from .policy import Action, Decision, Policy, loop_message
 
@@ -64,8 +67,11 @@ def hook_call(payload: Mapping[str, Any], *, wait: float = WAIT) -> HookCall:
     response = payload.get("tool_response")
     ok = True
     if phase == "post" and isinstance(response, str):
-        code = exec_exit_code(log, call_id, wait)
-        if code is not None:
+        found = command_result(log, call_id, wait)
+        if found is not None:
+            # a command that outlived its first wait reports its end through the
+            # write_stdin call that polled it: that call is the step the result ends
+            call_id, code = found
             response, ok = exec_output(code, response), code == 0
     return HookCall(
         phase=phase,

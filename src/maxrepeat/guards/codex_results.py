@@ -15,9 +15,16 @@ The ``codex`` reader keeps ``Process exited with code N`` and the output
 (`maxrepeat.readers.codex.exec_output`); the exit code is the one thing the hook input
 lacks. Codex writes it before the hook runs, in the rollout's ``item_completed`` record of
 the command (``{"type": "CommandExecution", "id": CALL_ID, "exit_code": N, ...}``), after
-the call's ``function_call`` line: `exec_exit_code` finds it by reading the rollout
+the call's ``function_call`` line: `command_result` finds it by reading the rollout
 backwards from its end to that line, so the guard judges the result ``maxrepeat grade``
 of the finished rollout will see.
+
+A command still running after its first wait is answered at once (``Process running with
+session ID N``, written before any hook); Codex runs its ``PostToolUse`` when a
+``write_stdin`` call polling session N sees it end, with the command's ``tool_use_id``
+and the poll's output, which the rollout records as that poll's result: the step the
+hook reports is the poll (the latest ``write_stdin`` call of that session still without
+an output), and `command_result` names it.
 
 Codex writes its rollout from a task of its own: should the record not be there yet
 when the hook reads, the hook waits for it (at most `WAIT` seconds), but only when the
@@ -31,11 +38,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Iterator
 from typing import Any, Final
 
-__all__ = ["exec_exit_code", "WAIT"]
+from ..readers._regular import open_regular
+
+__all__ = ["command_result", "WAIT"]
 
 #: Longest wait (seconds) for the command's ``item_completed`` record.
 WAIT: Final = 2.0
@@ -44,6 +54,9 @@ WAIT: Final = 2.0
 _SCAN_LIMIT: Final = 4 << 20
 _BLOCK: Final = 64 << 10
 _ITEM: Final = b'"CommandExecution"'
+_POLL: Final = b'"write_stdin"'
+_OUTPUT: Final = b'_output"'
+_RUNNING: Final = re.compile(r"^Process running with session ID (\d+)$", re.M)
 
 
 class _NotExec(Exception):
@@ -90,43 +103,82 @@ def _command_item(kind: Any, payload: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def _scan(log: str, call_id: str) -> int | None:
-    """The call's exit code, read from the rollout's end back to the call. `_Absent`
-    when the call is an ``exec_command`` call without its record yet (``written``: an
-    earlier command has one); `_NotExec` when there is no exit code to find: another
-    tool, an output already written, a command still running; None: no such call."""
+def _stdin_session(payload: dict[str, Any]) -> str | None:
+    """The session a ``write_stdin`` call polls, from its arguments."""
+    try:
+        args = json.loads(payload.get("arguments") or "null")
+    except (TypeError, ValueError):
+        return None
+    session = args.get("session_id") if isinstance(args, dict) else None
+    return str(session) if isinstance(session, (int, str)) else None
+
+
+def _running_session(payload: dict[str, Any]) -> str | None:
+    """The session a command's output says it is still running in, if it says so."""
+    out = payload.get("output")
+    found = _RUNNING.search(out) if isinstance(out, str) else None
+    return found.group(1) if found else None
+
+
+def _scan(log: str, call_id: str) -> tuple[str, int] | None:
+    """(the call whose result the hook reports, its exit code), read from the rollout's
+    end back to the command ``call_id``: the command itself, or, when its output is
+    already written (it was still running then), the ``write_stdin`` call polling it
+    that is waiting for its output. `_Absent` when the exit code is not written yet
+    (``written``: an earlier command's is); `_NotExec` when there is none to find (another
+    tool, an output written, a command still running); None when there is no such call."""
     needle = json.dumps(call_id).encode()
-    seen_call = False
-    with open(log, "rb") as f:
+    code: int | None = None
+    answered: set[str] = set()  # outputs seen (after their calls: the scan goes back)
+    polls: list[tuple[str, str | None]] = []  # write_stdin calls without one, last first
+    target: str | None = None
+    with open_regular(log) as f:  # a FIFO is refused, never waited on (issue 30)
         for line in _lines_backwards(f, os.fstat(f.fileno()).st_size):
-            if seen_call:
+            if target is not None:  # the call is found, its exit code is not written
                 if _ITEM in line and (found := _payload(line)) and _command_item(*found):
                     raise _Absent(written=True)
                 continue
-            if needle not in line or (found := _payload(line)) is None:
+            if not (needle in line or _POLL in line or _OUTPUT in line) or \
+                    (found := _payload(line)) is None:
                 continue
             kind, payload = found
             item = _command_item(kind, payload)
             if item is not None and item.get("id") == call_id:
                 code = item.get("exit_code")
-                if isinstance(code, int) and not isinstance(code, bool):
-                    return code
-                raise _NotExec
-            if kind == "response_item" and payload.get("call_id") == call_id:
-                if payload.get("type") != "function_call" or \
-                        payload.get("name") != "exec_command":
+                if not isinstance(code, int) or isinstance(code, bool):
                     raise _NotExec
-                seen_call = True
-    if seen_call:
+                continue
+            if kind != "response_item":
+                continue
+            ptype, pid = payload.get("type"), payload.get("call_id")
+            if pid == call_id and ptype == "function_call_output":
+                session = _running_session(payload)
+                target = next((c for c, s in polls if s == session and session), None)
+                if target is None:
+                    raise _NotExec
+            elif isinstance(ptype, str) and ptype.endswith("_output") and isinstance(pid, str):
+                answered.add(pid)
+            elif ptype == "function_call" and payload.get("name") == "write_stdin" and \
+                    isinstance(pid, str) and pid not in answered:
+                polls.append((pid, _stdin_session(payload)))
+            elif pid == call_id:
+                if ptype != "function_call" or payload.get("name") != "exec_command":
+                    raise _NotExec
+                target = call_id
+            if target is not None and code is not None:
+                return target, code
+    if target is not None:
         raise _Absent(written=False)
     return None
 
 
-def exec_exit_code(log: str | None, call_id: str | None, wait: float = WAIT) -> int | None:
-    """The exit code Codex wrote for the ``exec_command`` call ``call_id`` in the rollout
-    ``log``, waited for at most ``wait`` seconds when an earlier command has its record;
-    None when there is none to find (another tool, a command still running, no rollout,
-    no such call, or a release that does not write the record)."""
+def command_result(log: str | None, call_id: str | None, wait: float = WAIT
+                   ) -> tuple[str, int] | None:
+    """(the call id, the exit code) of the ``exec_command`` call ``call_id``'s result in
+    the rollout ``log`` (`_scan`), the exit code waited for at most ``wait`` seconds when
+    an earlier command has its record; None when there is none to find (another tool, a
+    command still running, no rollout, no such call, or a release that does not write
+    the record)."""
     if not log or not call_id:
         return None
     deadline = time.monotonic() + wait
