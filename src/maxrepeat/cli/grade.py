@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from ..core.errors import ConfigError, MissingExtraError
+from ..core.errors import ConfigError
 from .color import color_option, wants_color
 from .options import (EXIT_CODES_HELP, configs_from_flags, count_type, die, grader_options,
                       inline_given, say, write)
@@ -21,7 +21,6 @@ from .options import (EXIT_CODES_HELP, configs_from_flags, count_type, die, grad
 # Modules needed only on some paths (YAML, eval specs, engines) are imported where they
 # are used: start-up time is measured (bench/RESULTS.md).
 if TYPE_CHECKING:
-    from ..engines.driver import Graded, Graders
     from ..specs.evalspec import EvalSpec
 
 __all__ = ["grade_cmd"]
@@ -158,8 +157,10 @@ def grade_cmd(
             # looked up here: the bar shows standard output above itself
             out: Any = sink if sink is not None else sys.stdout
             if engine == "ray":
-                stream = _on_ray(paths, graders, fmt, ray_address, on_error, reporter.detail(),
-                                 quiet, sink)
+                from .rayengine import on_ray
+
+                stream = on_ray(paths, graders, fmt, ray_address, on_error, reporter.detail(),
+                                quiet, sink)
             else:
                 batch = BatchGrader(paths, graders, fmt=fmt, jobs=jobs, on_error=on_error,
                                     on_unit=on_unit, detail=reporter.detail())
@@ -239,28 +240,6 @@ def _show_bar(paths: Sequence[str], quiet: bool) -> bool:
     return (not quiet and sys.stderr.isatty() and "-" not in paths
             and (len(paths) > 1 or not os.path.isfile(paths[0])
                  or os.path.getsize(paths[0]) > 64 * 1024 * 1024))
-
-
-def _on_ray(
-    paths: Sequence[str], graders: Graders, fmt: str, address: str | None,
-    on_error: Callable[[str], None], detail: Any, quiet: bool, sink: Any,
-) -> Iterator[Graded]:
-    from ..engines.ray import grade_paths_on_ray
-
-    try:
-        return grade_paths_on_ray(paths, graders, fmt, address=address, on_error=on_error,
-                                  detail=detail, quiet=quiet)
-    except MissingExtraError as err:
-        die(str(err))
-    except ConnectionError as err:
-        # One line, exit 2, now: a half-made Ray connection can block the interpreter's
-        # exit (Ray's exit-time shutdown waits on the cluster).
-        if sink is not None:
-            sink.discard()
-        say(str(err))
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(2)
 
 
 def _open_output_file(path: str, inputs: Sequence[str]) -> Any:
