@@ -322,3 +322,27 @@ def test_real_agent_loop_is_told_where_grading_fails_by_observation(agent: str,
     flags = ["--max", "2", "--match", "observation"]
     run, model = _run(agent, tmp_path, ["ls /nonexistent-maxrepeat"] * 5, flags)
     assert _check_guarded(agent, run, model, flags) == 2
+
+
+# -- Codex ---------------------------------------------------------------------------
+
+def test_codex_running_command_loses_its_session_id(tmp_path: Path) -> None:
+    """Two runs of one command still running when the call returned, as Codex 0.171.0
+    wrote them: only the session id (and the chunk id and wall time) told them apart."""
+    outputs = ["Chunk ID: db4c25\nWall time: 0.5010 seconds\nProcess running with session "
+               "ID 60360\nOriginal token count: 0\nOutput:\n",
+               "Chunk ID: c937a7\nWall time: 0.5037 seconds\nProcess running with session "
+               "ID 57583\nOriginal token count: 0\nOutput:\n"]
+    records: list[dict[str, Any]] = [
+        {"type": "session_meta", "payload": {"id": "s1", "cli_version": "0.171.0"}},
+        {"type": "event_msg", "payload": {"type": "task_started", "turn_id": "t1"}}]
+    for i, output in enumerate(outputs):
+        records += [
+            {"type": "response_item", "payload": {
+                "type": "function_call", "name": "exec_command", "call_id": f"call_{i}",
+                "arguments": json.dumps({"cmd": "sleep 3; echo x", "yield_time_ms": 500})}},
+            {"type": "response_item", "payload": {
+                "type": "function_call_output", "call_id": f"call_{i}", "output": output}}]
+    log = tmp_path / "rollout.jsonl"
+    log.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    assert _results(_trajectory("codex", log)) == ["Process running\nOutput:\n"] * 2

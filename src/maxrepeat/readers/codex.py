@@ -26,7 +26,8 @@ Read as follows:
   (the first two differ on every run of the same command, so no repeat could ever be
   seen by observation; the estimate is made from the output, and the hook input, from
   which the live guard takes the current call's output, does not carry it): what stays
-  is ``Process exited with code N`` and the output (`exec_output`);
+  is ``Process exited with code N`` and the output (`exec_output`), or for a command
+  still running ``Process running`` (without the session id it names, new every run);
 - error flag (the output item has none): ``exec_command_end`` with ``exit_code`` other
   than 0, ``patch_apply_end`` with ``success: false``, ``mcp_tool_call_end`` with
   ``Err`` or ``isError: true``, an output whose text starts ``Exit code: N`` (N not 0) or
@@ -63,6 +64,10 @@ _EXIT_LINE = re.compile(r"^Exit code: (-?\d+)")
 #: command, and Codex's token estimate of the output is computed from the output shown
 #: below it (the hook input does not carry it); they are dropped from the observation
 _EXEC_CHROME = ("Chunk ID: ", "Wall time: ", "Original token count: ")
+#: the header line of a command still running when the call returned: its session id is
+#: new on every run (the model polls it with ``write_stdin``); the observation keeps
+#: ``Process running`` without it
+_EXEC_RUNNING = re.compile(r"Process running with session ID \d+")
 _EXEC_EXIT = re.compile(r"^Process exited with code (-?\d+)$", re.M)
 _EXEC_OUTPUT = "\nOutput:\n"
 
@@ -80,10 +85,17 @@ def exec_output(exit_code: int, output: str) -> str:
 
 
 def _exec_text(value: str) -> tuple[str, bool]:
-    """An ``exec_command`` output (it starts ``Chunk ID:``) without its chrome lines, and
-    whether its header says it exited with code 0 (or is still running)."""
+    """An ``exec_command`` output (it starts ``Chunk ID:``) without its chrome lines (and
+    a running command's session id), and whether its header says it exited with code 0
+    (or is still running).
+
+    >>> _exec_text("Chunk ID: db4c25\\nWall time: 0.5010 seconds\\nProcess running with "
+    ...            "session ID 60360\\nOriginal token count: 0\\nOutput:\\n")
+    ('Process running\\nOutput:\\n', True)
+    """
     header, sep, output = value.partition(_EXEC_OUTPUT)  # no output section: all header
-    kept = [line for line in header.split("\n") if not line.startswith(_EXEC_CHROME)]
+    kept = ["Process running" if _EXEC_RUNNING.fullmatch(line) else line
+            for line in header.split("\n") if not line.startswith(_EXEC_CHROME)]
     code = _EXEC_EXIT.search(header)
     ok = code is None or int(code.group(1)) == 0
     return "\n".join(kept) + sep + output, ok
