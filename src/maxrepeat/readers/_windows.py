@@ -132,8 +132,11 @@ class _Blocks:
         self.base = 0  # the file offset of buf[0]
 
     def more(self) -> bool:
-        """Drop what was consumed (before ``pos``) and read one more block."""
-        chunk = self.fh.read(self.block)
+        """Drop what was consumed (before ``pos``) and read one more block: at least as
+        many bytes as are kept, so that one long value (a 64 MiB string), which keeps
+        everything from its start, is copied a bounded number of times per byte (each
+        read doubles the buffer), not once per block (quadratic: issue 30, row 7)."""
+        chunk = self.fh.read(max(self.block, len(self.buf) - self.pos))
         if not chunk:
             return False
         self.buf = self.buf[self.pos:] + chunk
