@@ -14,8 +14,11 @@ One run per agent and setting, shared by two tests (`_run` caches it):
   the same config file agrees with the prefixes;
 * detection: grading fails at all (the loop is seen), at the third copy of the call.
 
-Known gaps until the Copilot CLI and Gemini CLI readers drop what those agents add to a
-logged result are strict xfails (`CHROME`, `HOOK_WORDS`).
+Two things Copilot CLI and Gemini CLI add to a logged result would break either: the
+shell's per-call ids (``<shellId: N>``, ``Process Group PGID: N``), which hide the loop
+from exact observation matching, and the hook's own words, which they write into the
+warned call's result (so grading the log would see that call differ from the copies
+before it); their readers drop both (`maxrepeat.readers._agent_chrome`).
 """
 
 from __future__ import annotations
@@ -55,17 +58,6 @@ SETTINGS: dict[str, dict[str, Any]] = {
                        "ignore_arguments": ["description", "summary"],
                        "with_observation": True},
 }
-#: Known gaps until the readers drop what these agents add to a logged result (issue 25
-#: item 2; strict: flip them when it lands). The shell result's ``<shellId: N>`` (Copilot
-#: CLI) and ``Process Group PGID: N`` (Gemini CLI) hide the loop from exact observation
-#: matching, in the log and live alike:
-CHROME = {("copilot-cli", "observation"), ("gemini-cli", "observation")}
-#: and the hook's own words, which both agents write into the warned call's logged result
-#: (Gemini CLI: ``\n\n<hook_context>…</hook_context>``; Copilot CLI: ``\n\nTool "bash"
-#: succeeded. Additional guidance from postToolUse hooks:\n…``), make grading the log see
-#: that call differ from the copies before it, where the guard (its result from the hook
-#: input) saw a repeat (exact observation is hidden by the chrome above first)
-HOOK_WORDS = {("copilot-cli", "near-duplicate"), ("gemini-cli", "near-duplicate")}
 READER = {**LOG_READER, "claude-code": "claude-code"}
 
 
@@ -159,22 +151,11 @@ def _grade_cli(run: Run, agent: str) -> dict[str, Any]:
     return data
 
 
-def _cases(detection: bool) -> list[Any]:
-    cases = []
-    for agent in AGENTS:
-        for setting in SETTINGS:
-            marks = []
-            if detection and (agent, setting) in CHROME:
-                marks.append(pytest.mark.xfail(strict=True,
-                                               reason="agent chrome not stripped yet"))
-            if (agent, setting) in HOOK_WORDS:
-                marks.append(pytest.mark.xfail(
-                    strict=True, reason="hook's words not dropped from logged results yet"))
-            cases.append(pytest.param(agent, setting, marks=marks, id=f"{agent}-{setting}"))
-    return cases
+CASES = [pytest.param(agent, setting, id=f"{agent}-{setting}")
+         for agent in AGENTS for setting in SETTINGS]
 
 
-@pytest.mark.parametrize(("agent", "setting"), _cases(detection=False))
+@pytest.mark.parametrize(("agent", "setting"), CASES)
 def test_hook_speaks_exactly_where_grading_the_log_fails(
         agent: str, setting: str, tmp_path_factory: pytest.TempPathFactory) -> None:
     run = _run(agent, setting, tmp_path_factory)
@@ -190,7 +171,7 @@ def test_hook_speaks_exactly_where_grading_the_log_fails(
     assert graded["results"][0]["passed"] is (first is None), graded["results"][0]
 
 
-@pytest.mark.parametrize(("agent", "setting"), _cases(detection=True))
+@pytest.mark.parametrize(("agent", "setting"), CASES)
 def test_loop_is_detected(agent: str, setting: str,
                           tmp_path_factory: pytest.TempPathFactory) -> None:
     run = _run(agent, setting, tmp_path_factory)
