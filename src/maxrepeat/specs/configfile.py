@@ -1,18 +1,16 @@
 """Config files: YAML with positions, strict keys, and every problem located (spec §2).
 
-PyYAML composes the node tree (with the C parser when available); this module turns it
-into Python values itself so that it keeps each node's line and column, rejects duplicate
-keys, and can say when YAML 1.1 turned an unquoted word into something else (``no`` into
-false). All rules of the grader config come from `check_config`, shared with the API.
+PyYAML composes the node tree (with the C parser when available); `specs.located` turns
+it into Python values as the framework's YAML reader would, keeping each node's line and
+column and rejecting duplicate keys; this module checks the graders and can say when
+YAML 1.1 turns an unquoted word into something else (``no`` into false). All rules of the
+grader config come from `check_config`, shared with the API.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
-
-import yaml
 
 from ..core.config import MaxRepeatConfig
 from ..core.configrules import (
@@ -25,119 +23,14 @@ from ..core.configrules import (
     show_value,
 )
 from ..core.errors import ConfigError
-from .yaml12 import PLAIN_TAG, Loader, plain_value, tagged_value, yaml11_value
+from .located import MAX_VALUES, Located, compose_located
+from .yaml12 import yaml11_value
 
 __all__ = ["load_config", "read_text", "parse_config_text", "Located", "compose_located",
-           "raise_first"]
+           "raise_first", "MAX_VALUES"]
 
 _ROOT_KEYS: Final = ROOT_KEYS
 _ENTRY_KEYS: Final = ENTRY_KEYS
-
-_Loader: Final = Loader
-
-
-@dataclass(frozen=True, slots=True)
-class Located:
-    """A YAML value with where it stands: ``line``/``col`` are 1-based.
-
-    ``value`` holds plain Python values for scalars, a dict of ``key -> Located`` for
-    mappings and a list of ``Located`` for sequences. ``text`` is the source text of an
-    unquoted scalar (to explain YAML 1.1 coercions), else None.
-    """
-
-    value: Any
-    line: int
-    col: int
-    key_line: int = 0
-    key_col: int = 0
-    text: str | None = None
-
-    def plain(self) -> Any:
-        """The value with positions stripped."""
-        if isinstance(self.value, dict):
-            return {k: v.plain() for k, v in self.value.items()}
-        if isinstance(self.value, list):
-            return [v.plain() for v in self.value]
-        return self.value
-
-
-def compose_located(text: str, file: str) -> tuple[Located | None, list[ConfigError]]:
-    """Parse YAML ``text`` into a `Located` tree, with duplicate-key problems."""
-    try:
-        node = yaml.compose(text, Loader=_Loader)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else None
-        col = mark.column + 1 if mark is not None else None
-        return None, [
-            ConfigError("document", "valid YAML", str(exc.problem or exc), file=file,
-                        line=line, col=col)
-        ]
-    except yaml.YAMLError as exc:
-        return None, [ConfigError("document", "valid YAML", str(exc), file=file)]
-    if node is None:
-        return None, []
-    problems: list[ConfigError] = []
-    try:
-        return _convert(node, "", file, problems, [MAX_VALUES]), problems
-    except _TooManyValues:
-        return None, [ConfigError(
-            "document", f"small enough: at most {MAX_VALUES:,} values once its aliases are expanded",
-            "more", hint="an alias of an anchor that itself repeats aliases (an alias "
-            "bomb) grows exponentially; write the values out", file=file, line=1, col=1)]
-
-
-#: how many values a config may hold with its aliases expanded: a real config holds a few
-#: dozen, while nine levels of nine aliases (an "alias bomb", 1 KB) hold 387 million
-MAX_VALUES: Final = 100_000
-
-
-class _TooManyValues(Exception):
-    pass
-
-
-def _convert(node: yaml.Node, path: str, file: str, problems: list[ConfigError],
-             budget: list[int]) -> Located:
-    budget[0] -= 1
-    if budget[0] < 0:
-        raise _TooManyValues
-    line, col = node.start_mark.line + 1, node.start_mark.column + 1
-    if isinstance(node, yaml.MappingNode):
-        out: dict[Any, Located] = {}
-        for knode, vnode in node.value:
-            key = _scalar(knode) if isinstance(knode, yaml.ScalarNode) else repr(knode.tag)
-            kpath = f"{path}.{key}" if path else str(key)
-            if key in out:
-                problems.append(
-                    ConfigError(
-                        kpath, "given once", f"a second {show_value(key)} key",
-                        hint=f"first given at line {out[key].key_line}", file=file,
-                        line=knode.start_mark.line + 1, col=knode.start_mark.column + 1,
-                    )
-                )
-                continue
-            child = _convert(vnode, kpath, file, problems, budget)
-            out[key] = Located(
-                child.value, child.line, child.col,
-                knode.start_mark.line + 1, knode.start_mark.column + 1, child.text,
-            )
-        return Located(out, line, col)
-    if isinstance(node, yaml.SequenceNode):
-        return Located(
-            [_convert(n, f"{path}[{i}]", file, problems, budget)
-             for i, n in enumerate(node.value)],
-            line, col,
-        )
-    assert isinstance(node, yaml.ScalarNode)
-    text = node.value if node.tag == PLAIN_TAG else None
-    return Located(_scalar(node), line, col, text=text)
-
-
-def _scalar(node: yaml.ScalarNode) -> Any:
-    # YAML 1.2 core schema, as the framework reads it (see specs/yaml12.py)
-    if node.tag == PLAIN_TAG:
-        return plain_value(node.value)
-    return tagged_value(node.tag, node.value)
 
 
 def _coercion_hint(item: Located) -> str | None:

@@ -21,7 +21,8 @@ from typing import Any, Final
 
 import yaml
 
-__all__ = ["Loader", "PLAIN_TAG", "plain_value", "tagged_value", "yaml11_value"]
+__all__ = ["Loader", "PLAIN_TAG", "plain_value", "tagged_value", "yaml11_value",
+           "yaml_directive", "nonspecific", "special_tag", "SPECIAL_HINT"]
 
 #: the tag `Loader` gives an unquoted, untagged scalar (resolved later by `plain_value`)
 PLAIN_TAG: Final = "tag:maxrepeat.dev,2026:plain"
@@ -89,20 +90,78 @@ def plain_value(text: str) -> Any:
     return text
 
 
+#: the texts each standard tag accepts, as the npm `yaml` package's core schema tests
+#: them; any other text under the tag is read as a string (``!!float 1`` is "1")
+_TAG_TESTS: Final = {
+    "tag:yaml.org,2002:int": re.compile(r"(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)\Z"),
+    "tag:yaml.org,2002:float": re.compile(
+        r"(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN"
+        r"|[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+"
+        r"|[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*))\Z"),
+    "tag:yaml.org,2002:bool": re.compile(r"(?:[Tt]rue|TRUE|[Ff]alse|FALSE)\Z"),
+    "tag:yaml.org,2002:null": re.compile(r"(?:~|[Nn]ull|NULL)?\Z"),
+}
+
+
 def tagged_value(tag: str, text: str) -> Any:
-    """A scalar with an explicit standard tag (``!!int 10``), read by the 1.2 core schema;
-    a text that does not fit its tag stays text (and fails whatever rule it meets)."""
-    if tag == "tag:yaml.org,2002:str":
+    """A scalar with an explicit tag (``!!int 10``), as the framework's YAML reader reads
+    it: a standard tag resolves the text when its core-schema test accepts the text, and
+    anything else (``!!float 1``, ``!!bool yes``, ``!custom 3``) is the string.
+
+    >>> tagged_value("tag:yaml.org,2002:float", "1"), tagged_value("tag:yaml.org,2002:float", "1.0")
+    ('1', 1.0)
+    """
+    test = _TAG_TESTS.get(tag)
+    if test is None or not test.match(text):
         return text
     value = plain_value(text)
-    kinds = {"tag:yaml.org,2002:int": int, "tag:yaml.org,2002:float": float,
-             "tag:yaml.org,2002:bool": bool, "tag:yaml.org,2002:null": type(None)}
-    kind = kinds.get(tag)
-    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+    if tag == "tag:yaml.org,2002:float" and isinstance(value, int):
         return float(value)
-    if kind is not None and type(value) is kind:
-        return value
-    return text
+    return value
+
+
+_DIRECTIVE: Final = re.compile(r"(?:[ \t]*(?:#[^\n]*)?\n|%(?!YAML[ \t])[^\n]*\n)*"
+                               r"%YAML[ \t]+([^ \t\n#]+)")
+
+
+def yaml_directive(text: str) -> tuple[int, int, str] | None:
+    """Line, column and version of a ``%YAML`` directive for a version other than 1.2
+    before the first document (the npm `yaml` package then reads YAML 1.1).
+
+    >>> yaml_directive("%YAML 1.1\\n---\\nmax: 010\\n"), yaml_directive("%YAML 1.2\\n")
+    ((1, 1, '1.1'), None)
+    """
+    found = _DIRECTIVE.match(text)
+    if found is None or found.group(1) == "1.2":
+        return None
+    start = found.start(1) - len("%YAML ")
+    return text.count("\n", 0, start) + 1, 1, found.group(1)
+
+
+def nonspecific(text: str, node: yaml.Node) -> bool:
+    """Whether a scalar PyYAML resolved as untagged carries the non-specific tag ``!``
+    (``! 3``), which makes it a string (the node starts at its properties)."""
+    at = node.start_mark.index
+    if text.startswith("&", at):  # an anchor first: `&a ! 3`
+        while at < len(text) and text[at] not in " \t\n":
+            at += 1
+        while at < len(text) and text[at] in " \t":
+            at += 1
+    return text.startswith("!", at)
+
+
+#: tags of YAML 1.1 types that the framework reads as bytes, dates, sets and maps
+_SPECIAL: Final = ("binary", "timestamp", "set", "omap", "pairs")
+SPECIAL_HINT: Final = ("the framework's YAML reader makes !!binary bytes, !!timestamp a date, "
+                       "!!set a Set and !!omap or !!pairs a Map or list of pairs; no config "
+                       "value is one of those")
+
+
+def special_tag(tag: str | None) -> str | None:
+    """The name of a YAML 1.1 type tag (``binary`` for ``!!binary``), else None."""
+    if tag is not None and tag.startswith("tag:yaml.org,2002:") and tag[18:] in _SPECIAL:
+        return tag[18:]
+    return None
 
 
 _CONSTRUCTOR: Final = yaml.constructor.SafeConstructor()

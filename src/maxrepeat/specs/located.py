@@ -1,0 +1,189 @@
+"""YAML documents as located values: every value with its line and column, read as the
+framework's YAML reader (the npm `yaml` package, YAML 1.2) reads it (`specs.yaml12`), with
+duplicate keys reported and what that reader would read otherwise refused with one
+located problem (`compose_located`). Shared by config files and eval specs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+import yaml
+
+from ..core.configrules import show_value
+from ..core.errors import ConfigError
+from .yaml12 import (
+    PLAIN_TAG,
+    SPECIAL_HINT,
+    Loader,
+    nonspecific,
+    plain_value,
+    special_tag,
+    tagged_value,
+    yaml_directive,
+)
+
+__all__ = ["Located", "compose_located", "MAX_VALUES"]
+
+
+@dataclass(frozen=True, slots=True)
+class Located:
+    """A YAML value with where it stands: ``line``/``col`` are 1-based.
+
+    ``value`` holds plain Python values for scalars, a dict of ``key -> Located`` for
+    mappings and a list of ``Located`` for sequences. ``text`` is the source text of an
+    unquoted scalar (to explain YAML 1.1 coercions), else None.
+    """
+
+    value: Any
+    line: int
+    col: int
+    key_line: int = 0
+    key_col: int = 0
+    text: str | None = None
+
+    def plain(self) -> Any:
+        """The value with positions stripped."""
+        if isinstance(self.value, dict):
+            return {k: v.plain() for k, v in self.value.items()}
+        if isinstance(self.value, list):
+            return [v.plain() for v in self.value]
+        return self.value
+
+
+def compose_located(text: str, file: str) -> tuple[Located | None, list[ConfigError]]:
+    """Parse YAML ``text`` into a `Located` tree, with duplicate-key problems.
+
+    What the framework's YAML reader would read otherwise, or as a value no config holds,
+    is refused with one located problem: a ``%YAML 1.1`` directive, a value that contains
+    itself, ``!!binary`` ``!!timestamp`` ``!!set`` ``!!omap`` ``!!pairs`` values and
+    keys that are lists or mappings (docs/design/framework-semantics.md).
+    """
+    directive = yaml_directive(text)
+    if directive is not None:
+        at_line, at_col, version = directive
+        return None, [ConfigError(
+            "document", "YAML 1.2 (no %YAML directive for another version)",
+            f"%YAML {version}", hint="the framework then reads the file by YAML 1.1's rules "
+            "(010 is 8, yes is true); maxrepeat reads YAML 1.2 only: remove the directive",
+            file=file, line=at_line, col=at_col)]
+    try:
+        node = yaml.compose(text, Loader=Loader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        col = mark.column + 1 if mark is not None else None
+        return None, [
+            ConfigError("document", "valid YAML", str(exc.problem or exc), file=file,
+                        line=line, col=col)
+        ]
+    except yaml.YAMLError as exc:
+        return None, [ConfigError("document", "valid YAML", str(exc), file=file)]
+    if node is None:
+        return None, []
+    walk = _Walk(text, file, [], [MAX_VALUES], set())
+    try:
+        return walk.convert(node, ""), walk.problems
+    except _TooManyValues:
+        return None, [ConfigError(
+            "document", f"small enough: at most {MAX_VALUES:,} values once its aliases are expanded",
+            "more", hint="an alias of an anchor that itself repeats aliases (an alias "
+            "bomb) grows exponentially; write the values out", file=file, line=1, col=1)]
+    except _Refused as exc:
+        return None, [exc.error]
+    except RecursionError:
+        return None, [ConfigError("document", "nested less deeply", "more levels than "
+                                  "Python's recursion limit", file=file, line=1, col=1)]
+
+
+#: how many values a config may hold with its aliases expanded: a real config holds a few
+#: dozen, while nine levels of nine aliases (an "alias bomb", 1 KB) hold 387 million
+MAX_VALUES: Final = 100_000
+
+
+class _TooManyValues(Exception):
+    pass
+
+
+class _Refused(Exception):
+    def __init__(self, error: ConfigError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+@dataclass
+class _Walk:
+    """The conversion of a composed document to `Located` values."""
+
+    text: str
+    file: str
+    problems: list[ConfigError]
+    budget: list[int]
+    open_nodes: set[int]  # the collections being converted (a value inside itself)
+
+    def refuse(self, node: yaml.Node, path: str, expectation: str, got: str,
+               hint: str) -> _Refused:
+        return _Refused(ConfigError(path or "document", expectation, got, hint=hint,
+                                    file=self.file, line=node.start_mark.line + 1,
+                                    col=node.start_mark.column + 1))
+
+    def convert(self, node: yaml.Node, path: str) -> Located:
+        self.budget[0] -= 1
+        if self.budget[0] < 0:
+            raise _TooManyValues
+        line, col = node.start_mark.line + 1, node.start_mark.column + 1
+        special = special_tag(node.tag)
+        if special is not None:
+            raise self.refuse(node, path, "a string, number, boolean, null, list or mapping",
+                              f"a !!{special} value", SPECIAL_HINT)
+        if isinstance(node, yaml.ScalarNode):
+            if node.tag == PLAIN_TAG and (node.style or nonspecific(self.text, node)):
+                return Located(node.value, line, col)  # quoted, or tagged "!"
+            text = node.value if node.tag == PLAIN_TAG else None
+            return Located(_scalar(node), line, col, text=text)
+        if id(node) in self.open_nodes:
+            raise self.refuse(node, path, "a value that does not contain itself",
+                              "an alias inside its own anchor", "the framework's YAML reader "
+                              "builds a value that contains itself; write the value out")
+        self.open_nodes.add(id(node))
+        try:
+            if isinstance(node, yaml.MappingNode):
+                return Located(self.mapping(node, path), line, col)
+            return Located([self.convert(n, f"{path}[{i}]") for i, n in enumerate(node.value)],
+                           line, col)
+        finally:
+            self.open_nodes.discard(id(node))
+
+    def mapping(self, node: yaml.MappingNode, path: str) -> dict[Any, Located]:
+        out: dict[Any, Located] = {}
+        for knode, vnode in node.value:
+            if not isinstance(knode, yaml.ScalarNode):
+                kind = "a list" if isinstance(knode, yaml.SequenceNode) else "a mapping"
+                raise self.refuse(knode, path, "a mapping with text keys", f"{kind} as a key",
+                                  "the framework's YAML reader turns such a key into its "
+                                  "YAML text; no config key is one")
+            key = self.convert(knode, path).value
+            kpath = f"{path}.{key}" if path else str(key)
+            if key in out:
+                self.problems.append(
+                    ConfigError(
+                        kpath, "given once", f"a second {show_value(key)} key",
+                        hint=f"first given at line {out[key].key_line}", file=self.file,
+                        line=knode.start_mark.line + 1, col=knode.start_mark.column + 1,
+                    )
+                )
+                continue
+            child = self.convert(vnode, kpath)
+            out[key] = Located(
+                child.value, child.line, child.col,
+                knode.start_mark.line + 1, knode.start_mark.column + 1, child.text,
+            )
+        return out
+
+
+def _scalar(node: yaml.ScalarNode) -> Any:
+    # YAML 1.2 core schema, as the framework reads it (see specs/yaml12.py)
+    if node.tag == PLAIN_TAG:
+        return plain_value(node.value)
+    return tagged_value(node.tag, node.value)

@@ -1,0 +1,78 @@
+"""Config YAML as the framework's reader (npm `yaml` 2.9.1, `YAML.parse`) reads it: the
+classes of issue 31 (Y1-Y3, Y8, Y9), each with the framework's own reading written out;
+`test_campaign_yaml.py` keeps comparing against the package itself."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from maxrepeat.specs.configfile import compose_located, parse_config_text
+from maxrepeat.specs.lint import lint
+
+CONFIG = "graders:\n  - type: max-repeat\n    config:\n      max: {}\n"
+
+
+def _max_problems(value: str) -> list[str]:
+    return [str(p) for p in parse_config_text(CONFIG.format(value), "g.yaml")[1]]
+
+
+@pytest.mark.parametrize(("value", "got"), [("!!float 1", '"1"'), ("! 3", '"3"'),
+                                            ("!!int 1.0", '"1.0"'), ("!!bool yes", '"yes"'),
+                                            ("&a ! 3", '"3"'), ("! '3'", '"3"')])
+def test_y1_y2_a_tag_whose_test_rejects_the_text_makes_a_string(value: str, got: str) -> None:
+    """Y1, Y2: `max: !!float 1` and `max: ! 3` are strings in JavaScript: invalid."""
+    assert _max_problems(value) == [
+        f"g.yaml:4:12: graders[0].config.max must be an integer >= 1 (got {got})"]
+
+
+@pytest.mark.parametrize("value", ["!!int 3", "!!float 3.0", "!!int 0x3", "!!float 3e0",
+                                   "!<tag:yaml.org,2002:int> 3"])
+def test_a_tag_whose_test_accepts_the_text_resolves_it(value: str) -> None:
+    assert _max_problems(value) == []
+
+
+def test_y3_a_yaml_1_1_directive_is_refused_not_misread() -> None:
+    """Y3: with `%YAML 1.1` the framework reads `max: 010` as 8; maxrepeat refuses the
+    file (a documented choice) instead of reading 10."""
+    problems = [str(p) for p in parse_config_text("%YAML 1.1\n---\n" + CONFIG.format("010"),
+                                                  "g.yaml")[1]]
+    assert problems == ["g.yaml:1:1: document must be YAML 1.2 (no %YAML directive for another "
+                        "version) (got %YAML 1.1); the framework then reads the file by YAML "
+                        "1.1's rules (010 is 8, yes is true); maxrepeat reads YAML 1.2 only: "
+                        "remove the directive"]
+    assert parse_config_text("# c\n%YAML 1.2\n---\n" + CONFIG.format("010"), "g.yaml")[1] == []
+
+
+@pytest.mark.parametrize(("text", "at"), [("graders: &a [*a]\n", "1:10: graders[0]"),
+                                          ("x: &a {b: *a}\n", "1:4: x.b"),
+                                          (CONFIG.format("&m [1, *m]"),
+                                           "4:12: graders[0].config.max[1]")])
+def test_y8_a_value_containing_itself_is_a_located_error(tmp_path: Path, text: str,
+                                                         at: str) -> None:
+    """Y8: this raised an uncaught RecursionError ("internal error … a maxrepeat bug")."""
+    path = tmp_path / "g.yaml"
+    path.write_text(text, encoding="utf-8")
+    problems = [str(p) for p in lint(path)]
+    assert len(problems) == 1
+    assert "must be a value that does not contain itself (got an alias inside its own " \
+        "anchor)" in problems[0]
+    assert problems[0].startswith(f"{path}:{at} must")
+
+
+@pytest.mark.parametrize(("text", "got"), [
+    ("x: !!binary aGVsbG8=\n", "a !!binary value"),
+    ("x: !!timestamp 2001-12-14\n", "a !!timestamp value"),
+    ("x: !!set {a, b}\n", "a !!set value"),
+    ("x: !!omap [{a: 1}]\n", "a !!omap value"),
+    ("x: !!pairs [{a: 1}]\n", "a !!pairs value"),
+    ("[a]: 1\n", "a list as a key"),
+    ("? {a: 1}\n: 1\n", "a mapping as a key"),
+])
+def test_y9_yaml_1_1_types_and_complex_keys_are_refused(text: str, got: str) -> None:
+    """Y9: the framework reads these as Buffer, Date, Set, Map and a key's YAML text;
+    no config holds one, so each is one located problem (a deliberate choice)."""
+    root, problems = compose_located(text, "g.yaml")
+    assert root is None
+    assert [f"(got {got})" in str(p) for p in problems] == [True]
