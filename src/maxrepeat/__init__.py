@@ -16,11 +16,14 @@ located, many input formats.
 
 from __future__ import annotations
 
-import importlib
 import os as _os
-from typing import TYPE_CHECKING, Any
 
+# not typing's (nor `importlib` at the top): a hook call imports this package first, and
+# what it imports is paid at every tool call (cli/hookclient.py)
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # what the lazy loader below provides, for type checkers and IDEs
+    from typing import Any
+
     from .core.config import MaxRepeatConfig
     from .core.errors import (
         ConfigError,
@@ -128,6 +131,8 @@ def __getattr__(name: str) -> Any:
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module 'maxrepeat' has no attribute {name!r}")
+    import importlib
+
     value = getattr(importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value  # later lookups skip this function
     return value

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
 
 from . import _gc
 
+TYPE_CHECKING = False  # not typing's: importing `typing` costs a hook call (cli/hookclient.py)
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
     from .group import cli
 
 __all__ = ["main", "cli"]
@@ -48,6 +50,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     The garbage collector is paused while the command starts, and the last collection at
     interpreter exit is skipped (cli/_gc.py).
     """
+    if argv is None and sys.argv[1:2] == ["hook"]:
+        from .hookclient import resident_call
+
+        resident_call()  # answers and exits when the resident server can (hookclient.py)
     _gc.pause()  # until the command starts its work (cli/_gc.py)
     _gc.spare_exit()
     args = sys.argv[1:] if argv is None else list(argv)
