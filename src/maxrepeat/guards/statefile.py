@@ -51,8 +51,10 @@ __all__ = ["CACHE_FORMAT", "Snapshot", "default_cache_dir", "signature_of", "blo
            "RETIRED_BLOCK_HASHES", "seal", "unseal", "write_atomic", "load_sides",
            "save_sides"]
 
-#: Changes whenever the saved layout changes; part of every saved state.
-CACHE_FORMAT: Final = 8
+#: Changes whenever the saved layout changes, or what is saved in it (9: results saved
+#: before the readers dropped the agents' chrome are not compared with results after);
+#: part of every saved state.
+CACHE_FORMAT: Final = 9
 
 
 class Snapshot(msgspec.Struct):
