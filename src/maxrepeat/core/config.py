@@ -132,6 +132,25 @@ class MaxRepeatConfig:
             **{k: config[k] for k in NEAR_KEYS if k in config},
         )
 
+    @classmethod
+    def preset(cls, preset: str, name: str | None = None, **keys: Any) -> MaxRepeatConfig:
+        """A config from a named preset (``live``: the live guards' default; ``seed``: the
+        seed's defaults, ``max`` then given), ``keys`` replacing its own (the config keys:
+        ``max``, ``max_cycle_period``, ``match``, ``tools``, ``normalize``, …;
+        ``docs/configuration.md``, "Presets").
+
+        >>> MaxRepeatConfig.preset("live").display_name
+        'max-repeat(max=3, period=3, match=name-args, ignore_arguments=[description,summary], normalize=[volatile])'
+        >>> MaxRepeatConfig.preset("live", max=5, max_cycle_period=2).max_cycle_period
+        2
+        """
+        from .errors import ConfigError
+        from .presets import PRESET_NAMES, preset_mapping
+
+        if preset not in PRESET_NAMES:
+            raise ConfigError("preset", f"one of {', '.join(PRESET_NAMES)}", repr(preset))
+        return cls.from_mapping(preset_mapping(preset, keys), name=name)
+
     @property
     def near(self) -> NearDup | None:
         """The near-duplicate settings, or None when matching is exact (the default)."""
