@@ -12,7 +12,8 @@ cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
 CC=${CC:-gcc}
 TESTS=(tests/test_native.py tests/test_near_native.py tests/test_near_rewrite.py
-       tests/test_near_keyed_durations.py tests/test_hostile_values.py)
+       tests/test_near_keyed_durations.py tests/test_hostile_values.py
+       tests/test_fuzz_per_reader.py)
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -37,6 +38,8 @@ unset MAXREPEAT_PURE
 # fewer random examples than the plain run (which keeps its 300): every property still
 # runs, within the few minutes CI gives this step
 export MAXREPEAT_NATIVE_EXAMPLES=${MAXREPEAT_NATIVE_EXAMPLES:-20}
+# and a short fuzz run: lone surrogates in every reader's strings, native against pure
+export MAXREPEAT_READER_FUZZ_EXAMPLES=${MAXREPEAT_READER_FUZZ_EXAMPLES:-6}
 # the sanitized build is the one imported, and it is active
 "$PY" -c 'import sys; from maxrepeat.core import accel
 assert accel.native is not None and accel.native.__file__.startswith(sys.argv[1]), accel.native

@@ -13,6 +13,7 @@ fixture folder fails the check below until it has one.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,8 @@ from .test_fuzz_readers import SEED_SUFFIXES, _dump, _load_seed, _parse, _slots,
     read_everything
 
 _LONE = ("\ud800", "\udfff", "\\ud800")
+#: examples per reader (scripts/sanitize.sh runs fewer, under ASan + UBSan)
+FUZZ_EXAMPLES = int(os.environ.get("MAXREPEAT_READER_FUZZ_EXAMPLES", "25"))
 
 
 def _seed(reader: str) -> bytes | None:
@@ -63,7 +66,7 @@ def _grade_on_both_paths(data: bytes, path: Path) -> None:
 
 
 @pytest.mark.parametrize("reader", sorted(SEEDS))
-@settings(max_examples=25, deadline=None,
+@settings(max_examples=FUZZ_EXAMPLES, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                  HealthCheck.function_scoped_fixture])
 @given(data=st.data())
