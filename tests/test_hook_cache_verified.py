@@ -11,8 +11,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from maxrepeat import MaxRepeatConfig
 from maxrepeat.guards.claude_code import guard
 
