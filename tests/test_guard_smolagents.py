@@ -125,3 +125,31 @@ def test_smolagents_a_second_run_starts_a_new_guard_state() -> None:
         agent.run("Make the tests pass.")
         # this run's two calls and its final answer, not the first run's steps too
         assert guard.results[0].metadata.watched_steps == 3
+
+
+def test_smolagents_a_run_after_a_stop_starts_clean() -> None:
+    """A stopped run, then ``agent.run`` again on the same agent and guard: the new run's
+    first step (whose tools run before any step callback) is judged on its own."""
+    executed: list[str] = []
+
+    @tool
+    def run_tests(path: str) -> str:
+        """Run the tests.
+
+        Args:
+            path: Which tests to run.
+        """
+        executed.append(path)
+        return tool_output("run_tests", {"path": path})
+
+    guard = loop_guard(NAME_ARGS)
+    agent = ToolCallingAgent(tools=guard.tools([run_tests]), model=ScriptedModel(SCRIPTS["loop"]),
+                             step_callbacks=[guard], max_steps=30, verbosity_level=-1)
+    with pytest.raises(stop_error_class()):
+        agent.run("Make the tests pass.")
+    executed.clear()
+    agent.model = ScriptedModel([("run_tests", {"path": "tests/"})] * 2)
+    agent.run("Make the tests pass.")
+    assert executed == ["tests/", "tests/"]
+    assert not any("maxrepeat loop guard" in text for text in agent.model.sent)
+    assert guard.results[0].passed

@@ -17,6 +17,9 @@
   as a step of its own: loops of single-call steps are refused, loops of parallel calls
   are warned and stopped.
 
+Each ``agent.run`` starts from nothing, whatever ended the last run (a stop, a final
+answer, max steps, an exception): the tools of a run's first step are judged on that run.
+
 smolagents keeps one observation text per step (the outputs of its calls, joined); a step
 of several calls gives that text as each call's result. `trajectory_from_steps` converts
 ``agent.memory.steps`` the same way (without the guard's notes) for ``maxrepeat.grade``
@@ -28,6 +31,7 @@ from __future__ import annotations
 import copy
 import itertools
 import threading
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
@@ -137,7 +141,7 @@ class _Logic:
 def _build() -> tuple[type[Any], type[LoopStopped]]:
     try:
         from smolagents.memory import ActionStep
-        from smolagents.utils import AgentError
+        from smolagents.utils import AgentError, AgentMaxStepsError
     except ImportError as exc:
         raise MissingExtraError(_EXTRA, "smolagents") from exc
 
@@ -157,14 +161,42 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
             self.graders = load_graders(graders)  # a config file is read once
             self.policy = policy
             self.logic = _Logic(self.graders, policy)
+            self.agent: Any = None  # the agent of the last step seen (a weak reference)
+            self.ended = False  # the last run stopped, answered or ran out of steps
+            self.lock = threading.Lock()
+
+        def _current(self, step_number: int | None) -> _Logic:
+            """This run's state: a new one when a new run began (after any end of the
+            last, or at step 1 of a run: smolagents numbers each run's steps from 1). The
+            tools of a step run before its callback, so they ask too, with the number
+            of the agent's step in progress."""
+            if step_number is None and self.agent is not None:
+                agent = self.agent()
+                step_number = getattr(agent, "step_number", None)
+            with self.lock:
+                if self.ended or (step_number == 1 and self.logic.steps):
+                    self.logic = _Logic(self.graders, self.policy)
+                    self.ended = False
+                logic: _Logic = self.logic
+                return logic
 
         def __call__(self, memory_step: Any, agent: Any = None) -> None:
             if not isinstance(memory_step, ActionStep):
                 return
-            if memory_step.step_number == 1 and self.logic.steps:
-                # agent.run again: a new run (smolagents numbers each run's steps from 1)
-                self.logic = _Logic(self.graders, self.policy)
-            self.logic.steps += 1
+            if agent is not None:
+                self.agent = weakref.ref(agent)
+            logic = self._current(memory_step.step_number)
+            logic.steps += 1
+            if memory_step.is_final_answer or isinstance(memory_step.error,
+                                                          AgentMaxStepsError):
+                self.ended = True
+            try:
+                self._judge(memory_step, agent)
+            except LoopStopped:
+                self.ended = True
+                raise
+
+        def _judge(self, memory_step: Any, agent: Any) -> None:
             decision = self.logic.step(memory_step)
             if decision is None:
                 return
@@ -195,7 +227,7 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
         def _forward(self, name: str, inner: Callable[..., Any]) -> Callable[..., Any]:
             def forward(*args: Any, **kwargs: Any) -> Any:
                 arguments = kwargs if kwargs or not args else args[0]
-                text = self.logic.check(name, arguments)
+                text = self._current(None).check(name, arguments)
                 if text is not None:
                     return text
                 return inner(*args, **kwargs)
