@@ -823,7 +823,8 @@ static int nz_rewrite(const uint8_t *s, Py_ssize_t n, int mask, const uint8_t **
 /* a substitution, when its first-byte table has a byte where it could match */
 #define NZ_SUB(first, lb, m, tok) \
     if (((lb) ? start : any) & (1u << (first))) NZ_TAKE(nz_sub(cur, cn, first, lb, m, tok, &g_nz[w]))
-    if ((mask & NZ_ANSI) && cn > 0 && memchr(cur, 0x1b, (size_t)cn) != NULL) NZ_SUB(F_ANSI, 0, m_ansi, "");
+    if ((mask & NZ_ANSI) && cn > 0 && memchr(cur, 0x1b, (size_t)cn) != NULL)
+        NZ_SUB(F_ANSI, 0, m_ansi, "");
     if (mask & NZ_TRAIL) NZ_TAKE(nz_trailing(cur, cn, &g_nz[w]));
     if (mask & NZ_TIME) {
         NZ_SUB(F_DIGIT, 1, m_date, "<time>");
