@@ -153,3 +153,45 @@ def test_smolagents_a_run_after_a_stop_starts_clean() -> None:
     assert executed == ["tests/", "tests/"]
     assert not any("maxrepeat loop guard" in text for text in agent.model.sent)
     assert guard.results[0].passed
+
+
+class ParallelModel(ScriptedModel):
+    """Answers each call with two identical tool calls, then the final answer."""
+
+    def generate(self, messages: list[Any], stop_sequences: Any = None,
+                 response_format: Any = None, tools_to_call_from: Any = None,
+                 **kwargs: Any) -> ChatMessage:
+        one = super().generate(messages)
+        calls = [one.tool_calls[0]] if one.tool_calls[0].function.name == "final_answer" else [
+            ChatMessageToolCall(id=f"{one.tool_calls[0].id}_{k}", type="function",
+                                function=one.tool_calls[0].function) for k in range(2)]
+        return ChatMessage(role=MessageRole.ASSISTANT, content="", tool_calls=calls)
+
+
+def test_smolagents_parallel_repeats_tell_the_model_the_truth() -> None:
+    """Parallel calls run (smolagents has no hook before a step's calls): the model is
+    not told they were refused, or to expect refusals that do not come."""
+    executed: list[str] = []
+
+    @tool
+    def run_tests(path: str) -> str:
+        """Run the tests.
+
+        Args:
+            path: Which tests to run.
+        """
+        executed.append(path)
+        return tool_output("run_tests", {"path": path})
+
+    guard = loop_guard(NAME_ARGS)
+    model = ParallelModel(SCRIPTS["loop"])
+    agent = ToolCallingAgent(tools=guard.tools([run_tests]), model=model,
+                             step_callbacks=[guard], max_steps=30, verbosity_level=-1)
+    with pytest.raises(stop_error_class()):
+        agent.run("Make the tests pass.")
+    seen = "\n".join(model.sent)
+    assert "maxrepeat loop guard (warning)" in seen
+    for step in agent.memory.steps:
+        text = str(getattr(step, "observations", ""))
+        refused = text.startswith("maxrepeat loop guard")
+        assert refused or "(blocked)" not in text, text

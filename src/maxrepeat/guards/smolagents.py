@@ -15,7 +15,7 @@
   policy says a step of that call would be refused (the refusal is the call's output).
   smolagents has no hook between a model response and its tool calls, so a call is judged
   as a step of its own: loops of single-call steps are refused, loops of parallel calls
-  are warned and stopped.
+  are warned (never told of a refusal) and stopped.
 
 Each ``agent.run`` starts from nothing, whatever ended the last run (a stop, a final
 answer, max steps, an exception): the tools of a run's first step are judged on that run.
@@ -47,7 +47,7 @@ from ._live import (
     ToolCall,
     load_graders,
 )
-from .policy import Action, Policy
+from .policy import Action, Policy, loop_message
 
 __all__ = ["loop_guard", "trajectory_from_steps", "stop_error_class", "NOTE_MARK"]
 
@@ -212,8 +212,13 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
             refused = any(isinstance(o, str) and o.startswith("maxrepeat loop guard")
                           for o in [memory_step.observations])
             if decision.action >= Action.WARN and decision.message and not refused:
+                message = decision.message
+                if decision.action is Action.BLOCK and len(memory_step.tool_calls or ()) > 1:
+                    # Parallel calls are not refused (the tools see one call at a time):
+                    # the model is warned, not told of refusals that do not come.
+                    message = loop_message(Action.WARN, decision.loops)
                 memory_step.observations = (
-                    (memory_step.observations or "") + NOTE_MARK + decision.message)
+                    (memory_step.observations or "") + NOTE_MARK + message)
 
         def tools(self, tools: Sequence[Any]) -> list[Any]:
             """Copies of the tools that refuse a call the policy would refuse."""
