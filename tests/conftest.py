@@ -95,3 +95,44 @@ def result(cid: str, value: Any) -> dict[str, Any]:
 def turn(*events: dict[str, Any]) -> list[dict[str, Any]]:
     """Events wrapped in turn_start / turn_end."""
     return [{"type": "turn_start", "data": {}}, *events, {"type": "turn_end", "data": {}}]
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _resident_hook_servers(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The agent hook calls tests run through the ``maxrepeat`` script are answered by
+    resident servers (cli/hookclient.py), which the calls start: theirs go to a directory
+    of this test session (``XDG_RUNTIME_DIR``) and idle out after a minute. When the
+    session ends, those are stopped, and so are the servers that calls with an
+    environment of their own (a real agent's) started elsewhere: those whose environment
+    names this session's temporary directory."""
+    import shutil
+    import signal
+    import tempfile
+
+    saved = {k: os.environ.get(k) for k in ("XDG_RUNTIME_DIR", "MAXREPEAT_HOOK_RESIDENT_IDLE")}
+    runtime = Path(tempfile.mkdtemp(prefix="mxr"))  # short: a socket's path holds 107 bytes
+    os.environ["XDG_RUNTIME_DIR"] = str(runtime)
+    os.environ["MAXREPEAT_HOOK_RESIDENT_IDLE"] = "60"
+    yield
+    ours = str(tmp_path_factory.getbasetemp()).encode()
+    uid = os.geteuid() if hasattr(os, "geteuid") else 0
+    elsewhere = {Path(os.environ.get("TMPDIR") or "/tmp") / f"maxrepeat-{uid}",
+                 Path("/tmp") / f"maxrepeat-{uid}"}
+    for folder in (runtime / "maxrepeat", *elsewhere):
+        for lock in folder.glob("*.sock.lock"):
+            words = lock.read_text().split()
+            if not words or not words[0].isdigit():
+                continue
+            try:
+                if folder.parent != runtime and ours not in Path(
+                        f"/proc/{words[0]}/environ").read_bytes():
+                    continue  # not started by this session's tests
+                os.kill(int(words[0]), signal.SIGTERM)
+            except OSError:
+                pass
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+    shutil.rmtree(runtime, ignore_errors=True)

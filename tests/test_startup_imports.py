@@ -119,7 +119,9 @@ def test_the_collector_is_paused_only_while_the_command_starts(tmp_path: Path) -
 # An agent runs ``maxrepeat hook AGENT`` as a new process at every tool call, so what the
 # process imports is paid at every call (bench/RESULTS.md, "Claude Code hook": start-up
 # was ~90% of a later call). A plain call is run without click (cli/hookrun.py) and
-# imports only what the guard uses.
+# imports only what the guard uses. (These tests call ``main(ARGS)``, the full path; a
+# call run by the ``maxrepeat`` script is answered by the resident server, and what its
+# process imports is pinned by tests/test_hook_resident.py.)
 
 #: imported by other commands or options, never by a plain hook call
 _NOT_ON_THE_HOOK_PATH = (
