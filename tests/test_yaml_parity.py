@@ -76,3 +76,15 @@ def test_y9_yaml_1_1_types_and_complex_keys_are_refused(text: str, got: str) -> 
     root, problems = compose_located(text, "g.yaml")
     assert root is None
     assert [f"(got {got})" in str(p) for p in problems] == [True]
+
+
+def test_keys_are_javascript_object_keys() -> None:
+    """Found by the YAML campaign: `1` and `true` are two keys for the framework (Python's
+    dict made them one, a false "given once" problem); `1` and `1.0` are one key; keys
+    are the texts a JavaScript object holds."""
+    root, problems = compose_located("1: a\ntrue: b\nnull: c\n1.5: d\n", "g.yaml")
+    assert problems == [] and root is not None
+    assert root.plain() == {"1": "a", "true": "b", "": "c", "1.5": "d"}
+    problems = compose_located("1: a\n1.0: b\n", "g.yaml")[1]
+    assert [str(p) for p in problems] == [
+        "g.yaml:2:1: 1 must be given once (got a second 1.0 key); first given at line 1"]

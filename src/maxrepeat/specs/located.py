@@ -17,6 +17,8 @@ from .yaml12 import (
     PLAIN_TAG,
     SPECIAL_HINT,
     Loader,
+    js_key,
+    key_identity,
     nonspecific,
     plain_value,
     special_tag,
@@ -155,27 +157,30 @@ class _Walk:
         finally:
             self.open_nodes.discard(id(node))
 
-    def mapping(self, node: yaml.MappingNode, path: str) -> dict[Any, Located]:
-        out: dict[Any, Located] = {}
+    def mapping(self, node: yaml.MappingNode, path: str) -> dict[str, Located]:
+        out: dict[str, Located] = {}
+        seen: dict[Any, Located] = {}
         for knode, vnode in node.value:
             if not isinstance(knode, yaml.ScalarNode):
                 kind = "a list" if isinstance(knode, yaml.SequenceNode) else "a mapping"
                 raise self.refuse(knode, path, "a mapping with text keys", f"{kind} as a key",
                                   "the framework's YAML reader turns such a key into its "
                                   "YAML text; no config key is one")
-            key = self.convert(knode, path).value
-            kpath = f"{path}.{key}" if path else str(key)
-            if key in out:
+            value = self.convert(knode, path).value
+            key = js_key(value)
+            kpath = f"{path}.{key}" if path else key
+            if key_identity(value) in seen:
                 self.problems.append(
                     ConfigError(
-                        kpath, "given once", f"a second {show_value(key)} key",
-                        hint=f"first given at line {out[key].key_line}", file=self.file,
+                        kpath, "given once", f"a second {show_value(value)} key",
+                        hint=f"first given at line {seen[key_identity(value)].key_line}",
+                        file=self.file,
                         line=knode.start_mark.line + 1, col=knode.start_mark.column + 1,
                     )
                 )
                 continue
             child = self.convert(vnode, kpath)
-            out[key] = Located(
+            out[key] = seen[key_identity(value)] = Located(
                 child.value, child.line, child.col,
                 knode.start_mark.line + 1, knode.start_mark.column + 1, child.text,
             )

@@ -17,12 +17,14 @@ framework is one.
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 from typing import Any, Final
 
 import yaml
 
 __all__ = ["Loader", "PLAIN_TAG", "plain_value", "tagged_value", "yaml11_value",
-           "yaml_directive", "nonspecific", "special_tag", "SPECIAL_HINT"]
+           "yaml_directive", "nonspecific", "special_tag", "SPECIAL_HINT", "js_key",
+           "key_identity"]
 
 #: the tag `Loader` gives an unquoted, untagged scalar (resolved later by `plain_value`)
 PLAIN_TAG: Final = "tag:maxrepeat.dev,2026:plain"
@@ -162,6 +164,35 @@ def special_tag(tag: str | None) -> str | None:
     if tag is not None and tag.startswith("tag:yaml.org,2002:") and tag[18:] in _SPECIAL:
         return tag[18:]
     return None
+
+
+def js_key(value: Any) -> str:
+    """A mapping key as the framework holds it: JavaScript objects have text keys, so a
+    scalar key is ``String(value)`` (null is the empty text).
+
+    >>> [js_key(v) for v in (None, True, 1, 1.0, 1.5, 1e-7, 1e21, float("inf"), "k")]
+    ['', 'true', '1', '1', '1.5', '1e-7', '1e+21', 'Infinity', 'k']
+    """
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
+        if value.is_integer() and abs(value) < 1e21:
+            return str(int(value))
+        if 1e-6 <= abs(value) < 1e21:
+            return f"{Decimal(repr(value)):f}"
+        mantissa, _, exponent = repr(value).partition("e")
+        return f"{mantissa}e{'-' if exponent.startswith('-') else '+'}{int(exponent[1:])}"
+    return str(value)
+
+
+def key_identity(value: Any) -> Any:
+    """What makes two keys the same key for the framework's reader (``===`` of their
+    values: 1 and 1.0 are one key, 1 and true are two)."""
+    return (isinstance(value, bool), value)
 
 
 _CONSTRUCTOR: Final = yaml.constructor.SafeConstructor()
