@@ -111,3 +111,13 @@ def test_failures_name_the_users_file(tmp_path: Path, monkeypatch: pytest.Monkey
     assert str(err.value).startswith(f"{path}.maxrepeat.bak: cannot write the settings: "
                                      "Permission denied")
     assert ".tmp-" not in str(err.value) and path.read_text() == '{"a": 1}'
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
+                    reason="only root can give a file to another user")
+def test_the_owner_is_kept(tmp_path: Path) -> None:
+    path = _settings(tmp_path, '{"model": "opus"}\n')
+    os.chown(path, 4321, 4322)
+    install("claude-code", CMD, "project", project=tmp_path)
+    st = path.stat()
+    assert (st.st_uid, st.st_gid) == (4321, 4322) and CMD in path.read_text()
