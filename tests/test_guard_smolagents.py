@@ -41,7 +41,7 @@ class ScriptedModel(Model):
         return ChatMessage(role=MessageRole.ASSISTANT, content="", tool_calls=[call])
 
 
-def _run(scenario: str, config: MaxRepeatConfig) -> Outcome:
+def _run(scenario: str, config: MaxRepeatConfig, *, wiring: str = "both") -> Outcome:
     executed: list[str] = []
 
     @tool
@@ -67,8 +67,10 @@ def _run(scenario: str, config: MaxRepeatConfig) -> Outcome:
 
     model = ScriptedModel(SCRIPTS[scenario])
     guard = loop_guard(config)
-    agent = ToolCallingAgent(tools=guard.tools([run_tests, edit]), model=model,
-                             step_callbacks=[guard], max_steps=30, verbosity_level=-1)
+    tools = [run_tests, edit] if wiring == "step_callbacks" else guard.tools([run_tests, edit])
+    callbacks = [] if wiring == "tools" else [guard]
+    agent = ToolCallingAgent(tools=tools, model=model, step_callbacks=callbacks, max_steps=30,
+                             verbosity_level=-1)
     stopped = None
     try:
         agent.run("Make the tests pass.")
@@ -82,6 +84,14 @@ def _run(scenario: str, config: MaxRepeatConfig) -> Outcome:
 @pytest.mark.parametrize("scenario", ["loop", "cycle", "clean"])
 def test_smolagents_agent_is_warned_refused_and_stopped(scenario: str) -> None:
     check(_run(scenario, NAME_ARGS), NAME_ARGS, scenario)
+
+
+@pytest.mark.parametrize("wiring", ["step_callbacks", "tools"])
+@pytest.mark.parametrize("scenario", ["loop", "cycle", "clean"])
+def test_smolagents_either_wiring_point_alone_guards_fully(scenario: str, wiring: str) -> None:
+    """``step_callbacks=[guard]`` without ``guard.tools``, or ``guard.tools`` without the
+    callback: the guard completes the wiring at the first step and guards the same."""
+    check(_run(scenario, NAME_ARGS, wiring=wiring), NAME_ARGS, scenario)
 
 
 def test_smolagents_observation_mode_warns_blocks_and_stops_after_the_calls() -> None:

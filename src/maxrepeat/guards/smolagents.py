@@ -2,9 +2,12 @@
 
 ::
 
-    guard = loop_guard(MaxRepeatConfig(max=3))
-    agent = ToolCallingAgent(tools=guard.tools([run_tests]), model=model,
-                             step_callbacks=[guard])
+    guard = loop_guard(MaxRepeatConfig.preset("live"))
+    agent = ToolCallingAgent(tools=[run_tests], model=model, step_callbacks=[guard])
+
+One wiring point is enough: at the first step the guard completes the wiring of the
+agent (``step_callbacks=[guard]`` makes the agent's tools refusing copies; tools from
+``guard.tools([...])`` register the guard as the agent's step callback).
 
 * The guard is a step callback: after each ``ActionStep`` (the calls of one model
   response are one step) it feeds the step's calls and observations to the monitors. At
@@ -30,6 +33,8 @@ from __future__ import annotations
 
 import copy
 import itertools
+import sys
+import types
 import threading
 import weakref
 from collections.abc import Callable, Sequence
@@ -56,6 +61,7 @@ FORMAT = "smolagents"
 SOURCE = "<smolagents memory>"
 #: where a guard's note starts in a step's observations
 NOTE_MARK: Final = "\n\n[maxrepeat] "
+_MARK: Final = "_maxrepeat_guard"  # a guarded tool copy's guard
 
 
 def _calls(step: Any) -> list[ToolCall]:
@@ -138,6 +144,18 @@ class _Logic:
             return self.guard.finish()
 
 
+def _calling_agent() -> Any:
+    """The agent whose ``execute_tool_call`` runs the tool being called, if any."""
+    frame: types.FrameType | None = sys._getframe(2)
+    for _ in range(8):
+        if frame is None:
+            return None
+        if frame.f_code.co_name == "execute_tool_call":
+            return frame.f_locals.get("self")
+        frame = frame.f_back
+    return None
+
+
 def _build() -> tuple[type[Any], type[LoopStopped]]:
     try:
         from smolagents.memory import ActionStep
@@ -164,6 +182,24 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
             self.agent: Any = None  # the agent of the last step seen (a weak reference)
             self.ended = False  # the last run stopped, answered or ran out of steps
             self.lock = threading.Lock()
+            self.wired: weakref.WeakSet[Any] = weakref.WeakSet()
+
+        def _wire(self, agent: Any) -> None:
+            """Complete the wiring of ``agent``: this guard among its step callbacks and
+            its tools refusing (either one wiring point is enough)."""
+            self.agent = weakref.ref(agent)
+            if agent in self.wired:
+                return
+            with self.lock:
+                registry = getattr(agent, "step_callbacks", None)
+                known = getattr(registry, "_callbacks", {}).get(ActionStep, ())
+                if registry is not None and not any(cb is self for cb in known):
+                    registry.register(ActionStep, self)
+                tools: Any = getattr(agent, "tools", None)
+                for name, tool in list(tools.items() if isinstance(tools, dict) else ()):
+                    if name != "final_answer" and getattr(tool, _MARK, None) is not self:
+                        tools[name] = self.tools([tool])[0]
+                self.wired.add(agent)
 
         def _current(self, step_number: int | None) -> _Logic:
             """This run's state: a new one when a new run began (after any end of the
@@ -184,7 +220,7 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
             if not isinstance(memory_step, ActionStep):
                 return
             if agent is not None:
-                self.agent = weakref.ref(agent)
+                self._wire(agent)
             logic = self._current(memory_step.step_number)
             logic.steps += 1
             if memory_step.is_final_answer or isinstance(memory_step.error,
@@ -226,12 +262,16 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
             for tool in tools:
                 guarded = copy.copy(tool)
                 guarded.forward = self._forward(tool.name, tool.forward)
+                setattr(guarded, _MARK, self)
                 out.append(guarded)
             return out
 
         def _forward(self, name: str, inner: Callable[..., Any]) -> Callable[..., Any]:
             def forward(*args: Any, **kwargs: Any) -> Any:
                 arguments = kwargs if kwargs or not args else args[0]
+                agent = _calling_agent()
+                if agent is not None:
+                    self._wire(agent)
                 text = self._current(None).check(name, arguments)
                 if text is not None:
                     return text
