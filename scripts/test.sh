@@ -62,5 +62,13 @@ if command -v npm >/dev/null 2>&1; then
     npm install --prefix .npm-agents --no-audit --no-fund --loglevel=error "${missing[@]}" >/dev/null
   fi
 fi
+# npm `yaml` as the seed framework pins it (it reads config files with it), into the same
+# git-ignored folder: tests/test_campaign_yaml.py compares maxrepeat's YAML reading with it
+NPM_YAML="yaml@2.9.1"
+got=$(node -p "require('./.npm-agents/node_modules/yaml/package.json').version" 2>/dev/null || true)
+if [ "$got" != "${NPM_YAML##*@}" ] && command -v npm >/dev/null 2>&1; then
+  echo "installing $NPM_YAML with npm into .npm-agents/" >&2
+  npm install --prefix .npm-agents --no-audit --no-fund --loglevel=error "$NPM_YAML" >/dev/null
+fi
 
 exec .venv/bin/python -m pytest "$@"
