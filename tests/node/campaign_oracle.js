@@ -9,6 +9,8 @@
 //     `yaml` package (pinned by scripts/test.sh into .npm-agents/), with the value in
 //     the tagged JSON of encodeValue below
 //   {"kind": "isInteger", "cases": [json text]} -> [bool], Number.isInteger(JSON.parse(t))
+//   {"kind": "maxRule", "cases": [yaml text]} -> [bool | "error"]: whether the document's
+//     graders[0].config.max is a number that Number.isInteger accepts and is >= 1
 "use strict";
 const path = require("path");
 const readline = require("readline");
@@ -83,7 +85,18 @@ function isInteger(text) {
   return Number.isInteger(JSON.parse(text));
 }
 
-const kinds = { regexp, yaml, isInteger };
+function maxRule(text) {
+  if (YAML === null) YAML = require(yamlDir);
+  let max;
+  try {
+    max = YAML.parse(text, { logLevel: "error" }).graders[0].config.max;
+  } catch (e) {
+    return "error";
+  }
+  return typeof max === "number" && Number.isInteger(max) && max >= 1;
+}
+
+const kinds = { regexp, yaml, isInteger, maxRule };
 const rl = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
 rl.on("line", (line) => {
   const { kind, cases } = JSON.parse(line);
