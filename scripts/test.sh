@@ -3,10 +3,16 @@
 # makes .venv, installs the package with every extra the tests exercise, installs the
 # system packages the browser tests need (Debian's chromium, when running as root), and
 # runs pytest. Extra pytest arguments are passed through: bash scripts/test.sh -k lint
+#
+# --fast (first argument): the contributor loop (CONTRIBUTING.md): every test but those
+# that drive a real agent CLI or headless Chromium (the markers agent and browser, set by
+# tests/conftest.py), without installing Chromium or the agent CLIs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-python3}
+FAST=0
+if [ "${1:-}" = "--fast" ]; then FAST=1; shift; fi
 
 # A C compiler and the Python headers: pip builds the optional native fast path
 # (src/maxrepeat/core/_native.c) with them; the package installs without them too.
@@ -28,7 +34,7 @@ fi
 # System packages for tests that drive real components: the HTML report is opened in
 # headless Chromium (tests/test_html_browser.py).
 need_apt=()
-command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+[ "$FAST" = 1 ] || command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 # Node.js: the differential tests of tools patterns against JavaScript's own RegExp
 command -v node >/dev/null 2>&1 || need_apt+=(nodejs)
 if [ ${#need_apt[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
@@ -41,6 +47,7 @@ fi
 # into the git-ignored .npm-agents/ (Node.js from apt when it is missing).
 NPM_AGENTS=("@anthropic-ai/claude-code@2.1.332" "@openai/codex@0.171.0"
             "@google/gemini-cli@0.61.0" "@github/copilot@1.0.102")
+[ "$FAST" = 0 ] || NPM_AGENTS=()  # the fast subset runs no agent
 if ! command -v npm >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "installing nodejs npm with apt-get" >&2
   apt-get update -qq >/dev/null
@@ -52,7 +59,7 @@ if ! node -e 'process.exit(+process.versions.node.split(".")[0] >= 20 ? 0 : 1)' 
 fi
 if command -v npm >/dev/null 2>&1; then
   missing=()
-  for spec in "${NPM_AGENTS[@]}"; do
+  for spec in ${NPM_AGENTS[@]+"${NPM_AGENTS[@]}"}; do
     name=${spec%@*}; version=${spec##*@}
     got=$(node -p "require('./.npm-agents/node_modules/$name/package.json').version" 2>/dev/null || true)
     [ "$got" = "$version" ] || missing+=("$spec")
@@ -71,4 +78,7 @@ if [ "$got" != "${NPM_YAML##*@}" ] && command -v npm >/dev/null 2>&1; then
   npm install --prefix .npm-agents --no-audit --no-fund --loglevel=error "$NPM_YAML" >/dev/null
 fi
 
+if [ "$FAST" = 1 ]; then
+  exec .venv/bin/python -m pytest -m "not agent and not browser" "$@"
+fi
 exec .venv/bin/python -m pytest "$@"

@@ -52,6 +52,27 @@ def corpus_expected() -> bool:
             or os.environ.get("MAXREPEAT_EXPECT_CORPUS") == "1")
 
 
+#: modules whose every test drives a real agent CLI (installed from npm into .npm-agents/)
+AGENT_MODULES = frozenset({"test_agent_hooks_e2e", "test_e2e_claude_code",
+                           "test_e2e_project_install", "test_live_parity_e2e"})
+#: modules whose tests open a page in headless Chromium (from apt)
+BROWSER_MODULES = frozenset({"test_html_browser"})
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Mark the tests the fast subset leaves out (``bash scripts/test.sh --fast``, which is
+    ``-m "not agent and not browser"``): those of `AGENT_MODULES`, and any other test whose
+    name says it runs a real agent (``real_agent``, ``real_codex``); those of
+    `BROWSER_MODULES`; any test that takes the ``model_server`` fixture (the scripted model
+    a real Codex CLI talks to). tests/test_fast_subset.py checks that none is missed."""
+    module = item.nodeid.split("::", 1)[0].rsplit("/", 1)[-1].removesuffix(".py")
+    if (module in AGENT_MODULES or "real_agent" in item.name or "real_codex" in item.name
+            or "model_server" in getattr(item, "fixturenames", ())):
+        item.add_marker(pytest.mark.agent)
+    if module in BROWSER_MODULES:
+        item.add_marker(pytest.mark.browser)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Without the corpus, deselect the corpus tests (or fail when the corpus is expected)."""
     if CORPUS.is_dir():

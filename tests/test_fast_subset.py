@@ -1,0 +1,46 @@
+"""The fast subset (``bash scripts/test.sh --fast``: ``-m "not agent and not browser"``)
+leaves out every test that runs a real agent CLI or a browser, and nothing else: a test
+module that reaches for an agent or for Chromium has its tests marked (tests/conftest.py
+marks them by module, by name or by the ``model_server`` fixture)."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+from .conftest import AGENT_MODULES, BROWSER_MODULES
+
+HERE = Path(__file__).parent
+#: what a module that drives an agent CLI or a browser uses (.npm-agents/ also holds npm
+#: packages that are not agents, such as yaml: an agent is run from its .bin/)
+REACHES = re.compile(r'agent_harness|node_modules/\.bin|"\.bin"|from \.cdp|chromium|'
+                     r"model_server")
+
+
+def _marked_by_name_or_fixture(tree: ast.Module) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
+            args = [a.arg for a in node.args.args]
+            if "real_agent" in node.name or "real_codex" in node.name or "model_server" in args:
+                return True
+    return False
+
+
+def test_every_module_that_runs_an_agent_or_a_browser_is_left_out_of_the_fast_subset() -> None:
+    missed = []
+    for path in sorted(HERE.glob("test_*.py")):
+        if path.name == Path(__file__).name:
+            continue
+        text = path.read_text(encoding="utf-8")
+        if not REACHES.search(text) or path.stem in AGENT_MODULES | BROWSER_MODULES:
+            continue
+        if not _marked_by_name_or_fixture(ast.parse(text)):
+            missed.append(path.name)
+    assert not missed, (f"{missed} use an agent CLI or a browser: add them to AGENT_MODULES or "
+                        "BROWSER_MODULES in tests/conftest.py, or name the test *real_agent*")
+
+
+def test_the_marked_modules_exist() -> None:
+    for name in AGENT_MODULES | BROWSER_MODULES:
+        assert (HERE / f"{name}.py").is_file(), name
