@@ -124,3 +124,13 @@ def test_schema_and_loader_agree_on_near_duplicate_keys(config: dict[str, Any]) 
     schema_ok = VALIDATOR.is_valid(_document(config))
     assert schema_ok == (config in NEAR_GOOD)
     assert (not check_config(config)) == (config in NEAR_GOOD)
+
+
+def test_the_schema_docstring_names_the_regex_dialect_lint_uses() -> None:
+    """`maxrepeat schema`'s module says what lint checks: JavaScript patterns (issue 31),
+    not Python's."""
+    import maxrepeat.specs.schema as schema
+
+    doc = schema.__doc__ or ""
+    assert "Python regular expression" not in doc
+    assert "JavaScript regular expression" in " ".join(doc.split())

@@ -6,10 +6,12 @@ and `GRADER_TYPE`, the definitions `check_config` and the file loader enforce.
 
 Rules JSON Schema cannot state, left to ``maxrepeat lint``:
 
-- a ``tools`` pattern must compile as a Python regular expression (the schema only marks
-  it with the annotation ``"format": "regex"``, which validators check when asked to and
-  in their own regex dialect) and must not parse to an empty regex such as ``(?i)``,
-  which is a grading-time error;
+- a ``tools`` pattern must compile as a JavaScript regular expression, as
+  ``new RegExp(source, flags)`` reads it (ECMAScript without the ``u`` flag, Annex B
+  included, after a leading ``(?i)``-style flags group; `core.toolmatch`); the schema
+  only marks it with the annotation ``"format": "regex"`` (ECMA-262 in JSON Schema),
+  which validators check only when asked to. A pattern whose source is empty, such as
+  ``(?i)``, is a grading-time error;
 - grader ``name`` values must be unique within the file;
 - YAML 1.1 coercions (an unquoted ``no`` read as false) are explained only by lint.
 """
