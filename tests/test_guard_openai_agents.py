@@ -12,7 +12,7 @@ from agents import Agent, RunConfig, Runner, function_tool
 from agents.exceptions import AgentsException
 from agents.testing import ScriptedModel, assistant_message, function_call
 
-from maxrepeat import MaxRepeatConfig, MissingExtraError
+from maxrepeat import MaxRepeatConfig, MissingExtraError, grade
 from maxrepeat.guards.openai_agents import loop_guard, stop_error_class, trajectory_from_items
 
 from .guard_scenarios import NAME_ARGS, OBSERVATION, SCRIPTS, Outcome, check, tool_output
@@ -56,7 +56,7 @@ def _run(scenario: str, config: MaxRepeatConfig) -> Outcome:
         items = [*err.run_data.input, *err.run_data.new_items] if isinstance(
             err.run_data.input, list) else list(err.run_data.new_items)
     return Outcome([_text(c.input) for c in model.calls], trajectory_from_items(items),
-                   len(executed), stopped, stop_recorded=False)
+                   len(executed), stopped)
 
 
 @pytest.mark.parametrize("scenario", ["loop", "cycle", "clean"])
@@ -68,6 +68,17 @@ def test_openai_agents_observation_mode_warns_blocks_and_stops_after_the_calls()
     outcome = _run("loop", OBSERVATION)
     check(outcome, OBSERVATION, "loop")
     assert "5 times in a row" in str(outcome.stopped)
+
+
+@pytest.mark.parametrize("config", [NAME_ARGS, OBSERVATION], ids=["name-args", "observation"])
+def test_openai_agents_one_run_gives_one_count(config: MaxRepeatConfig) -> None:
+    """The stop message, the guard's results and grading the SDK's record of the run
+    count the same repeats (the stopped response's calls are refused, then recorded)."""
+    outcome = _run("loop", config)
+    [live] = outcome.stopped.results
+    count = grade(outcome.trajectory, config).metadata.occurrences
+    assert live.metadata.occurrences == count
+    assert f"{count} times in a row" in str(outcome.stopped)
 
 
 def test_openai_agents_stop_error_is_an_agents_exception() -> None:

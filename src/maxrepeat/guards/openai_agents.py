@@ -8,9 +8,10 @@ from nothing)::
     result = await Runner.run(agent, "fix it", hooks=guard, run_config=guard.run_config())
 
 * run hooks (``hooks=guard``): ``on_llm_end`` sees the tool calls of a model response
-  (one step, however many calls); when the policy says stop, `LoopStoppedError` (an
-  ``AgentsException``) is raised before they run, and also from ``on_llm_start`` when a
-  step that ran reaches ``stop_at``;
+  (one step, however many calls); when the policy says stop, its calls are refused and
+  `LoopStoppedError` (an ``AgentsException``) is raised from ``on_llm_start``, before the
+  next model call (so the SDK's record holds the refused calls: the stop message, the
+  guard's results and grading the record count the same);
 * a tool input guardrail on each function tool (``guard.tools``): when the policy says the
   step would be refused, each call is rejected with the refusal as its output
   (``ToolGuardrailFunctionOutput.reject_content``) and does not run;
@@ -143,7 +144,6 @@ class _Logic:
         # (call id of the output the note follows, that output's index then, note)
         self.notes: list[tuple[str, int, str]] = []
         self.decision = Decision(Action.NONE, None, ())
-        self.stopping: Decision | None = None
 
     def _output_at(self, items: list[Any], index: int, cid: str) -> bool:
         if not 0 <= index < len(items):
@@ -200,17 +200,12 @@ class _Logic:
         calls = [_call(d) for d in map(_item, output) if _kind(d) == "function_call"]
         if not calls:
             return
-        ahead = self.guard.preview(calls)
-        if ahead.action >= Action.STOP:
-            # Stopped when the first call is about to run (``on_tool_start``). The SDK's
-            # record of a failed run (``run_data``) ends before this response, so the
-            # results are those of the run without it: what grading that record gives.
-            self.stopping = Decision(Action.STOP, ahead.message, self.guard.results(),
-                                     ahead.loops)
-            return
-        self.guard.start(calls)
+        ahead = self.guard.start(calls)
         self.pending = {c.id for c in calls if c.id is not None}
         if ahead.action >= Action.BLOCK:
+            # A step that would stop the run is refused like a blocked one (its calls do
+            # not run), then the run stops before the next model call: the SDK records
+            # the refused calls, so grading its record counts what the guard counted.
             text = self.guard.refuse(ahead)
             self.refused = {c.id: text for c in calls if c.id is not None}
 
@@ -256,10 +251,6 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
 
         async def on_llm_end(self, context: Any, agent: Any, response: Any) -> None:
             self.logic.response(response.output)
-
-        async def on_tool_start(self, context: Any, agent: Any, tool: Any) -> None:
-            if self.logic.stopping is not None:
-                raise LoopStoppedError(self.logic.stopping)
 
         def _filter(self, data: Any) -> Any:
             model_data = data.model_data
