@@ -396,3 +396,66 @@ def test_the_server_has_imported_what_a_hook_call_imports(tmp_path: Path) -> Non
             mods, _ = _hook_imports(tmp_path, agent, payload, *FLAGS, "--cache-dir",
                                     str(tmp_path / "c"))
             assert {m for m in mods if m.startswith("maxrepeat")} <= warm, agent
+
+
+#: what a module must not read when it is imported, since the server imports it before
+#: any call's environment exists (attribute or call names, as written)
+_PER_CALL = ("environ", "environb", "getenv", "getcwd", "getcwdb", "cwd", "home",
+             "expanduser", "argv", "stdin", "stdout", "stderr", "time", "time_ns", "monotonic",
+             "now", "today", "localtime", "getpid", "umask", "get_terminal_size", "isatty")
+
+
+def _import_time_reads(source: str) -> list[str]:
+    """The names of `_PER_CALL` a module's import evaluates: its top-level statements,
+    class bodies, decorators and default values (not function bodies)."""
+    import ast
+
+    found: list[str] = []
+
+    def scan(node: ast.AST) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            args = node.args
+            for expr in [*args.defaults, *[d for d in args.kw_defaults if d]]:
+                scan(expr)
+            for expr in getattr(node, "decorator_list", []):
+                scan(expr)
+            return
+        if isinstance(node, ast.AnnAssign):  # a field: only its value is evaluated
+            if node.value is not None:
+                scan(node.value)
+            return
+        if isinstance(node, ast.Attribute) and node.attr in _PER_CALL:
+            found.append(f"{ast.unparse(node)} (line {node.lineno})")
+        if isinstance(node, ast.Name) and node.id in _PER_CALL \
+                and isinstance(node.ctx, ast.Load):
+            found.append(f"{node.id} (line {node.lineno})")
+        for child in ast.iter_child_nodes(node):
+            scan(child)
+
+    for statement in ast.parse(source).body:
+        if isinstance(statement, ast.If) and ast.unparse(statement.test) == "TYPE_CHECKING":
+            continue
+        scan(statement)
+    return found
+
+
+def test_no_module_the_server_imports_reads_a_calls_context_when_imported() -> None:
+    """The environment, the working directory, the clock, ``sys.argv`` and the standard
+    streams are read during a call, in the child, from the client's; none of the package's
+    modules the server imports reads them at import (``maxrepeat``'s own
+    ``MAXREPEAT_PURE`` is part of the server's key)."""
+    code = ("import importlib, sys\nfrom maxrepeat.cli import hookserver\n"
+            "for name in hookserver.WARM: importlib.import_module(name)\n"
+            "print('\\n'.join(f'{n} {m.__file__}' for n, m in list(sys.modules.items())"
+            " if n.startswith('maxrepeat') and getattr(m, '__file__', '')"
+            " and m.__file__.endswith('.py')))")
+    lines = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           check=True).stdout.split("\n")
+    modules = dict(line.split(" ", 1) for line in lines if line)
+    assert len(modules) > 50
+    reads = {name: _import_time_reads(Path(path).read_text(encoding="utf-8"))
+             for name, path in modules.items()}
+    assert [r.split(" (")[0] for r in reads.pop("maxrepeat")] == ["_os.environ"]
+    assert {name: found for name, found in reads.items() if found} == {}
+    assert _import_time_reads("import os\nBASE = os.environ.get('X')\n") != []
+    assert _import_time_reads("import os\ndef f(): return os.getcwd()\n") == []
