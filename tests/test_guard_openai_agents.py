@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import json
 from typing import Any
 
@@ -115,3 +116,33 @@ def test_openai_agents_a_second_run_starts_a_new_guard_state() -> None:
         # this run's two calls only (with the first run's, four: a loop above max=2)
         assert guard.results[0].metadata.watched_steps == 2
         assert not any("maxrepeat loop guard" in _text(c.input) for c in model.calls)
+
+
+@pytest.mark.parametrize("missing", ["hooks", "tools", "run_config"])
+def test_openai_agents_partial_wiring_raises_naming_what_is_missing(missing: str) -> None:
+    """Two wiring points of three: the run fails before a repeat runs, naming the third."""
+    from agents.exceptions import UserError
+
+    executed: list[str] = []
+
+    @function_tool
+    def run_tests(path: str) -> str:
+        """Run the tests under path."""
+        executed.append(path)
+        return tool_output("run_tests", {"path": path})
+
+    steps: list[Any] = [[function_call("run_tests", {"path": "tests/"}, call_id=f"c{i}")]
+                        for i in range(8)]
+    guard = loop_guard(NAME_ARGS)
+    tools = [run_tests] if missing == "tools" else guard.tools([run_tests])
+    agent = Agent(name="fixer", model=ScriptedModel([*steps, [assistant_message("Done.")]]),
+                  tools=tools)
+    base = RunConfig(tracing_disabled=True)
+    run_config = base if missing == "run_config" else guard.run_config(base)
+    hooks = None if missing == "hooks" else guard
+    named = {"hooks": "hooks=guard", "tools": "guard.tools(",
+             "run_config": "run_config=guard.run_config("}[missing]
+    with pytest.raises(UserError, match=re.escape(named)):
+        asyncio.run(Runner.run(agent, "Make the tests pass.", hooks=hooks,
+                               run_config=run_config, max_turns=30))
+    assert len(executed) <= 1

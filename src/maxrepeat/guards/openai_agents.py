@@ -1,9 +1,10 @@
 """The loop guard for the OpenAI Agents SDK (the ``maxrepeat[openai-agents]`` extra).
 
 A guard in the SDK's three documented places (a later run with the same guard starts
-from nothing)::
+from nothing; a run missing one of them fails with a ``UserError`` naming it, at its first
+model call or tool call, before a repeat can run)::
 
-    guard = loop_guard(MaxRepeatConfig(max=3))
+    guard = loop_guard(MaxRepeatConfig.preset("live"))
     agent = Agent(name="fixer", model=model, tools=guard.tools([run_tests]))
     result = await Runner.run(agent, "fix it", hooks=guard, run_config=guard.run_config())
 
@@ -213,7 +214,7 @@ class _Logic:
 def _build() -> tuple[type[Any], type[LoopStopped]]:
     try:
         from agents import RunConfig, RunHooks, ToolGuardrailFunctionOutput, ToolInputGuardrail
-        from agents.exceptions import AgentsException
+        from agents.exceptions import AgentsException, UserError
         from agents.run_config import ModelInputData
     except ImportError as exc:
         raise MissingExtraError(_EXTRA, "agents") from exc
@@ -233,9 +234,24 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
             self.logic = _Logic(graders, policy)
             self.guardrail: Any = ToolInputGuardrail(guardrail_function=self._check,
                                                 name="maxrepeat")
+            self.filtered = False  # the input filter ran for the model call to come
+
+        def _unwired(self, missing: str) -> Exception:
+            error: Exception = UserError(
+                f"maxrepeat loop guard: the run is missing {missing}: a guard needs all "
+                "three of hooks=guard, tools=guard.tools([...]) and "
+                "run_config=guard.run_config()")
+            return error
 
         async def on_llm_start(self, context: Any, agent: Any, system_prompt: Any,
                                input_items: Any) -> None:
+            if not self.filtered:
+                raise self._unwired("run_config=guard.run_config()")
+            self.filtered = False
+            bare = [t.name for t in agent.tools if hasattr(t, "tool_input_guardrails") and
+                    not any(g is self.guardrail for g in t.tool_input_guardrails or ())]
+            if bare:
+                raise self._unwired(f"guard.tools([...]) around {', '.join(bare)}")
             # The SDK keeps one context wrapper per run: another one is a new run with the
             # same guard, which starts from nothing (the input filter, called just before,
             # found no call of this run to answer, so it changed nothing).
@@ -253,12 +269,18 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
             self.logic.response(response.output)
 
         def _filter(self, data: Any) -> Any:
+            if self.filtered:  # the last model call had no on_llm_start
+                raise self._unwired("hooks=guard")
+            self.filtered = True
             model_data = data.model_data
             return ModelInputData(input=self.logic.filter(list(model_data.input)),
                                   instructions=model_data.instructions)
 
         def _check(self, data: Any) -> Any:
-            text = self.logic.refused.get(data.context.tool_call_id)
+            call_id = data.context.tool_call_id
+            if call_id not in self.logic.pending:  # on_llm_end did not see the call
+                raise self._unwired("hooks=guard")
+            text = self.logic.refused.get(call_id)
             if text is None:
                 return ToolGuardrailFunctionOutput.allow()
             return ToolGuardrailFunctionOutput.reject_content(text)
