@@ -88,3 +88,25 @@ def test_keys_are_javascript_object_keys() -> None:
     problems = compose_located("1: a\n1.0: b\n", "g.yaml")[1]
     assert [str(p) for p in problems] == [
         "g.yaml:2:1: 1 must be given once (got a second 1.0 key); first given at line 1"]
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ('x: "\\uD83D\\uDE00"\n', "\U0001F600"), ('x: "\\uD83D"\n', "\ud83d"),
+    ('x: "a\\uDE00b"\n', "a\ude00b"), ('x: "\\\\uD83D"\n', "\\uD83D"), ("x: \\uD83D\n", "\\uD83D"),
+])
+def test_y5_surrogate_escapes_read_as_javascript_reads_them(text: str, value: str) -> None:
+    """Y5: a pair of surrogate escapes is one character, a lone one a lone code unit (as
+    JavaScript strings hold it); they were "invalid Unicode character escape"."""
+    root, problems = compose_located(text, "g.yaml")
+    assert problems == [] and root is not None
+    assert root.plain() == {"x": value}
+
+
+@pytest.mark.parametrize("char", ["\x85", "\u2028", "\u2029"])
+def test_y6_nel_ls_ps_are_characters_not_line_breaks(char: str) -> None:
+    """Y6: YAML 1.2 has only LF and CR as line breaks; PyYAML broke lines at these (a
+    syntax error, or line numbers off by one)."""
+    root, problems = compose_located(f"x: a{char}b\ny: [1, z]\n", "g.yaml")
+    assert problems == [] and root is not None
+    assert root.plain() == {"x": f"a{char}b", "y": [1, "z"]}
+    assert root.value["y"].line == 2

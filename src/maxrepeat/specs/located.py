@@ -17,6 +17,7 @@ from .yaml12 import (
     PLAIN_TAG,
     SPECIAL_HINT,
     Loader,
+    Masks,
     js_key,
     key_identity,
     nonspecific,
@@ -70,8 +71,9 @@ def compose_located(text: str, file: str) -> tuple[Located | None, list[ConfigEr
             f"%YAML {version}", hint="the framework then reads the file by YAML 1.1's rules "
             "(010 is 8, yes is true); maxrepeat reads YAML 1.2 only: remove the directive",
             file=file, line=at_line, col=at_col)]
+    masks = Masks(text)
     try:
-        node = yaml.compose(text, Loader=Loader)
+        node = _compose(masks)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
@@ -84,7 +86,7 @@ def compose_located(text: str, file: str) -> tuple[Located | None, list[ConfigEr
         return None, [ConfigError("document", "valid YAML", str(exc), file=file)]
     if node is None:
         return None, []
-    walk = _Walk(text, file, [], [MAX_VALUES], set())
+    walk = _Walk(masks.text, file, [], [MAX_VALUES], set(), masks)
     try:
         return walk.convert(node, ""), walk.problems
     except _TooManyValues:
@@ -97,6 +99,22 @@ def compose_located(text: str, file: str) -> tuple[Located | None, list[ConfigEr
     except RecursionError:
         return None, [ConfigError("document", "nested less deeply", "more levels than "
                                   "Python's recursion limit", file=file, line=1, col=1)]
+
+
+def _compose(masks: Masks) -> yaml.Node | None:
+    """PyYAML's node tree of the masked text; each surrogate escape it refuses is masked
+    in turn (at most 64: a config holds a few)."""
+    for _ in range(64):
+        try:
+            node: yaml.Node | None = yaml.compose(masks.text, Loader=Loader)
+            return node
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.problem_mark
+            if mark is None or "invalid Unicode character escape" not in str(exc.problem) \
+                    or not masks.unmask_escape(mark.index):
+                raise
+    last: yaml.Node | None = yaml.compose(masks.text, Loader=Loader)
+    return last
 
 
 #: how many values a config may hold with its aliases expanded: a real config holds a few
@@ -123,6 +141,7 @@ class _Walk:
     problems: list[ConfigError]
     budget: list[int]
     open_nodes: set[int]  # the collections being converted (a value inside itself)
+    masks: Masks
 
     def refuse(self, node: yaml.Node, path: str, expectation: str, got: str,
                hint: str) -> _Refused:
@@ -140,10 +159,11 @@ class _Walk:
             raise self.refuse(node, path, "a string, number, boolean, null, list or mapping",
                               f"a !!{special} value", SPECIAL_HINT)
         if isinstance(node, yaml.ScalarNode):
+            value = self.masks.unmask(node.value)
             if node.tag == PLAIN_TAG and (node.style or nonspecific(self.text, node)):
-                return Located(node.value, line, col)  # quoted, or tagged "!"
-            text = node.value if node.tag == PLAIN_TAG else None
-            return Located(_scalar(node), line, col, text=text)
+                return Located(value, line, col)  # quoted, or tagged "!"
+            text = value if node.tag == PLAIN_TAG else None
+            return Located(_scalar(node.tag, value), line, col, text=text)
         if id(node) in self.open_nodes:
             raise self.refuse(node, path, "a value that does not contain itself",
                               "an alias inside its own anchor", "the framework's YAML reader "
@@ -187,8 +207,8 @@ class _Walk:
         return out
 
 
-def _scalar(node: yaml.ScalarNode) -> Any:
+def _scalar(tag: str, value: str) -> Any:
     # YAML 1.2 core schema, as the framework reads it (see specs/yaml12.py)
-    if node.tag == PLAIN_TAG:
-        return plain_value(node.value)
-    return tagged_value(node.tag, node.value)
+    if tag == PLAIN_TAG:
+        return plain_value(value)
+    return tagged_value(tag, value)

@@ -24,7 +24,7 @@ import yaml
 
 __all__ = ["Loader", "PLAIN_TAG", "plain_value", "tagged_value", "yaml11_value",
            "yaml_directive", "nonspecific", "special_tag", "SPECIAL_HINT", "js_key",
-           "key_identity"]
+           "key_identity", "Masks"]
 
 #: the tag `Loader` gives an unquoted, untagged scalar (resolved later by `plain_value`)
 PLAIN_TAG: Final = "tag:maxrepeat.dev,2026:plain"
@@ -193,6 +193,51 @@ def key_identity(value: Any) -> Any:
     """What makes two keys the same key for the framework's reader (``===`` of their
     values: 1 and 1.0 are one key, 1 and true are two)."""
     return (isinstance(value, bool), value)
+
+
+#: YAML 1.1 line breaks that YAML 1.2 reads as ordinary characters (PyYAML's parser breaks
+#: lines at them), and the private-use code points they stand in for while PyYAML parses
+_NON_BREAKS: Final = "\x85\u2028\u2029"
+_STAND_INS: Final = "\U0010FFFB\U0010FFFC\U0010FFFD"
+_SURROGATE_ESCAPE: Final = re.compile(r"[dD][89a-fA-F][0-9a-fA-F]{2}")
+_MASKED_SURROGATES: Final = re.compile("[\ue000-\ue7ff]")
+_PAIR: Final = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+
+
+class Masks:
+    """What YAML 1.2 allows and PyYAML's parser refuses, masked with stand-ins of the same
+    length (so positions hold) before parsing and unmasked in the values: NEL, LS and PS
+    as characters (not line breaks), and ``\\uD83D``-style surrogate escapes in double
+    quotes (escapes of private-use units E000-E7FF while PyYAML parses)."""
+
+    def __init__(self, text: str) -> None:
+        self.breaks = any(c in text for c in _NON_BREAKS) and \
+            not any(c in text for c in _STAND_INS)
+        self.text = text.translate(str.maketrans(_NON_BREAKS, _STAND_INS)) if self.breaks \
+            else text
+        self.surrogates = False
+
+    def unmask_escape(self, index: int) -> bool:
+        """At a surrogate escape's hex digits (where PyYAML found an invalid escape):
+        masked, and True; else False."""
+        if self.text[index - 2:index] not in ("\\u",) or \
+                not _SURROGATE_ESCAPE.match(self.text, index):
+            return False
+        unit = int(self.text[index:index + 4], 16) - 0xD800 + 0xE000
+        self.text = f"{self.text[:index]}{unit:04X}{self.text[index + 4:]}"
+        self.surrogates = True
+        return True
+
+    def unmask(self, value: str) -> str:
+        """A scalar's text as YAML 1.2 reads it."""
+        if self.breaks:
+            value = value.translate(str.maketrans(_STAND_INS, _NON_BREAKS))
+        if self.surrogates:
+            value = _MASKED_SURROGATES.sub(lambda m: chr(ord(m.group()) - 0xE000 + 0xD800),
+                                           value)
+            value = _PAIR.sub(lambda m: m.group().encode("utf-16-le", "surrogatepass")
+                              .decode("utf-16-le"), value)
+        return value
 
 
 _CONSTRUCTOR: Final = yaml.constructor.SafeConstructor()
