@@ -128,3 +128,35 @@ def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "langchain.agents.middleware", None)
     with pytest.raises(MissingExtraError, match=r"maxrepeat\[langchain\]"):
         loop_guard(NAME_ARGS)
+
+
+@pytest.mark.parametrize("checkpointer", [True, False], ids=["new-thread", "no-checkpointer"])
+def test_langchain_a_run_after_a_stop_starts_clean(checkpointer: bool) -> None:
+    executed: list[str] = []
+
+    @tool
+    def run_tests(path: str) -> str:
+        """Run the tests under path."""
+        executed.append(path)
+        return tool_output("run_tests", {"path": path})
+
+    def responses(n: int) -> list[BaseMessage]:
+        calls = [AIMessage(content="", tool_calls=[{"id": f"c{n}_{i}", "name": "run_tests",
+                                                    "args": {"path": "tests/"}}])
+                 for i in range(n)]
+        return [*calls, AIMessage(content="Done.")]
+
+    guard = loop_guard(NAME_ARGS)
+    model = ScriptedChatModel(responses=[*responses(9), *responses(2)], sent=[])
+    agent = create_agent(model, [run_tests], middleware=[guard],
+                         checkpointer=InMemorySaver() if checkpointer else None)
+    with pytest.raises(LoopStoppedError):
+        agent.invoke({"messages": [HumanMessage("Make the tests pass.")]},
+                     {"configurable": {"thread_id": "first"}})
+    model.i = 10  # the second run's script
+    executed.clear()
+    model.sent.clear()
+    agent.invoke({"messages": [HumanMessage("Make the tests pass.")]},
+                 {"configurable": {"thread_id": "second"}})
+    assert executed == ["tests/", "tests/"]
+    assert not any(MARK in str(m.content) for sent in model.sent for m in sent)
