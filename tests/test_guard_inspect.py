@@ -190,3 +190,16 @@ def test_inspect_samples_sharing_react_system_message_are_apart() -> None:
     key_b, state_b = guard._sample(b)
     assert key_a != key_b and state_a is not state_b
     assert guard._sample(a)[1] is state_a
+
+
+def test_inspect_page_react_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    """The page's complete ``react()`` eval runs as written and the guard stops it."""
+    import re
+
+    page = (Path(__file__).parent.parent / "docs" / "integrations" / "inspect.md").read_text(
+        encoding="utf-8")
+    [code] = re.findall(r"^A complete eval.*?^```py\n(.*?)^```", page, re.DOTALL | re.MULTILINE)
+    exec(compile(code, "docs/integrations/inspect.md", "exec"), {"__name__": "__docs__"})
+    gc.collect()
+    assert capsys.readouterr().out.startswith(
+        'success run_tests {"path": "tests/"} repeated 5 times in a row')
