@@ -110,3 +110,24 @@ def test_y6_nel_ls_ps_are_characters_not_line_breaks(char: str) -> None:
     assert problems == [] and root is not None
     assert root.plain() == {"x": f"a{char}b", "y": [1, "z"]}
     assert root.value["y"].line == 2
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("[?x]\n", ["?x"]), ("[?x y, 2]\n", ["?x y", 2]), ("{?x: 1}\n", {"?x": 1}),
+    ("[?x: 1]\n", [{"?x": 1}]), ("[? x]\n", [{"x": None}]), ("{-: 1}\n", {"-": 1}),
+    ("[-x]\n", ["-x"]),
+])
+def test_y7_flow_collections_read_as_yaml_1_2(text: str, value: object) -> None:
+    """Y7: `?x` in a flow collection is text in YAML 1.2 (PyYAML read an explicit key)."""
+    root, problems = compose_located(text, "g.yaml")
+    assert problems == [] and root is not None
+    assert root.plain() == value
+
+
+@pytest.mark.parametrize("text", ["[-]\n", "[a, -]\n", "{k: -}\n", "[!!str -]\n"])
+def test_y7_a_lone_dash_in_a_flow_collection_is_refused(text: str) -> None:
+    """Y7: npm yaml refuses a block sequence indicator inside a flow collection; PyYAML
+    read the text "-"."""
+    root, problems = compose_located(text, "g.yaml")
+    assert root is None
+    assert ['(got "-" inside a flow collection)' in str(p) for p in problems] == [True]

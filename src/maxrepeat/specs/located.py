@@ -172,8 +172,9 @@ class _Walk:
         try:
             if isinstance(node, yaml.MappingNode):
                 return Located(self.mapping(node, path), line, col)
-            return Located([self.convert(n, f"{path}[{i}]") for i, n in enumerate(node.value)],
-                           line, col)
+            assert isinstance(node, yaml.SequenceNode)
+            return Located([self.item(n, f"{path}[{i}]", node.flow_style)
+                            for i, n in enumerate(node.value)], line, col)
         finally:
             self.open_nodes.discard(id(node))
 
@@ -187,6 +188,8 @@ class _Walk:
                                   "the framework's YAML reader turns such a key into its "
                                   "YAML text; no config key is one")
             value = self.convert(knode, path).value
+            if self.question_key(knode):
+                value = "?" + str(value)
             key = js_key(value)
             kpath = f"{path}.{key}" if path else key
             if key_identity(value) in seen:
@@ -199,12 +202,35 @@ class _Walk:
                     )
                 )
                 continue
-            child = self.convert(vnode, kpath)
+            child = self.item(vnode, kpath, node.flow_style)
             out[key] = seen[key_identity(value)] = Located(
                 child.value, child.line, child.col,
                 knode.start_mark.line + 1, knode.start_mark.column + 1, child.text,
             )
         return out
+
+    # npm `yaml` reads flow collections by YAML 1.2, where PyYAML's parser differs (Y7)
+    def question_key(self, knode: yaml.Node) -> bool:
+        """A plain key right after ``?`` (``{?x: 1}``): YAML 1.2 reads ``?x`` as text."""
+        at = knode.start_mark.index
+        return isinstance(knode, yaml.ScalarNode) and knode.tag == PLAIN_TAG and \
+            not knode.style and at > 0 and self.text[at - 1] == "?"
+
+    def item(self, node: yaml.Node, path: str, flow: bool | None) -> Located:
+        """A flow collection's item or value: a lone ``-`` is refused, and ``[?x]`` is the
+        text ``?x`` (not a mapping), as in YAML 1.2."""
+        if flow and isinstance(node, yaml.ScalarNode) and not node.style and node.value == "-":
+            raise self.refuse(node, "", "valid YAML", '"-" inside a flow collection',
+                              "YAML 1.2 (the framework's reader) refuses a block sequence "
+                              "there; quote it")
+        if flow and isinstance(node, yaml.MappingNode) and len(node.value) == 1:
+            knode, vnode = node.value[0]
+            after = self.text[knode.end_mark.index:].lstrip(" \t")
+            if self.question_key(knode) and isinstance(vnode, yaml.ScalarNode) and \
+                    vnode.value == "" and not after.startswith(":"):
+                line, col = node.start_mark.line + 1, node.start_mark.column + 1
+                return Located("?" + self.masks.unmask(knode.value), line, col)
+        return self.convert(node, path)
 
 
 def _scalar(tag: str, value: str) -> Any:
@@ -212,3 +238,4 @@ def _scalar(tag: str, value: str) -> Any:
     if tag == PLAIN_TAG:
         return plain_value(value)
     return tagged_value(tag, value)
+
