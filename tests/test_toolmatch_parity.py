@@ -80,3 +80,32 @@ def test_r4_the_bound_is_10_000_nested_groups() -> None:
         compile_pattern("(" * 10_001 + "a" + ")" * 10_001)
     with pytest.raises(PatternSyntaxError, match="nested too deeply"):
         compile_pattern("(?:" * 10_001 + "a" + ")" * 10_001)
+
+
+@pytest.mark.parametrize(("unit", "canonical"), [
+    (0x19B, 0xA7DC), (0x264, 0xA7CB), (0x1C8A, 0x1C89), (0xA7CD, 0xA7CC), (0xA7CF, 0xA7CE),
+    (0xA7D3, 0xA7D2), (0xA7D5, 0xA7D4), (0xA7DB, 0xA7DA)])
+def test_case_folding_is_unicode_17_whatever_python_has(unit: int, canonical: int) -> None:
+    """The 8 BMP code points where Python 3.11's Unicode 14 and Node's ICU (Unicode 17)
+    disagree: `(?i)` folds them as V8 does (`/^\\u019b$/i.test("\\ua7dc")` is true)."""
+    assert compile_pattern(f"(?i)^{chr(unit)}$").search(chr(canonical))
+    assert compile_pattern(f"(?i)^{chr(canonical)}$").search(chr(unit))
+
+
+def test_the_pinned_case_table_is_nodes() -> None:
+    """core/es_casetable.py is what Node computes (tests/node/case_table.js)."""
+    import json
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    from maxrepeat.core.es_casetable import UNICODE_VERSION, canonical_units
+
+    node = shutil.which("node") or shutil.which("nodejs")
+    assert node is not None, "Node.js is needed (bash scripts/test.sh installs it)"
+    script = Path(__file__).parent / "node" / "case_table.js"
+    found = json.loads(subprocess.run([node, str(script)], capture_output=True, text=True,
+                                      check=True, timeout=60).stdout)
+    table = canonical_units()
+    assert {u: c for u, c in enumerate(table) if u != c} == dict(found["pairs"])
+    assert found["unicode"].startswith(UNICODE_VERSION)

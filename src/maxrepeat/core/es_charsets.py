@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Final
 
 from .canonical import ES_WHITESPACE
+from .es_casetable import canonical_units
 
 MAX_UNIT: Final = 0xFFFF
 
@@ -64,17 +65,11 @@ _CANON: list[int] | None = None
 
 
 def _canon_table() -> list[int]:
-    """Canonicalize(ch) of ECMA-262 (non-Unicode, ignoreCase) for every code unit."""
+    """Canonicalize(ch) of ECMA-262 (non-Unicode, ignoreCase) for every code unit, from
+    the pinned Unicode 17 table of `core.es_casetable` (not the running Python's)."""
     global _CANON
     if _CANON is None:
-        table = list(range(MAX_UNIT + 1))
-        for unit in range(MAX_UNIT + 1):
-            upper = chr(unit).upper()
-            if len(upper) == 1:
-                cu = ord(upper)
-                if not (unit >= 128 and cu < 128):
-                    table[unit] = cu
-        _CANON = table
+        _CANON = canonical_units()
     return _CANON
 
 
