@@ -13,13 +13,18 @@ as a backslash), into a small tree (`core.es_parser`, over the code-unit sets of
   ``\\s`` is ECMAScript's white space and line terminators; ``^``/``$`` are the input's
   ends (line ends too with ``m``);
 - ``i`` folds case by the spec's ``Canonicalize`` (upper-case mapping, never from
-  non-ASCII to ASCII), which is not Python's case folding;
+  non-ASCII to ASCII) over a pinned Unicode 17 table (`core.es_casetable`), which is
+  not Python's case folding;
+- a count above 2**31 - 1 is read as 2**31 - 1 and a maximum of 2**31 - 1 as none, as
+  V8 reads them; repeats of bodies that match empty text are rewritten first
+  (`core.es_tree`), so ``(?:){99999999999}`` matches every name, as in V8;
 - a back-reference to a group that did not take part matches the empty string.
 
 Matching is in linear time when it can be: a pattern without back-references or
 lookaround is translated, character sets spelt out as code-unit ranges, into RE2 syntax
 and run by RE2 over the name's code units. The rest run on a small backtracking matcher
-over the same tree (`core.es_backtrack`), with a step budget; a name that would exceed
+over the same tree (`core.es_backtrack`; runs of single-outcome items and repeats of
+them in loops, not recursion), with a step budget; a name that would exceed
 it raises `UnsafeMatchError` (an ``error`` result, never a hang). No I/O here.
 
 >>> compile_pattern("^bash$").search("bash"), compile_pattern("^bash$").search("bash\\n")
