@@ -197,9 +197,9 @@ def grade_cmd(
         # ever) are `maxrepeat.cli.main`'s, whether or not standard error is the same pipe.
         if batch is not None:
             batch.close(kill=True)
-        from .group import CutShort
+        from .group import _CutShort
 
-        raise CutShort() from None
+        raise _CutShort() from None
     except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM or SIGHUP (cli/sigint.py)
         _interrupted(batch, sink, builder.build(interrupted=True), stop)
     finally:

@@ -16,10 +16,10 @@ import click  # noqa: E402
 
 from .. import __version__  # noqa: E402
 
-__all__ = ["cli", "CutShort"]
+__all__ = ["cli"]
 
 
-class CutShort(BrokenPipeError):
+class _CutShort(BrokenPipeError):
     """Standard output (or standard error) was closed before the report was complete:
     the run has no verdict, exit 2 (`maxrepeat.cli.main`).
 
@@ -60,10 +60,10 @@ class _Commands(click.Group):
     def invoke(self, ctx: click.Context) -> object:
         try:
             return super().invoke(ctx)
-        except CutShort:
+        except _CutShort:
             raise
         except BrokenPipeError as err:
-            raise CutShort() from err
+            raise _CutShort() from err
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name in self.LAZY and cmd_name not in self.commands:
