@@ -8,6 +8,7 @@ other load on the machine inflates less than wall time. Also the bare `StepGuard
 monitors and the policy, no framework) over 10,000 steps.
 
     python bench/guards.py [--steps 200] [--repeat 3] [--only langchain,...]
+    python bench/guards.py --hooks --steps 1000   # pydantic-ai's hooks, first/last tenth
 
 Needs the extras: pip install -e '.[langchain,openai-agents,smolagents,pydantic-ai,inspect]'.
 """
@@ -216,6 +217,40 @@ def bare(n: int) -> float:
     return (time.process_time() - start) / n
 
 
+def pydantic_ai_hooks(n: int) -> tuple[float, float]:
+    """CPU seconds per step in the pydantic-ai guard's own hooks over a guarded run of
+    ``n`` steps: the mean of the first tenth of the steps and of the last tenth. (The
+    difference of two whole runs cannot show this: the framework's own step grows with
+    the history, to tens of ms at 1,000 steps, and its noise hides the guard.)"""
+    from maxrepeat.guards import pydantic_ai
+
+    cls = pydantic_ai._CLASSES.guard
+    spent: list[float] = []
+    saved = {}
+    for name in ("before_model_request", "after_model_request", "before_tool_execute"):
+        inner = saved[name] = getattr(cls, name)
+
+        def timed(inner: Any = inner, first: bool = name == "before_model_request") -> Any:
+            async def hook(self: Any, *args: Any, **kwargs: Any) -> Any:
+                start = time.process_time()
+                try:
+                    return await inner(self, *args, **kwargs)
+                finally:
+                    if first:
+                        spent.append(0.0)  # a new step
+                    spent[-1] += time.process_time() - start
+            return hook
+
+        setattr(cls, name, timed())
+    try:
+        run_pydantic_ai(n, True)
+    finally:
+        for name, inner in saved.items():
+            setattr(cls, name, inner)
+    k = max(1, len(spent) // 10)
+    return sum(spent[:k]) / k, sum(spent[-k:]) / k
+
+
 RUNNERS: dict[str, Callable[[int, bool], None]] = {
     "langchain": run_langchain,
     "pydantic-ai": run_pydantic_ai,
@@ -240,8 +275,15 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--only", default=",".join(RUNNERS))
+    parser.add_argument("--hooks", action="store_true",
+                        help="time the pydantic-ai guard's own hooks by tenths instead")
     opts = parser.parse_args()
     n = opts.steps
+    if opts.hooks:
+        first, last = pydantic_ai_hooks(n)
+        print(f"pydantic-ai guard hooks, {n} steps: first tenth {first * 1e6:.0f} us, "
+              f"last tenth {last * 1e6:.0f} us per step (load {os.getloadavg()})")
+        return
     print(f"load average at start: {os.getloadavg()}")
     print(f"bare StepGuard: {bare(10_000) * 1e6:.0f} us per step (10,000 steps)")
     print("| framework | floor per step (no guard) | with guard | guard per call | ratio |")
