@@ -9,6 +9,7 @@ derives from `MaxRepeatError`::
     │   └── CutLastLineError                the last JSONL line is cut off (a crash)
     ├── MalformedValueError (ValueError)    a value in a trajectory is not JSON (bytes, …)
     ├── MissingExtraError (ImportError)     an optional part without its extra
+    ├── NotRegularFile (OSError)            a path to read is a FIFO, a directory, a device
     └── LoopStopped                         a live guard stopped the run (each framework's
                                             stop error derives from it and its own error)
 
@@ -33,6 +34,7 @@ __all__ = [
     "CutLastLineError",
     "MalformedValueError",
     "MissingExtraError",
+    "NotRegularFile",
     "LoopStopped",
     "type_name",
 ]
@@ -243,6 +245,19 @@ class CutLastLineError(TrajectoryFormatError):
     grade them and report this line as an error; a bad line *inside* the file is a plain
     `TrajectoryFormatError`, and the session is not graded (a gap could invent a loop).
     """
+
+
+class NotRegularFile(MaxRepeatError, OSError):
+    """A path maxrepeat would read is not a regular file (a FIFO, a directory, a device,
+    a socket): refused before any read, which could block. ``kind`` says what it is;
+    ``errno``, ``strerror`` and ``filename`` are the OSError's.
+
+    >>> err = NotRegularFile(22, "not a regular file (a FIFO)", "state.json")
+    >>> err.strerror, err.filename
+    ('not a regular file (a FIFO)', 'state.json')
+    """
+
+    kind: str = "not a file"
 
 
 class MissingExtraError(MaxRepeatError, ImportError):

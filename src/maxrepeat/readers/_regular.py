@@ -23,6 +23,8 @@ import os
 import stat
 from typing import BinaryIO, Final
 
+from ..core.errors import NotRegularFile
+
 __all__ = ["NotRegularFile", "open_regular", "regular_fd", "read_regular"]
 
 _KINDS: Final = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
@@ -31,12 +33,6 @@ _KINDS: Final = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
 
 
 _NONBLOCK: Final = getattr(os, "O_NONBLOCK", 0)
-
-
-class NotRegularFile(OSError):
-    """The path exists and is not a regular file: ``kind`` says what it is."""
-
-    kind: str = "not a file"
 
 
 def _kind(mode: int) -> str:
