@@ -100,20 +100,8 @@ class _Matcher:
             self.caps = saved
             return False
         if kind == "backref":
-            ref = node[1]
-            index = self.names[ref] if isinstance(ref, str) else ref
-            cap = self.caps[index] if index < len(self.caps) else None
-            if cap is None:
-                return k(i)
-            text = s[cap[0]:cap[1]]
-            n = len(text)
-            if back:
-                if i - n < 0 or not self._same(s[i - n:i], text):
-                    return False
-                return k(i - n)
-            if i + n > len(s) or not self._same(s[i:i + n], text):
-                return False
-            return k(i + n)
+            j = self._backref(node, i, back)
+            return j >= 0 and k(j)
         raise AssertionError(kind)
 
     def _same(self, a: list[int], b: list[int]) -> bool:
@@ -137,6 +125,22 @@ class _Matcher:
 
     def _one_way(self, node: Node, i: int, back: bool) -> int:
         """Where a node with one outcome at most leaves the match, or -1 when it fails."""
+        kind = node[0]
+        s = self.s
+        if kind == "set":
+            self._tick()
+            if back:
+                return i - 1 if i > 0 and _contains(node[1], s[i - 1]) else -1
+            return i + 1 if i < len(s) and _contains(node[1], s[i]) else -1
+        if kind == "bol" and not self.multiline:
+            self._tick()
+            return i if i == 0 else -1
+        if kind == "eol" and not self.multiline:
+            self._tick()
+            return i if i == len(s) else -1
+        if kind == "backref":
+            self._tick()
+            return self._backref(node, i, back)
         end = [-1]
 
         def keep(j: int) -> bool:
@@ -144,6 +148,20 @@ class _Matcher:
             return True
         self.m(node, i, back, keep)
         return end[0]
+
+    def _backref(self, node: Node, i: int, back: bool) -> int:
+        """Where a back-reference leaves the match, or -1."""
+        ref = node[1]
+        index = self.names[ref] if isinstance(ref, str) else ref
+        cap = self.caps[index] if index < len(self.caps) else None
+        if cap is None:
+            return i
+        s = self.s
+        text = s[cap[0]:cap[1]]
+        n = len(text)
+        if back:
+            return i - n if i - n >= 0 and self._same(s[i - n:i], text) else -1
+        return i + n if i + n <= len(s) and self._same(s[i:i + n], text) else -1
 
     def _run(self, node: Node, i: int, back: bool, k: Cont, count: int) -> bool:
         """A repeated body with one outcome at most: its iterations in a loop, then the
