@@ -17,7 +17,8 @@ from maxrepeat.guards.inspect import loop_guard, trajectory_from_messages
 from .guard_scenarios import NAME_ARGS, OBSERVATION, SCRIPTS, Outcome, check, tool_output
 
 
-def _run(scenario: str, config: MaxRepeatConfig, log_dir: Path) -> Outcome:
+def _run(scenario: str, config: MaxRepeatConfig, log_dir: Path,
+         wiring: tuple[str, ...] = ("on_continue", "approval")) -> Outcome:
     from inspect_ai import Task, eval
     from inspect_ai.agent import react
     from inspect_ai.dataset import Sample
@@ -62,13 +63,16 @@ def _run(scenario: str, config: MaxRepeatConfig, log_dir: Path) -> Outcome:
         # Given usage, the mock model does not count tokens (tiktoken would download).
         output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
     guard = loop_guard(config)
-    agent = react(tools=[run_tests(), edit()], on_continue=guard.on_continue,
-                  approval=guard.approval)
+    agent = react(tools=[run_tests(), edit()],
+                  on_continue=guard.on_continue if "on_continue" in wiring else None,
+                  approval=guard.approval if "approval" in wiring else None)
     task = Task(dataset=[Sample(input="Make the tests pass.")], solver=agent,
                 message_limit=60)
     [log] = eval(task, model=get_model("mockllm/model", custom_outputs=outputs),
                  log_dir=str(log_dir), display="none")
     gc.collect()
+    if len(wiring) < 2:
+        return log  # type: ignore[no-any-return]
     assert log.status == "success", log.error
     # attachments resolved: the log stores long texts (the guard's message) by reference
     samples = read_eval_log(log.location, resolve_attachments=True).samples
@@ -203,3 +207,13 @@ def test_inspect_page_react_example_runs(capsys: pytest.CaptureFixture[str]) -> 
     gc.collect()
     assert capsys.readouterr().out.startswith(
         'success run_tests {"path": "tests/"} repeated 5 times in a row')
+
+
+@pytest.mark.parametrize("missing", ["on_continue", "approval"])
+def test_inspect_partial_wiring_fails_naming_what_is_missing(
+        missing: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("INSPECT_LOG_DIR", str(tmp_path))
+    wiring = tuple(w for w in ("on_continue", "approval") if w != missing)
+    log: Any = _run("loop", NAME_ARGS, tmp_path, wiring)
+    assert log.status == "error"
+    assert f"{missing}=guard.{missing}" in str(log.error)

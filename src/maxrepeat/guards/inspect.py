@@ -180,6 +180,7 @@ class LoopGuard:
       message; at ``stop_at`` it returns ``False``, ending the agent, after putting the
       results in the sample's store under ``"maxrepeat"`` (``inspect view`` shows them).
 
+    Both are needed: an agent given only one fails at its first step, naming the other.
     Samples are told apart by their first message after the system prompt, so one guard
     serves a whole task.
     Messages are converted as the Inspect log reader converts them, so the results equal
@@ -196,6 +197,7 @@ class LoopGuard:
         StepGuard(graders, policy=policy)  # checks graders and policy now
         self.samples: OrderedDict[str, _Sample] = OrderedDict()
         self.stopped: dict[str, Decision] = {}
+        self.wired = {"approval": False, "on_continue": False}  # which hooks were called
         self.approval = [ApprovalPolicy(_approver(self), "*"),
                          ApprovalPolicy(auto_approver(), "*")]
 
@@ -228,6 +230,9 @@ class LoopGuard:
         calls = self._calls(last) if last is not None else []
         if not calls:
             return None
+        self.wired["approval"] = True
+        if sample.started and not self.wired["on_continue"]:
+            raise _unwired("on_continue=guard.on_continue")
         if calls[0].id in sample.started:  # a later call of a response already judged
             return sample.refusal if calls[0].id in sample.refused else None
         self._catch_up(sample, history, stop_at=last)
@@ -262,6 +267,10 @@ class LoopGuard:
     async def on_continue(self, state: Any) -> bool | str:
         """``react()``'s ``on_continue``: True, a warning to add, or False to stop."""
         key, sample = self._sample(state.messages)
+        self.wired["on_continue"] = True
+        if not self.wired["approval"] and any(
+                getattr(m, "tool_calls", None) for m in state.messages):
+            raise _unwired("approval=guard.approval")
         refused = bool(sample.refused) and any(
             getattr(m, "tool_call_id", None) in sample.refused
             for m in state.messages[sample.seen:])
@@ -281,6 +290,12 @@ class LoopGuard:
         if decision.action >= Action.WARN and decision.message and not refused:
             return decision.message
         return True
+
+
+def _unwired(missing: str) -> RuntimeError:
+    return RuntimeError(f"maxrepeat loop guard: the react() agent is missing {missing}: "
+                        "the guard needs on_continue=guard.on_continue and "
+                        "approval=guard.approval (its policy first in the list)")
 
 
 def _approver(guard: LoopGuard) -> Any:
