@@ -9,7 +9,7 @@ the values (or that both refuse the document); a mismatch fails with the smalles
 document that still differs (lines deleted one at a time). The seed is printed.
 Not drawn: what docs/design/framework-semantics.md lists as deliberate or remaining
 differences (a %YAML 1.1 directive, YAML 1.1 type tags, complex keys, values containing
-themselves, under-indented quoted lines, ``[:]``, ``?x`` inside flow collections).
+themselves, ``[:]``, ``?x`` after a tag or as a value inside flow collections).
 """
 
 from __future__ import annotations
@@ -85,7 +85,12 @@ def _document(rng: random.Random) -> list[str]:
             value, anchored = "&x " + value, True
         elif shape < 0.25 and anchored:
             value = "*x"
-        if rng.random() < 0.2:
+        if rng.random() < 0.1:  # a quoted text on two lines, indented 0-3 spaces
+            quote = rng.choice(["'", '"'])
+            escape = rng.choice(["", "\\"]) if quote == '"' else ""
+            indent = " " * rng.randint(0, 3)
+            lines.append(f"{key}: {quote}x{escape}\n{indent}y {rng.choice(PLAIN[:8])}{quote}")
+        elif rng.random() < 0.2:
             lines.append(f"{key}:")
             lines.extend(f"  - {_value(rng, 1)}" for _ in range(rng.randint(1, 2)))
         else:

@@ -131,3 +131,24 @@ def test_y7_a_lone_dash_in_a_flow_collection_is_refused(text: str) -> None:
     root, problems = compose_located(text, "g.yaml")
     assert root is None
     assert ['(got "-" inside a flow collection)' in str(p) for p in problems] == [True]
+
+
+@pytest.mark.parametrize("text", ['a:\n  b: "x\n  y"\n', 'a: "x\ny"\n', "a: 'x\ny'\n",
+                                  '- "x\ny"\n', 'a: ["x\ny"]\n', 'a: "x\\\ny"\n',
+                                  'a: "x\n y\n"\n', 'a: "x\n\ny"\n'])
+def test_y4_a_quoted_text_continued_too_little_indented_is_refused(text: str) -> None:
+    """Y4: npm yaml says "Missing closing quote"; PyYAML joined the lines."""
+    root, problems = compose_located(text, "g.yaml")
+    assert root is None
+    assert ["(got a quoted text continued on a line indented no more than its collection)"
+            in str(p) for p in problems] == [True]
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ('a:\n  b: "x\n   y"\n', {"a": {"b": "x y"}}), ('a: "x\n\n y"\n', {"a": "x\ny"}),
+    ('"x\ny"\n', "x y"), ('a: "x\\\n  y"\n', {"a": "xy"}), ('a: "x\n y\n  "\n', {"a": "x y "}),
+])
+def test_y4_a_quoted_text_continued_further_in_is_read(text: str, value: object) -> None:
+    root, problems = compose_located(text, "g.yaml")
+    assert problems == [] and root is not None
+    assert root.plain() == value

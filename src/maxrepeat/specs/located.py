@@ -142,6 +142,7 @@ class _Walk:
     budget: list[int]
     open_nodes: set[int]  # the collections being converted (a value inside itself)
     masks: Masks
+    indent: int = -1  # the column of the innermost block collection
 
     def refuse(self, node: yaml.Node, path: str, expectation: str, got: str,
                hint: str) -> _Refused:
@@ -159,6 +160,8 @@ class _Walk:
             raise self.refuse(node, path, "a string, number, boolean, null, list or mapping",
                               f"a !!{special} value", SPECIAL_HINT)
         if isinstance(node, yaml.ScalarNode):
+            if node.style in ("'", '"') and node.end_mark.line > node.start_mark.line:
+                self.quoted_lines(node, path)
             value = self.masks.unmask(node.value)
             if node.tag == PLAIN_TAG and (node.style or nonspecific(self.text, node)):
                 return Located(value, line, col)  # quoted, or tagged "!"
@@ -169,6 +172,10 @@ class _Walk:
                               "an alias inside its own anchor", "the framework's YAML reader "
                               "builds a value that contains itself; write the value out")
         self.open_nodes.add(id(node))
+        outer = self.indent
+        assert isinstance(node, (yaml.MappingNode, yaml.SequenceNode))
+        if not node.flow_style:
+            self.indent = node.start_mark.column
         try:
             if isinstance(node, yaml.MappingNode):
                 return Located(self.mapping(node, path), line, col)
@@ -177,6 +184,7 @@ class _Walk:
                             for i, n in enumerate(node.value)], line, col)
         finally:
             self.open_nodes.discard(id(node))
+            self.indent = outer
 
     def mapping(self, node: yaml.MappingNode, path: str) -> dict[str, Located]:
         out: dict[str, Located] = {}
@@ -208,6 +216,17 @@ class _Walk:
                 knode.start_mark.line + 1, knode.start_mark.column + 1, child.text,
             )
         return out
+
+    def quoted_lines(self, node: yaml.Node, path: str) -> None:
+        """A quoted scalar's later lines must be indented more than the block collection
+        holding it (YAML 1.2; npm `yaml` says "Missing closing quote", Y4)."""
+        lines = self.text[node.start_mark.index:node.end_mark.index].splitlines()[1:]
+        for line in lines:
+            if line.strip(" \t") and len(line) - len(line.lstrip(" ")) <= self.indent:
+                raise self.refuse(node, path, "valid YAML", "a quoted text continued on a line "
+                                  "indented no more than its collection", "the framework's "
+                                  "YAML reader says \"Missing closing quote\"; indent the "
+                                  "continued lines further")
 
     # npm `yaml` reads flow collections by YAML 1.2, where PyYAML's parser differs (Y7)
     def question_key(self, knode: yaml.Node) -> bool:
