@@ -48,7 +48,7 @@ from .es_parser import INF, Node, _Parser
 from .es_tree import depth, simplify
 
 __all__ = ["ESPattern", "PatternSyntaxError", "UnsafeMatchError", "compile_pattern",
-           "split_flags", "is_empty_pattern", "MATCH_STEP_BUDGET"]
+           "split_flags", "is_empty_pattern", "MATCH_STEP_BUDGET", "DEPTH_REASON"]
 
 #: inline flags a pattern may start with, as ``(?i)``: the ones that change matching
 INLINE_FLAGS: Final = "ims"
@@ -201,11 +201,17 @@ class ESPattern:
                            "m" in self.flags)
         try:
             return matcher.search(units)
-        except (_Budget, RecursionError):
+        except _Budget:
             raise UnsafeMatchError(
                 self.pattern, len(name),
                 f"it needs more than {MATCH_STEP_BUDGET:,} backtracking steps") from None
+        except RecursionError:
+            raise UnsafeMatchError(self.pattern, len(name), DEPTH_REASON) from None
 
+
+#: why a name is refused when backtracking nests deeper than Python's recursion limit
+#: (a group entered about 300 times or more on one path, as ``(?:a|\\b){1001}``)
+DEPTH_REASON: Final = "its backtracking nests deeper than the matcher's recursion allows"
 
 _CACHE: dict[str, ESPattern] = {}
 
