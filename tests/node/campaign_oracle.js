@@ -12,6 +12,7 @@
 //   {"kind": "maxRule", "cases": [yaml text]} -> [bool | "error"]: whether the document's
 //     graders[0].config.max is a number that Number.isInteger accepts and is >= 1
 "use strict";
+const { seedRegExp } = require("./seed_regexp.js");
 const path = require("path");
 const readline = require("readline");
 
@@ -20,16 +21,9 @@ const yamlDir = process.env.MAXREPEAT_NPM_YAML ||
 let YAML = null;
 
 function regexp({ pattern, names }) {
-  let flags = "";
-  let source = pattern;
-  const m = /^\(\?([ims]+)\)/.exec(pattern);
-  if (m && new Set(m[1]).size === m[1].length) {
-    flags = m[1];
-    source = pattern.slice(m[0].length);
-  }
   let re;
   try {
-    re = new RegExp(source, flags);
+    re = seedRegExp(pattern);
   } catch (e) {
     return { ok: false, error: String(e.message).slice(0, 200), matches: [] };
   }
