@@ -1,0 +1,159 @@
+"""What every platform scorer shares: tool calls to events, ``grade()``, one verdict.
+
+A platform module turns its record of a run into `Call` values grouped by model turn
+(a list of turns, each a list of calls), and `verdict` grades them with the configs
+given. The `Verdict` is what every platform's native score object is made from:
+``passed``, the ``occurrences`` figure, the ``evidence`` text and the ``config``.
+
+>>> from maxrepeat import MaxRepeatConfig
+>>> turns = [[Call("bash", {"cmd": "make"}, "error 1")] for _ in range(4)]
+>>> v = verdict(turns, MaxRepeatConfig(max=3))
+>>> v.passed, v.occurrences, v.score
+(False, 4, 0.0)
+>>> print(v.evidence)
+bash {"cmd": "make"} -> "error 1" repeated 4 times in a row at steps 0-3 (max 3)
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from ..core.config import MaxRepeatConfig, unique_names
+from ..core.events import Event, Trajectory, tool_call, tool_result, turn_end, turn_start
+from ..core.grade import grade
+from ..core.result import GraderResult
+
+__all__ = ["Graders", "Call", "NO_RESULT", "Verdict", "load_graders", "events_from_turns",
+           "trajectory_from_turns", "verdict", "verdict_of"]
+
+#: MaxRepeatConfig values, or the path of a YAML config file.
+Graders = MaxRepeatConfig | Sequence[MaxRepeatConfig] | str | os.PathLike[str]
+
+
+class _NoResult:
+    """The result of a call whose result was not recorded (no ``tool_result`` event)."""
+
+    def __repr__(self) -> str:
+        return "NO_RESULT"
+
+
+NO_RESULT: Any = _NoResult()
+
+
+class Call(NamedTuple):
+    """One tool call as a platform recorded it.
+
+    ``result`` is what the tool returned (`NO_RESULT` when the record has none: the call
+    gets no ``tool_result`` event); ``error``, when not None, is the error the call raised
+    instead, and becomes the result with ``success`` false. ``id`` is the platform's call
+    id (one is made from the call's position when it has none).
+    """
+
+    name: str
+    arguments: Any = None
+    result: Any = NO_RESULT
+    error: Any = None
+    id: str | None = None
+
+
+def load_graders(graders: Graders) -> list[MaxRepeatConfig]:
+    """Grader configs from one config, several, or a config file path.
+
+    >>> [c.max for c in load_graders(MaxRepeatConfig(max=3))]
+    [3]
+    """
+    if isinstance(graders, MaxRepeatConfig):
+        return [graders]
+    if isinstance(graders, (str, os.PathLike)):
+        from ..specs.configfile import load_config
+
+        return load_config(os.fspath(graders))
+    configs = list(graders)
+    if not configs or not all(isinstance(c, MaxRepeatConfig) for c in configs):
+        raise TypeError("graders must be MaxRepeatConfig values or a config file path")
+    return configs
+
+
+def events_from_turns(turns: Sequence[Sequence[Call]]) -> list[Event]:
+    """The events of a run: per turn, ``turn_start``, its calls, their results,
+    ``turn_end``. An empty turn gives no events.
+
+    >>> [e.type for e in events_from_turns([[Call("ls", result="a"), Call("pwd")]])]
+    ['turn_start', 'tool_call', 'tool_call', 'tool_result', 'turn_end']
+    """
+    events: list[Event] = []
+    for t, calls in enumerate(turns):
+        if not calls:
+            continue
+        ids = [c.id if c.id is not None else f"t{t}c{i}" for i, c in enumerate(calls)]
+        events.append(turn_start())
+        events += [tool_call(c.name, i, c.arguments) for c, i in zip(calls, ids)]
+        for c, i in zip(calls, ids):
+            if c.error is not None:
+                events.append(tool_result(i, c.error, success=False))
+            elif c.result is not NO_RESULT:
+                events.append(tool_result(i, c.result))
+        events.append(turn_end())
+    return events
+
+
+def trajectory_from_turns(turns: Sequence[Sequence[Call]], *, id: str | None = None,
+                          source: str | None = None, format: str = "vally") -> Trajectory:
+    """A `Trajectory` of `events_from_turns`."""
+    return Trajectory(events=events_from_turns(turns), id=id, source=source, format=format)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The grade of one run by one or more configs, as every scorer reports it.
+
+    ``passed``: every config ran and passed; ``occurrences``: the largest figure of any
+    config; ``evidence``: each config's evidence (one line each, prefixed by its name when
+    there are several); ``config``: the config as written in a config file (a list of
+    them when there are several); ``results``: the `GraderResult` values themselves.
+    """
+
+    passed: bool
+    occurrences: int
+    evidence: str
+    config: dict[str, Any] | list[dict[str, Any]]
+    results: tuple[GraderResult, ...] = field(default=())
+
+    @property
+    def score(self) -> float:
+        """1.0 when the run passed, else 0.0."""
+        return 1.0 if self.passed else 0.0
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """What a platform's score carries as metadata: the config, the figure, and each
+        result's status and metadata (camelCase keys, as ``maxrepeat grade`` writes)."""
+        return {"config": self.config, "occurrences": self.occurrences,
+                "results": [{"name": r.name, "status": r.status, "passed": r.passed,
+                             **r.metadata.to_dict()} for r in self.results]}
+
+
+def verdict_of(results: Sequence[GraderResult], configs: Sequence[MaxRepeatConfig]) -> Verdict:
+    """The `Verdict` of results graded with ``configs`` (in the same order)."""
+    several = len(results) > 1
+    lines = [f"{r.name}: {r.evidence}" if several else r.evidence for r in results]
+    dicts = [c.to_dict() for c in configs]
+    return Verdict(passed=all(r.status == "ok" and r.passed for r in results),
+                   occurrences=max((r.occurrences for r in results), default=0),
+                   evidence="\n".join(lines), config=dicts if several else dicts[0],
+                   results=tuple(results))
+
+
+def verdict(run: Sequence[Sequence[Call]] | Trajectory, graders: Graders) -> Verdict:
+    """Grade a run (turns of `Call` values, or a `Trajectory`) with each config.
+
+    The results are ``grade(trajectory, config)`` of the run's events, named as
+    ``maxrepeat grade`` names several configs.
+    """
+    configs = load_graders(graders)
+    trajectory = run if isinstance(run, Trajectory) else trajectory_from_turns(run)
+    names = unique_names(configs)
+    return verdict_of([grade(trajectory, c, name=n) for c, n in zip(configs, names)], configs)
