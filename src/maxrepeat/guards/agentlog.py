@@ -39,6 +39,9 @@ monitors forget a result once its step is final, which is exact while call ids a
 unique (the readers drop a call id seen before); a call made from the payload whose id
 the log already has makes the guard feed everything again keeping every result, from
 then on.
+
+The sequence is the hook engine's (`maxrepeat.guards.engine`); `LogFollower` is these
+agents' part of it.
 """
 
 from __future__ import annotations
@@ -50,15 +53,17 @@ from typing import Any, Final
 
 import msgspec
 
-from ..core.config import MaxRepeatConfig, unique_names
+from ..core.config import MaxRepeatConfig
+from ..core.events import Event
 from ..core.monitor import Monitor
+from .engine import Followed, Monitors, Phase, Reused, StopRule, judge_call
 from .hookcall import UNKNOWN, HookCall, HookOutput
 from .logread import LogRead, read_log, read_whole, results_in
 from .placement import place_call, repeats, settled_call
-from .policy import Action, Decision, Escalation, Policy
-from .session import GuardSession, Snapshot, signature_of
+from .policy import Action, Decision, Policy
+from .session import GuardSession, Snapshot
 
-__all__ = ["judge", "judged"]
+__all__ = ["LogFollower", "judge", "judged"]
 
 #: Longest wait (seconds) for a log that lags behind the hooks (see `_caught_up`).
 LAG_WAIT: Final = 2.0
@@ -103,91 +108,7 @@ def judge(
 
     Raises `TrajectoryFormatError` when the log exists but cannot be read.
     """
-    names = unique_names(configs)
-    policy = policy or Policy()
-    log = call.log or None
-    signature = signature_of(configs, names, policy, call.reader, RESUME_FORMAT)
-    # keyed by the log's path even before the file exists: Copilot CLI may run a call's
-    # hooks before it creates its log, and a state saved under "no log" would be lost
-    # (with it the count of results seen, which `_caught_up` waits for)
-    with GuardSession(cache_dir, agent=call.reader, session=call.session, log=log,
-                      signature=signature, missing_ok=True) as gs:
-        snap = gs.restore()
-        try:
-            extra = msgspec.msgpack.decode(snap.extra, type=_Extra) if snap and snap.extra \
-                else _Extra()
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            extra = _Extra()
-        seen = extra.seen
-        if call.stop == "take" and extra.stop is not None:
-            held = extra.stop
-            extra.stop = None
-            if snap is not None:
-                gs.store(msgspec.structs.replace(snap, extra=msgspec.msgpack.encode(extra)))
-            return Decision(Action.STOP, held, ())
-        resumable = (snap is not None and bool(snap.reader)
-                     and len(snap.monitors) == len(configs))
-        absent = call.placement == "absent"
-        while True:
-            # the results of calls not written yet are not waited for
-            target = seen - len(extra.pending) if absent else seen
-            read = _caught_up(gs, call.reader, log, snap if resumable else None, extra,
-                              target)
-            if log is not None and settled_call(read, call):
-                read = read_whole(gs, call.reader, log)
-            answered = _answered(read, extra)
-            if absent and extra.pending and answered > extra.pending_at:
-                extra.pending = []  # the response they belong to has been written
-            pending = extra.pending if absent else []
-            exact = extra.exact
-            history, current = place_call(read.open, call, read.base, pending)
-            if not exact and repeats(read, history + current):
-                # a call id came back: feed everything again keeping every result, from
-                # now on
-                exact = True
-                if not read.fresh and log is not None:
-                    read = read_whole(gs, call.reader, log)
-                    history, current = place_call(read.open, call, read.base, pending)
-            monitors = _monitors(configs, names, call, log, read,
-                                 snap if resumable else None, exact)
-            if monitors is not None:
-                break
-            resumable = False  # saved monitors that do not fit: read from the start
-        if read.state:  # what the next call resumes from: the settled events only
-            fed = [m.to_bytes() for m in monitors]
-            results = (0 if read.fresh else extra.results) + read.settled_results
-            extra.events, extra.results = read.base, results
-        else:
-            fed, extra.events, extra.results = [], 0, 0
-        extra.exact = exact
-        for m in monitors:
-            m.extend(history)
-        esc = Escalation(monitors, policy, snap.escalation if snap else None)
-        if call.phase == "pre":
-            decision = esc.would_exceed(current)
-            if decision.action < Action.BLOCK:
-                # a pre-call guard only refuses; warnings come with the result
-                return Decision(Action.NONE, None, decision.results)
-            if call.stop == "hold" and decision.action is Action.STOP:
-                extra.stop = decision.message
-            else:
-                # a refused call gets no post-call hook, but the log records its refusal
-                # as its result: count it, so the next hook waits for it too
-                extra.seen = seen + 1
-                if absent:
-                    _keep(extra, call, decision.message, False, answered)
-            gs.store(Snapshot(read.offset, read.lines, read.state, fed, esc.state,
-                              msgspec.msgpack.encode(extra)))
-            return decision
-        for m in monitors:
-            m.feed_all(current)
-        decision = esc.decide()
-        extra.seen, extra.stop = seen + 1, None
-        if absent:
-            _keep(extra, call, call.result, call.ok, answered)
-        gs.store(Snapshot(read.offset, read.lines, read.state, fed, esc.state,
-                          msgspec.msgpack.encode(extra)))
-        return decision
+    return judge_call(LogFollower(call), configs, policy=policy, cache_dir=cache_dir).decision
 
 
 def judged(call: HookCall, configs: Sequence[MaxRepeatConfig],
@@ -197,6 +118,162 @@ def judged(call: HookCall, configs: Sequence[MaxRepeatConfig],
     `judge` makes, and that decision."""
     decision = judge(call, configs, policy=policy, cache_dir=cache_dir)
     return render(decision), decision
+
+
+class LogFollower:
+    """The part of one hook call (`engine.Follower`) of an agent whose hook input names
+    the call but not the history: its log read by the agent's resumable reader
+    (`.logread`), the current call placed in it (`.placement`)."""
+
+    missing_ok: bool = True
+
+    def __init__(self, call: HookCall) -> None:
+        self.call = call
+        self.agent = self.reader = call.reader
+        self.session = call.session
+        # keyed by the log's path even before the file exists: Copilot CLI may run a
+        # call's hooks before it creates its log, and a state saved under "no log" would
+        # be lost (with it the count of results seen, which `_caught_up` waits for)
+        self.log = call.log or None
+        self.signature: tuple[str, ...] = (call.reader, RESUME_FORMAT)
+        self.phase: Phase = "pre" if call.phase == "pre" else "post"
+        self.rule = StopRule(take=call.stop == "take", hold=call.stop == "hold",
+                             drop=call.phase != "pre")
+        self.absent = call.placement == "absent"
+        self.extra = _Extra()
+        self.resumable = False
+        self.again = False  # a call id came back: the whole log is read again
+        self.answered = 0  # how many results the log shows
+        self.pending: list[_Pending] = []  # the calls of this response the log lacks
+
+    @property
+    def held(self) -> str | None:
+        """A stop decided before the call, for the next hook of that call."""
+        return self.extra.stop
+
+    @held.setter
+    def held(self, value: str | None) -> None:
+        self.extra.stop = value
+
+    def restore(self, snap: Snapshot | None, kit: Monitors) -> Snapshot | None:
+        """The extra state ``snap`` saved; ``snap`` itself (its reader state and monitors
+        are used when they fit, its escalation in any case)."""
+        try:
+            self.extra = msgspec.msgpack.decode(snap.extra, type=_Extra) \
+                if snap and snap.extra else _Extra()
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            self.extra = _Extra()
+        self.resumable = (snap is not None and bool(snap.reader)
+                          and len(snap.monitors) == len(kit.configs))
+        return snap
+
+    def restart(self) -> None:
+        """A call id came back: the whole log is read again, every result kept."""
+        self.again = True
+
+    def follow(self, gs: GuardSession, snap: Snapshot | None, kit: Monitors) -> Followed:
+        """The log converted from where ``snap`` stopped (from its start when resuming
+        is not certain), the monitors fed its settled events and the history before the
+        current call; the current call's turn is left to judge."""
+        if self.again:
+            assert self.log is not None
+            read = read_whole(gs, self.reader, self.log)
+            history, current = place_call(read.open, self.call, read.base, self.pending)
+            monitors = self._monitors(kit, read, None, True)
+            assert monitors is not None
+            return self._followed(read, monitors, history, current, True)
+        resumable = self.resumable and snap is not None
+        while True:
+            read, history, current = self._placed(gs, snap if resumable else None)
+            exact = self.extra.exact
+            if not exact and repeats(read, history + current):
+                # a call id came back: feed everything again keeping every result, from
+                # now on
+                if not read.fresh:
+                    raise Reused
+                exact = True
+            monitors = self._monitors(kit, read, snap if resumable else None, exact)
+            if monitors is not None:
+                return self._followed(read, monitors, history, current, exact)
+            resumable = False  # saved monitors that do not fit: read from the start
+
+    def _placed(self, gs: GuardSession, snap: Snapshot | None
+                ) -> tuple[LogRead, list[Event], list[Event]]:
+        """The log's conversion once it caught up with the hooks, split into the history
+        and the current call's turn."""
+        extra = self.extra
+        # the results of calls not written yet are not waited for
+        target = extra.seen - len(extra.pending) if self.absent else extra.seen
+        read = _caught_up(gs, self.reader, self.log, snap, extra, target)
+        if self.log is not None and settled_call(read, self.call):
+            read = read_whole(gs, self.reader, self.log)
+        self.answered = _answered(read, extra)
+        if self.absent and extra.pending and self.answered > extra.pending_at:
+            extra.pending = []  # the response they belong to has been written
+        self.pending = extra.pending if self.absent else []
+        history, current = place_call(read.open, self.call, read.base, self.pending)
+        return read, history, current
+
+    def _monitors(self, kit: Monitors, read: LogRead, snap: Snapshot | None, exact: bool
+                  ) -> list[Monitor] | None:
+        """The saved monitors fed this read's settled events, or new ones built from
+        every settled event when the read started from the log's start; None when the
+        saved monitors do not fit (the log is then read from its start)."""
+        if snap is not None and not read.fresh:
+            try:
+                monitors = kit.restored(snap.monitors, exact, read.lenient)
+            except ValueError:  # a saved state that does not fit: start again
+                pass
+            else:
+                for m in monitors:
+                    m.extend(read.settled)
+                return monitors
+        if not read.fresh:
+            return None
+        # a first read of a long log: the monitors' state built from the batch grader's
+        # tables (the same bytes as feeding every event, at about the cost of `grade()`)
+        return kit.built(read.settled, exact, read.lenient)
+
+    def _followed(self, read: LogRead, monitors: list[Monitor], history: list[Event],
+                  current: list[Event], exact: bool) -> Followed:
+        """What the next call resumes from (the settled events only), then the open
+        history fed on top."""
+        extra = self.extra
+        if read.state:
+            fed = [m.to_bytes() for m in monitors]
+            results = (0 if read.fresh else extra.results) + read.settled_results
+            extra.events, extra.results = read.base, results
+        else:
+            fed, extra.events, extra.results = [], 0, 0
+        extra.exact = exact
+        for m in monitors:
+            m.extend(history)
+        return Followed(monitors, current, read.offset, read.lines, read.state, fed,
+                        0 if read.fresh else read.offset)
+
+    def settle(self, decision: Decision, carried: str | None) -> bool:
+        """Count the result the call gets (or the refusal the log records for it) and
+        keep a call the log does not show yet; False for a call let through before it
+        runs (nothing to save)."""
+        call, extra = self.call, self.extra
+        if call.phase == "pre":
+            if decision.action < Action.BLOCK:
+                return False
+            if self.rule.hold and decision.action is Action.STOP:
+                return True  # held for the next hook of this call
+            # a refused call gets no post-call hook, but the log records its refusal as
+            # its result: count it, so the next hook waits for it too
+            result, ok = decision.message, False
+        else:
+            result, ok = call.result, call.ok
+        extra.seen += 1
+        if self.absent:
+            _keep(extra, call, result, ok, self.answered)
+        return True
+
+    def state(self) -> bytes:
+        """The extra state, encoded."""
+        return msgspec.msgpack.encode(self.extra)
 
 
 def _answered(read: LogRead, extra: _Extra) -> int:
@@ -209,31 +286,6 @@ def _keep(extra: _Extra, call: HookCall, result: Any, ok: bool, answered: int) -
     args = None if call.arguments is UNKNOWN else call.arguments
     extra.pending.append(_Pending(call.name, args, result, ok))
     extra.pending_at = answered
-
-
-def _monitors(configs: Sequence[MaxRepeatConfig], names: Sequence[str], call: HookCall,
-              log: str | None, read: LogRead, snap: Snapshot | None, exact: bool
-              ) -> list[Monitor] | None:
-    """The saved monitors fed this read's settled events, or new ones fed every settled
-    event when the read started from the log's start; None when the saved monitors do
-    not fit (the log is then read from its start)."""
-    kw: dict[str, Any] = {"id": call.session, "source": log, "format": call.reader,
-                          "lenient": read.lenient, "forget_answers": not exact}
-    if snap is not None and not read.fresh:
-        try:
-            monitors = [Monitor.from_bytes(d, c, name=n, **kw)
-                        for d, c, n in zip(snap.monitors, configs, names)]
-        except ValueError:  # a saved state that does not fit: start again
-            pass
-        else:
-            for m in monitors:
-                m.extend(read.settled)
-            return monitors
-    if not read.fresh:
-        return None
-    # a first read of a long log: the monitors' state built from the batch grader's
-    # tables (the same bytes as feeding every event, at about the cost of `grade()`)
-    return [Monitor.from_events(read.settled, c, name=n, **kw) for c, n in zip(configs, names)]
 
 
 def _caught_up(gs: GuardSession, reader: str, log: str | None, snap: Snapshot | None,
