@@ -20,7 +20,7 @@ import pytest
 from maxrepeat import MaxRepeatConfig, grade
 from maxrepeat.core.events import TOOL_CALL, TOOL_RESULT, Trajectory
 from maxrepeat.core.monitor import Monitor
-from maxrepeat.guards import copilot_cli, gemini_cli
+from maxrepeat.guards.agents import copilot_cli, gemini_cli
 from maxrepeat.readers import Source, get_reader
 from maxrepeat.readers._agent_chrome import (
     copilot_cli_content,

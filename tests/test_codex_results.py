@@ -14,7 +14,7 @@ from typing import Any
 from maxrepeat import grade
 from maxrepeat.core.config import MaxRepeatConfig
 from maxrepeat.core.events import TOOL_RESULT
-from maxrepeat.guards import codex
+from maxrepeat.guards.agents import codex
 from maxrepeat.guards.codex_results import command_result
 from maxrepeat.readers import Source, get_reader
 

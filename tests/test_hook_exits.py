@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from maxrepeat.cli import hookrun
+from maxrepeat.guards.agents import names
 
 from .test_startup_imports import _hook_session
 
@@ -35,7 +36,7 @@ _BAD = [["--max", "3", "--bogus"], ["--max", "3", "--warn-at", "-1"],
         ["--config", "/nonexistent/graders.yaml"], []]
 
 
-@pytest.mark.parametrize("agent", hookrun.AGENTS)
+@pytest.mark.parametrize("agent", names())
 def test_a_hook_that_cannot_run_exits_1_for_every_agent(tmp_path: Path, agent: str) -> None:
     for case in _BAD:
         proc = _hook(tmp_path, [agent, *case])
@@ -43,7 +44,7 @@ def test_a_hook_that_cannot_run_exits_1_for_every_agent(tmp_path: Path, agent: s
         assert proc.stderr.strip() and proc.stdout == "", case
 
 
-@pytest.mark.parametrize("agent", hookrun.AGENTS)
+@pytest.mark.parametrize("agent", names())
 def test_help_still_exits_0(tmp_path: Path, agent: str) -> None:
     proc = _hook(tmp_path, [agent, "--help"])
     assert proc.returncode == 0 and "Usage" in proc.stdout

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from maxrepeat.cli import hookrun
+from maxrepeat.guards.agents import names
 
 from .test_startup_imports import _hook_session
 
@@ -55,7 +56,7 @@ _CASES = [
 ]
 
 
-@pytest.mark.parametrize("agent", hookrun.AGENTS)
+@pytest.mark.parametrize("agent", names())
 def test_the_lean_reader_answers_every_command_line_as_click_does(
         tmp_path: Path, agent: str) -> None:
     (tmp_path / "graders.yaml").write_text(
@@ -78,7 +79,7 @@ def test_the_lean_reader_answers_every_command_line_as_click_does(
 
 @pytest.mark.parametrize("stdin", ["", "not json", "[1]", '{"transcript_path": 3}'])
 def test_bad_input_is_reported_the_same_way(tmp_path: Path, stdin: str) -> None:
-    for agent in hookrun.AGENTS:
+    for agent in names():
         args = [agent, "--max", "2", "--cache-dir", str(tmp_path / "c")]
         lean = _run(_LEAN, tmp_path, args, stdin)
         assert lean == _run(_CLICK, tmp_path, args, stdin), agent
@@ -97,7 +98,7 @@ def test_the_lean_reader_takes_only_what_it_knows() -> None:
 
 def test_the_agents_are_the_hook_commands() -> None:
     from maxrepeat.cli.hook import hook_cmd
-    from maxrepeat.guards.install import WRITERS
 
-    assert set(hookrun.AGENTS) == set(WRITERS)
-    assert set(hookrun.AGENTS) <= set(hook_cmd.commands)
+    assert set(names()) <= set(hook_cmd.commands)
+    assert all(hookrun.is_agent(a) for a in names())
+    assert not hookrun.is_agent("install")

@@ -384,7 +384,11 @@ def test_the_server_has_imported_what_a_hook_call_imports(tmp_path: Path) -> Non
 
     from .test_startup_imports import _hook_imports
 
-    assert hookclient.AGENTS == hookrun.AGENTS
+    from maxrepeat.guards.agents import names
+
+    assert [a for a in names() if hookclient.builtin_agent(a)] == names()
+    assert not hookclient.builtin_agent("install") and not hookclient.builtin_agent("_x")
+    assert all(hookrun.is_agent(a) for a in names())
     code = ("import importlib, sys; from maxrepeat.cli.hookserver import WARM\n"
             "for name in WARM: importlib.import_module(name)\n"
             "print('\\n'.join(sys.modules))")

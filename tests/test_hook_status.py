@@ -13,8 +13,10 @@ from typing import Any
 
 import pytest
 
-from maxrepeat.guards.agent_trust import codex_hook_hash, will_load
-from maxrepeat.guards.install import WRITERS, install
+from maxrepeat.guards.agent_trust import will_load
+from maxrepeat.guards.agents import names
+from maxrepeat.guards.agents.codex import codex_hook_hash
+from maxrepeat.guards.install import install, writer_of
 from maxrepeat.guards.status import installed
 
 EXE = Path(sys.executable).parent / "maxrepeat"
@@ -37,7 +39,7 @@ def where(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def _load(agent: str, scope: str, project: Path, home: Path, **env: str) -> Any:
-    file = WRITERS[agent].path(scope, project, home)
+    file = writer_of(agent).path(scope, project, home)
     return will_load(agent, scope, file, project=project, home=home, env=env)
 
 
@@ -47,7 +49,7 @@ def test_installed_finds_each_guard_with_its_scope_events_and_flags(
     install("codex", "maxrepeat hook codex --max 4", "project", project=project, home=home)
     install("copilot-cli", "maxrepeat hook copilot-cli --match name", "user", project=project,
             home=home)
-    found, problems = installed(sorted(WRITERS), project, home)
+    found, problems = installed(names(), project, home)
     assert problems == []
     assert [(g.agent, g.scope, g.events, g.args) for g in found] == [
         ("codex", "project", ("PreToolUse", "PostToolUse"), ("--max", "4")),

@@ -61,9 +61,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     try:
         run = None
         if args[:1] == ["hook"]:
-            from .hookrun import AGENTS, plain_call
+            from .hookrun import is_agent, plain_call
 
-            if args[1:2] and args[1] in AGENTS:
+            if args[1:2] and is_agent(args[1]):
                 code = 1  # an agent's hook that cannot run must not block the agent
             run = plain_call(args[1:])  # None: not a plain agent call (click takes it)
         if run is not None:

@@ -1,10 +1,10 @@
-"""``maxrepeat hook codex | gemini-cli | copilot-cli``: the guards of the agents whose hook
-input names only the current call (the history is read from the agent's session log).
+"""``maxrepeat hook AGENT``: one command per agent of `maxrepeat.guards.agents`.
 
 Each command reads one JSON object on standard input, prints the agent's JSON answer (or
-nothing) and exits 0; a hook that cannot run (bad flags, input or log) says why on
-standard error and exits 1, which each of these agents shows to the user and ignores
-(the tool call goes on). Grader, policy and cache flags are the Claude Code hook's.
+nothing) and exits as the agent's protocol says (0 for every agent guarded so far); a
+hook that cannot run (bad flags, input or log) says why on standard error and exits 1,
+which each agent shows to the user and ignores (the tool call goes on). The commands are
+made from the descriptors: an agent added there has its command here with no edit.
 """
 
 from __future__ import annotations
@@ -16,23 +16,14 @@ import click
 
 from .options import grader_options
 
-__all__ = ["register", "AGENTS"]
-
-#: command name -> (guard module, agent's name)
-AGENTS: dict[str, tuple[str, str]] = {
-    "codex": ("maxrepeat.guards.codex", "Codex CLI"),
-    "gemini-cli": ("maxrepeat.guards.gemini_cli", "Gemini CLI"),
-    "copilot-cli": ("maxrepeat.guards.copilot_cli", "Copilot CLI"),
-}
+__all__ = ["register"]
 
 _EPILOG = ("Exit codes: 0 judged (the JSON on standard output, if any, is the answer); "
            "1 the hook could not run (bad flags, input or session log; the agent shows "
            "standard error to the user and goes on).")
 
 
-def _command(agent: str) -> Callable[..., None]:
-    title = AGENTS[agent][1]
-
+def _command(agent: str, title: str, events: tuple[str, ...]) -> Callable[..., None]:
     def run(config_file: str | None, max_: str | None, period: str | None,
             match: str | None, tools: tuple[str, ...], name: str | None,
             preset: str | None, warn_at: int, block_at: int, stop_at: int,
@@ -42,23 +33,26 @@ def _command(agent: str) -> Callable[..., None]:
         run_hook(agent, config_file, max_, period, match, tools, name, warn_at, block_at,
                  stop_at, cache_dir, preset)
 
-    run.__doc__ = (f"{title} hook: reads the hook JSON on standard input and, when the "
-                   "session repeats an action (or a cycle) more than MAX times, answers as "
-                   "the escalation policy says (warn, block, stop).\n\n"
-                   f"Install it with:  maxrepeat hook install {agent}")
+    run.__doc__ = (f"{title} hook ({', '.join(events)}): reads the hook JSON on standard "
+                   "input and, when the session repeats an action (or a cycle) more than "
+                   "MAX times, warns the model, then refuses the repeat, then stops the "
+                   "agent (as far as the agent lets a hook: see its docs page).\n\n"
+                   f"\b\nInstall it with:  maxrepeat hook install {agent}")
     return run
 
 
 def register(group: click.Group) -> None:
-    """Add the three agent commands to the ``hook`` group."""
+    """Add one command per agent to the ``hook`` group."""
+    from ..guards import agents
     from .hook import policy_options
 
-    for agent in AGENTS:
-        func: Any = _command(agent)
+    for name in agents.names():
+        agent = agents.get(name)
+        func: Any = _command(name, agent.title, agent.events)
         func = click.option(
             "--cache-dir", metavar="DIR", type=click.Path(file_okay=False),
             help="Where per-session state is kept (default "
             "$XDG_CACHE_HOME/maxrepeat/hook).")(func)
         func = policy_options(func)
         func = grader_options("flag")(func)
-        group.add_command(click.command(agent, epilog=_EPILOG)(func))
+        group.add_command(click.command(name, epilog=_EPILOG)(func))

@@ -14,7 +14,7 @@ from typing import Any, NoReturn, TypeVar
 import click
 
 from ..guards.policy import Policy
-from .hookrun import fail, load_configs, policy_from_flags, read_payload, run
+from .hookrun import fail, load_configs, policy_from_flags, read_payload
 from .options import count_type, grader_options
 
 __all__ = ["hook_cmd", "policy_options", "policy_from_flags", "read_payload", "load_configs"]
@@ -45,37 +45,6 @@ def policy_options(func: F) -> F:
 @click.group("hook")
 def hook_cmd() -> None:
     """Guard a live agent run: grade its transcript around each tool call (agent hooks)."""
-
-
-@hook_cmd.command("claude-code", epilog="Exit codes: 0 graded (the JSON on standard output, "
-                  "if any, says what Claude Code does); 1 the hook could not run (bad input, "
-                  "config or transcript; reported to the user, not to the model).")
-@grader_options("block")
-@policy_options
-@click.option("--cache-dir", metavar="DIR", type=click.Path(file_okay=False),
-              help="Where per-session state is kept (default $XDG_CACHE_HOME/maxrepeat/hook).")
-def claude_code_cmd(
-    config_file: str | None,
-    max_: str | None,
-    period: str | None,
-    match: str | None,
-    tools: tuple[str, ...],
-    name: str | None,
-    preset: str | None,
-    warn_at: int,
-    block_at: int,
-    stop_at: int,
-    cache_dir: str | None,
-) -> None:
-    """Claude Code hook (PreToolUse, PostToolUse, PostToolUseFailure): reads the hook JSON
-    on standard input and, when the session repeats an action (or a cycle) more than MAX
-    times, warns the model, then refuses the repeat, then stops the agent.
-
-    \b
-    Install it with:  maxrepeat hook install claude-code
-    """
-    run("claude-code", config_file, max_, period, match, tools, name, warn_at, block_at,
-        stop_at, cache_dir, preset)
 
 
 def _self_command() -> list[str]:
@@ -140,9 +109,9 @@ def _described(config: Any) -> str:
 
 
 def _agents() -> list[str]:
-    from ..guards.install import WRITERS
+    from ..guards.agents import names
 
-    return sorted(WRITERS)
+    return names()
 
 
 _SCOPE = [
@@ -221,7 +190,7 @@ def uninstall_cmd(agent: str, scope: str) -> None:
 
 
 def _register_agent_hooks() -> None:
-    # codex, gemini-cli, copilot-cli: cli/agent_hooks.py
+    # one command per agent: cli/agent_hooks.py
     from .agent_hooks import register
 
     register(hook_cmd)

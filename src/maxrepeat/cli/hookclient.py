@@ -30,11 +30,20 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # only for type checkers: `typing` costs a hook call its start-up
     import _socket
 
-__all__ = ["AGENTS", "MAGIC", "SERVED", "key", "name_hash", "record", "resident_call",
+__all__ = ["builtin_agent", "MAGIC", "SERVED", "key", "name_hash", "record", "resident_call",
            "socket_dir", "socket_path", "split", "start_server"]
 
-#: the agents a hook call guards (cli/hookrun.py's list: a test checks that they agree)
-AGENTS = ("claude-code", "codex", "gemini-cli", "copilot-cli")
+
+
+def builtin_agent(name: str) -> bool:
+    """Whether ``name`` is one of the agents in maxrepeat's own ``guards/agents/`` folder
+    (the rule of `maxrepeat.guards.agents.names`, without importing it; an agent of
+    another package is answered by the full path)."""
+    if not name or name[0] in "_." or "/" in name or "\\" in name or "_" in name:
+        return False
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    module = name.replace("-", "_") + ".py"
+    return os.path.isfile(os.path.join(here, "guards", "agents", module))
 #: the protocol's version: the first bytes of every request and reply
 MAGIC = b"MXR1"
 #: True in the server and its children: a call it serves never asks a server itself
@@ -121,7 +130,7 @@ def resident_call() -> None:
     exit; or return, having changed nothing but ``sys.stdin`` (the input bytes already
     read), for ``main`` to run the full path."""
     argv = sys.argv
-    if SERVED or len(argv) < 3 or argv[1] != "hook" or argv[2] not in AGENTS \
+    if SERVED or len(argv) < 3 or argv[1] != "hook" or not builtin_agent(argv[2]) \
             or "--help" in argv or os.environ.get("MAXREPEAT_HOOK_RESIDENT", "1") == "0" \
             or os.path.basename(argv[0]) != "maxrepeat" or os.name != "posix":
         return  # only the script's hook calls (a ``python -m`` import path has the cwd)

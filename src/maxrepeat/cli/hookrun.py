@@ -31,12 +31,17 @@ if TYPE_CHECKING:
     from ..core.config import MaxRepeatConfig
     from ..guards.policy import Policy
 
-__all__ = ["AGENTS", "plain_call", "run", "fail", "echo", "load_configs", "read_payload",
+__all__ = ["is_agent", "plain_call", "run", "fail", "echo", "load_configs", "read_payload",
            "policy_from_flags"]
 
-#: the agents ``maxrepeat hook AGENT`` guards (each a command of cli/hook.py or
-#: cli/agent_hooks.py; tests/test_startup_imports.py checks that the lists agree)
-AGENTS = ("claude-code", "codex", "gemini-cli", "copilot-cli")
+
+
+def is_agent(name: str) -> bool:
+    """Whether ``maxrepeat hook NAME`` is an agent's hook call (an agent of
+    `maxrepeat.guards.agents`, each a command of cli/agent_hooks.py)."""
+    from ..guards.agents import module_of
+
+    return module_of(name) is not None
 
 #: flag -> parameter of `run`, for the flags that take one value
 _VALUED = {"-c": "config_file", "--config": "config_file", "--max": "max_",
@@ -131,37 +136,31 @@ def run(agent: str, config_file: str | None, max_: str | None, period: str | Non
     """``maxrepeat hook AGENT`` with these flags: read the hook input, answer on standard
     output (JSON, or nothing), exit as the agent's protocol says (0, or the code the
     guard gives); exit 1 when the hook cannot run."""
-    import importlib
     import json
     from pathlib import Path
 
     from ..core.errors import TrajectoryFormatError
+    from ..guards.agents import get
     from . import _gc
 
     configs = load_configs(config_file, max_, period, match, tools, name, preset)
     policy = policy_from_flags(warn_at, block_at, stop_at)
-    module = "claude_code" if agent == "claude-code" else agent.replace("-", "_")
-    guard: Callable[..., Any] = importlib.import_module(f"maxrepeat.guards.{module}").guard
+    guard = get(agent).guard
     _gc.resume()  # start-up is over (paused by main(), when it ran this)
     payload = read_payload()
     cache = Path(cache_dir) if cache_dir else None
     try:
-        if agent == "claude-code":
-            verdict = guard(payload, configs, policy=policy, cache_dir=cache)
-            output, code, decision = verdict.output, 0, verdict.decision
-        else:
-            out, decision = guard(payload, configs, policy=policy, cache_dir=cache)
-            output, code = out.stdout, out.exit_code
+        out, decision = guard(payload, configs, policy=policy, cache_dir=cache)
     except TrajectoryFormatError as err:
         fail(str(err))
-    if output is not None:
-        echo(json.dumps(output, ensure_ascii=False))
+    if out.stdout is not None:
+        echo(json.dumps(out.stdout, ensure_ascii=False))
         # what the guard said, for `maxrepeat hook status` (a quiet call writes nothing)
         from ..guards.verdicts import record
 
-        record(cache, agent, payload, decision, output, configs, policy)
-    if agent != "claude-code":
-        sys.exit(code)
+        record(cache, agent, payload, decision, out.stdout, configs, policy)
+    if out.exit_code:
+        sys.exit(out.exit_code)
 
 
 def plain_call(args: Sequence[str]) -> Callable[[], None] | None:
@@ -173,7 +172,7 @@ def plain_call(args: Sequence[str]) -> Callable[[], None] | None:
     ``--warn-at`` / ``--block-at`` / ``--stop-at`` in ASCII digits; a ``--cache-dir`` that
     does not exist or is a readable directory (click's checks of it).
     """
-    if not args or args[0] not in AGENTS:
+    if not args or args[0].startswith("-") or not is_agent(args[0]):
         return None
     values: dict[str, Any] = {}
     tools: list[str] = []

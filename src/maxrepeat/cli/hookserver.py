@@ -33,18 +33,26 @@ from . import hookclient
 __all__ = ["WARM", "serve"]
 
 #: what a hook call of any agent, first or later, with any grader flags, imports
-WARM = ("maxrepeat.cli.hookrun", "maxrepeat.cli.options", "maxrepeat.guards.claude_code",
-        "maxrepeat.guards.codex", "maxrepeat.guards.gemini_cli", "maxrepeat.guards.copilot_cli",
+#: (and each agent's module with the modules its descriptor names: `_warm_agents`)
+WARM = ("maxrepeat.cli.hookrun", "maxrepeat.cli.options", "maxrepeat.guards.agents",
         "maxrepeat.guards.verdicts", "maxrepeat.core.monitor.frombatch",
         "maxrepeat.core.neardup", "maxrepeat.core.normalizers", "maxrepeat.core.toolmatch",
         "maxrepeat.core.presets", "maxrepeat.specs.configfile",
-        "maxrepeat.core.canonical", "maxrepeat.core.preview", "maxrepeat.readers.claude_code",
-        "maxrepeat.readers.codex", "maxrepeat.readers.gemini_cli",
-        "maxrepeat.readers.copilot_cli", "maxrepeat.readers._gemini_cli_resume", "json",
-        "pathlib", "traceback", "atexit")
+        "maxrepeat.core.canonical", "maxrepeat.core.preview", "json", "pathlib", "traceback",
+        "atexit")
 _IDLE = "MAXREPEAT_HOOK_RESIDENT_IDLE"
 #: a child waits this long for the rest of a request before it gives up
 _REQUEST_WAIT = 30.0
+
+
+def _warm_agents() -> None:
+    """Import every built-in agent's module and the modules its descriptor names."""
+    from ..guards import agents
+
+    for name in agents.names():
+        if hookclient.builtin_agent(name):
+            for module in agents.get(name).warm:
+                importlib.import_module(module)
 
 
 def serve(path: str) -> None:
@@ -58,6 +66,7 @@ def serve(path: str) -> None:
         return  # not the interpreter, package or user the socket is for
     for name in WARM:
         importlib.import_module(name)
+    _warm_agents()
     _warm_types()
     try:
         idle = float(os.environ.get(_IDLE, "") or 600)

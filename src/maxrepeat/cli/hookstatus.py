@@ -28,8 +28,11 @@ def _problem(guard: Installed, got: str) -> str:
     at = text.find(json.dumps(guard.command)[1:-1])
     line = text.count("\n", 0, at) + 1 if at >= 0 else 1
     col = at - (text.rfind("\n", 0, at) + 1) + 1 if at >= 0 else 1
-    key = "bash" if guard.agent == "copilot-cli" else "command"
-    return str(ConfigError(f"hooks.{guard.events[0]}[].{key}",
+    from ..guards.agents import get
+
+    key = getattr(get(guard.agent).writer, "command_key", None)
+    where = f"hooks.{guard.events[0]}[].{key}" if key else "maxrepeat-guard-command"
+    return str(ConfigError(where,
                            f"a command whose flags `maxrepeat hook {guard.agent}` reads", got,
                            hint="install the guard again", file=str(guard.file), line=line,
                            col=col))
@@ -80,9 +83,9 @@ def install_report(agent: str, scope: str, path: Path) -> None:
         click.echo(f"  note: {note}")
     user = path if scope == "user" else None
     if user is None:
-        from ..guards.install import WRITERS
+        from ..guards.install import writer_of
 
-        user = WRITERS[agent].path("user", Path.cwd(), Path.home())
+        user = writer_of(agent).path("user", Path.cwd(), Path.home())
         if will_load(agent, "user", user, project=Path.cwd(), home=Path.home()).loads:
             click.echo(f"  or install it for your user instead: maxrepeat hook install "
                        f"{agent} --user ...")

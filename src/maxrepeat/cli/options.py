@@ -81,7 +81,7 @@ def count_type(least: int) -> Any:
     """The click type of a count flag of at least ``least`` (read by `count`)."""
     import click
 
-    class Count(click.ParamType):  # type: ignore[type-arg]  # generic in click 8.5 only
+    class Count(click.ParamType):  # type: ignore[type-arg, unused-ignore]  # click 8.5+
         name = "integer"
 
         def convert(self, value: Any, param: Any, ctx: Any) -> int:

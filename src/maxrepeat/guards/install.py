@@ -24,15 +24,9 @@ machinery around it is shared:
   a symlink to the file it points to, its mode and owner kept; every failure names the
   user's file, never the temporary one.
 
-To add an agent, write a `SettingsWriter` (guards/agent_writers.py has one per agent) and
-register it in `WRITERS`; ``maxrepeat hook install NAME`` then works for it.
-
->>> w = ClaudeCodeWriter()
->>> s = w.add({"model": "x"}, "maxrepeat hook claude-code --max 3")
->>> sorted(s["hooks"]), s["model"]
-(['PostToolUse', 'PostToolUseFailure', 'PreToolUse'], 'x')
->>> w.remove(s)
-{'model': 'x'}
+Each agent's writer is its descriptor's (`maxrepeat.guards.agents`): a `SettingsWriter`
+for JSON settings, handled here, or a `FilesWriter` for the files of a shim
+(`maxrepeat.guards.shimfiles`, with an optional JSON switch handled here too).
 """
 
 from __future__ import annotations
@@ -45,40 +39,27 @@ from typing import Any, Final, Protocol
 
 from ..readers._regular import NotRegularFile, open_regular
 from . import settingsjson
-from .agent_writers import AGENT_WRITERS, ClaudeCodeWriter
+from .agent_writers import is_guard
+from .shimfiles import FilesWriter, remove_empty_dirs, remove_files, write_files
 from .statefile import write_atomic
 
-__all__ = ["SettingsWriter", "ClaudeCodeWriter", "WRITERS", "InstallResult", "install",
-           "uninstall", "is_guard_command", "SCOPES"]
+__all__ = ["SettingsWriter", "writer_of", "InstallResult", "install", "uninstall",
+           "is_guard_command", "SCOPES", "read_settings"]
+
+#: whether a hook command runs ``maxrepeat hook AGENT`` (`maxrepeat.guards.agent_writers`)
+is_guard_command = is_guard
 
 SCOPES: Final = ("project", "user")
 
 
-def is_guard_command(command: Any, agent: str) -> bool:
-    """Whether a hook command runs ``maxrepeat hook AGENT`` (any executable path, or
-    ``python -m maxrepeat``).
-
-    >>> is_guard_command("/venv/bin/maxrepeat hook claude-code --max 3", "claude-code")
-    True
-    >>> is_guard_command("my-linter --fix", "claude-code")
-    False
-    """
-    if not isinstance(command, str):
-        return False
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return False
-    for i, word in enumerate(words):
-        if os.path.basename(word) == "maxrepeat" and words[i + 1:i + 3] == ["hook", agent]:
-            return True
-    return False
 
 
 class SettingsWriter(Protocol):
     """How one agent's settings hold the guard."""
 
     agent: str
+    #: the key of a hook handler that holds its command
+    command_key: str
 
     def path(self, scope: str, project: Path, home: Path) -> Path:
         """The settings file for ``scope`` (``project`` or ``user``)."""
@@ -89,11 +70,19 @@ class SettingsWriter(Protocol):
     def remove(self, settings: dict[str, Any]) -> dict[str, Any]:
         """``settings`` without the guard's entries (and containers only they filled)."""
 
+    def commands(self, settings: dict[str, Any]) -> dict[str, list[str]]:
+        """The guard commands ``settings`` hold, each with its events (``hook status``)."""
 
 
+def writer_of(agent: str) -> SettingsWriter | FilesWriter:
+    """The writer of ``agent``'s descriptor; `ValueError` naming the agents otherwise."""
+    from . import agents
 
-#: agent name -> its writer (guards/agent_writers.py holds one per agent)
-WRITERS: dict[str, SettingsWriter] = dict(AGENT_WRITERS)
+    try:
+        return agents.get(agent).writer
+    except KeyError:
+        raise ValueError(f"agent must be one of {', '.join(agents.names())} "
+                         f"(got {agent!r})") from None
 
 
 @dataclass(frozen=True)
@@ -116,7 +105,7 @@ class _File:
     newline: str
 
 
-def _read(path: Path) -> _File | None:
+def read_settings(path: Path) -> _File | None:
     """The settings file at ``path`` (None when there is none): a regular file (opened
     without blocking), UTF-8, strict JSON, an object; `ValueError` naming it otherwise."""
     try:
@@ -167,22 +156,54 @@ def _write(path: Path, data: bytes) -> None:
                          "left unchanged") from None
 
 
-def _writer_and_path(agent: str, scope: str, project: Path | None,
-                     home: Path | None) -> tuple[SettingsWriter, Path, Path]:
-    writer = WRITERS.get(agent)
-    if writer is None:
-        raise ValueError(f"agent must be one of {', '.join(sorted(WRITERS))} (got {agent!r})")
+def _roots(scope: str, project: Path | None, home: Path | None) -> tuple[Path, Path, Path]:
+    """The project and home folders, and the root of ``scope`` (what install may create
+    folders below)."""
     if scope not in SCOPES:
         raise ValueError(f"scope must be one of {', '.join(SCOPES)} (got {scope!r})")
-    root = (project or Path.cwd()) if scope == "project" else (home or Path.home())
-    return writer, writer.path(scope, project or Path.cwd(), home or Path.home()), root
+    project, home = project or Path.cwd(), home or Path.home()
+    return project, home, project if scope == "project" else home
 
 
 def install(agent: str, command: str, scope: str = "project", *, project: Path | None = None,
             home: Path | None = None) -> InstallResult:
-    """Add the guard running ``command`` to ``agent``'s settings for ``scope``."""
-    writer, path, _ = _writer_and_path(agent, scope, project, home)
-    file = _read(path)
+    """Add the guard running ``command`` to ``agent``'s settings (or files) for ``scope``."""
+    writer = writer_of(agent)
+    project, home, _ = _roots(scope, project, home)
+    if not isinstance(writer, FilesWriter):
+        return _install_settings(writer, writer.path(scope, project, home), command)
+    switch = writer.settings
+    if switch is not None:
+        read_settings(switch.path(scope, project, home))  # a settings file it cannot edit: nothing
+    changed = write_files(writer.files(scope, project, home, command))
+    if switch is not None:
+        changed = _install_settings(switch, switch.path(scope, project, home),
+                                    command).changed or changed
+    return InstallResult(writer.path(scope, project, home), None, changed)
+
+
+def uninstall(agent: str, scope: str = "project", *, project: Path | None = None,
+              home: Path | None = None) -> InstallResult:
+    """Remove the guard from ``agent``'s settings (or files) for ``scope``: the settings
+    as they were before install when nothing else changed since (byte for byte, from the
+    backup; gone when install created the file), else with only the guard's entries taken
+    out; the guard's own files removed. ``backup`` in the result is always None."""
+    writer = writer_of(agent)
+    project, home, root = _roots(scope, project, home)
+    if not isinstance(writer, FilesWriter):
+        return _uninstall_settings(writer, writer.path(scope, project, home), root)
+    paths = [f.path for f in writer.files(scope, project, home, f"maxrepeat hook {agent}")]
+    changed = remove_files(paths, root)
+    if writer.settings is not None:
+        switch = writer.settings
+        changed = _uninstall_settings(switch, switch.path(scope, project, home),
+                                      root).changed or changed
+    return InstallResult(writer.path(scope, project, home), None, changed)
+
+
+def _install_settings(writer: SettingsWriter, path: Path, command: str) -> InstallResult:
+    """Merge the guard's entries for ``command`` into the settings file ``path``."""
+    file = read_settings(path)
     current = file.settings if file is not None else None
     new = writer.add(current if current is not None else {}, command)
     if current is not None and _same(new, current):
@@ -197,14 +218,9 @@ def install(agent: str, command: str, scope: str = "project", *, project: Path |
     return InstallResult(path, backup, True)
 
 
-def uninstall(agent: str, scope: str = "project", *, project: Path | None = None,
-              home: Path | None = None) -> InstallResult:
-    """Remove the guard's entries from ``agent``'s settings for ``scope``: the file as it
-    was before install when nothing else changed since (byte for byte, from the backup;
-    gone when install created it), else the file with only the guard's entries taken
-    out. The backup install wrote is removed. ``backup`` in the result is always None."""
-    writer, path, root = _writer_and_path(agent, scope, project, home)
-    file = _read(path)
+def _uninstall_settings(writer: SettingsWriter, path: Path, root: Path) -> InstallResult:
+    """Take the guard's entries out of the settings file ``path`` (see `uninstall`)."""
+    file = read_settings(path)
     if file is None:
         return InstallResult(path, None, False)
     current = file.settings
@@ -213,12 +229,12 @@ def uninstall(agent: str, scope: str = "project", *, project: Path | None = None
         return InstallResult(path, None, False)
     backup = _backup_of(path)
     saved = _saved(backup)
-    if saved is not None and _unchanged_since_install(writer, agent, _backup_settings(saved),
-                                                      new):
+    if saved is not None and _unchanged_since_install(writer, writer.agent,
+                                                      _backup_settings(saved), new):
         _write(path, saved)  # exactly the file before install
     elif saved is None and not new:
         path.unlink()  # install created it, and nothing else is in it
-        _remove_empty_dirs(path.parent, root)
+        remove_empty_dirs(path.parent, root)
     else:
         _write(path, _json_bytes(new, file.newline))
     if saved is not None:
@@ -259,18 +275,3 @@ def _backup_settings(data: bytes) -> Any:
         return _parsed("backup", data)
     except ValueError:
         return None
-
-
-def _remove_empty_dirs(folder: Path, root: Path) -> None:
-    """Remove ``folder`` and its parents up to (not including) ``root`` while they are
-    empty: the directories install made for a settings file it created."""
-    try:
-        folder.relative_to(root)
-    except ValueError:
-        return  # outside the scope's root (a CLAUDE_CONFIG_DIR elsewhere): left as it is
-    while folder != root:
-        try:
-            folder.rmdir()
-        except OSError:
-            return  # not empty (or not ours to remove)
-        folder = folder.parent

@@ -1,9 +1,9 @@
 """``maxrepeat hook status``: every installed guard, whether its agent loads it, and what
 it last said.
 
-For each agent (`maxrepeat.guards.install.WRITERS`) and scope, the settings file
-``hook install`` writes is read (with install's own reader) and the hook entries that run
-``maxrepeat hook AGENT`` are collected, one `Installed` per distinct command. The
+For each agent (`maxrepeat.guards.agents`) and scope, the settings file ``hook install``
+writes is read (with install's own reader) and the hook entries that run ``maxrepeat
+hook AGENT`` (or the marker of a shim's main file) are collected, one `Installed` per distinct command. The
 command's flags are read by the caller (the CLI reads them as the hook itself would:
 ``parse`` gives the `Graders`, or the problem in the one message grammar). Then:
 
@@ -28,24 +28,16 @@ import msgspec
 
 from ..core.config import MaxRepeatConfig
 from .agent_trust import Load, will_load
-from .install import SCOPES, WRITERS, _read, is_guard_command
+from .agents import Agent
+from .agents import get as get_agent
+from .install import SCOPES, read_settings
+from .shimfiles import FilesWriter, command_in, ours
 from .policy import Policy
 from .statefile import _Saved, _digest, block_hash, default_cache_dir, unseal
 from .verdicts import Verdict, recent, signature
 
 __all__ = ["Installed", "Graders", "Session", "GuardStatus", "installed", "status",
-           "as_dict", "as_text", "STOP_EXIT"]
-
-#: what each agent's run does when the guard stops it (measured with the pinned releases)
-STOP_EXIT: dict[str, str] = {
-    "claude-code": "the turn ends; claude -p exits 0 and prints an empty result (with "
-                   '--output-format json: "terminal_reason": "hook_stopped")',
-    "codex": "codex exec 0.171 does not stop on a hook: every further repeat is refused; "
-             "the run exits 0",
-    "gemini-cli": "the agent loop ends; gemini -p exits 0 with the stop reason on stderr",
-    "copilot-cli": "the run is interrupted; copilot -p exits 0",
-}
-
+           "as_dict", "as_text"]
 
 @dataclass(frozen=True)
 class Installed:
@@ -91,22 +83,6 @@ class GuardStatus:
     sessions: tuple[Session, ...] = field(default=())
 
 
-def _commands(agent: str, settings: Mapping[str, Any]) -> dict[str, list[str]]:
-    """The guard commands of ``settings`` and the events each is registered for."""
-    key = "bash" if agent == "copilot-cli" else "command"
-    found: dict[str, list[str]] = {}
-    hooks = settings.get("hooks")
-    for event, entries in (hooks.items() if isinstance(hooks, dict) else ()):
-        for entry in entries if isinstance(entries, list) else ():
-            inner = entry.get("hooks") if isinstance(entry, dict) and key == "command" else [entry]
-            for handler in inner if isinstance(inner, list) else ():
-                command = handler.get(key) if isinstance(handler, dict) else None
-                if isinstance(command, str) and is_guard_command(command, agent) \
-                        and event not in found.setdefault(command, []):
-                    found[command].append(event)
-    return found
-
-
 def _args(command: str, agent: str) -> tuple[str, ...]:
     words = shlex.split(command)
     for i in range(len(words)):
@@ -121,22 +97,31 @@ def installed(agents: Iterable[str], project: Path, home: Path
     that could not be read (each a message in the one grammar)."""
     found: list[Installed] = []
     problems: list[str] = []
-    for agent in agents:
-        writer = WRITERS[agent]
+    for name in agents:
+        agent = get_agent(name)
         for scope in SCOPES:
-            path = writer.path(scope, project, home)
+            path = agent.writer.path(scope, project, home)
             try:
-                read = _read(path)  # install's own reader: what install would accept
+                commands = _commands(agent, path)
             except (ValueError, OSError) as exc:
                 problems.append(str(exc).removesuffix("; left unchanged"))
                 continue
-            settings = getattr(read, "settings", read)  # the file's settings (None: none)
-            if not isinstance(settings, dict):
-                continue
-            for command, events in _commands(agent, settings).items():
-                found.append(Installed(agent, scope, path, command, tuple(events),
-                                       _args(command, agent)))
+            for command, events in commands.items():
+                found.append(Installed(name, scope, path, command, tuple(events),
+                                       _args(command, name)))
     return found, problems
+
+
+def _commands(agent: Agent, path: Path) -> dict[str, list[str]]:
+    """The guard commands in ``path`` (read as install reads it), with their events: a
+    settings file's hook entries, or the marker of a shim's main file."""
+    writer = agent.writer
+    if isinstance(writer, FilesWriter):
+        data = ours(path)
+        command = command_in(data) if data is not None else None
+        return {command: list(agent.events)} if command is not None else {}
+    read = read_settings(path)  # install's own reader: what install would accept
+    return writer.commands(read.settings) if read is not None else {}
 
 
 def _sessions(cache: Path, agent: str, sig: str, limit: int,
@@ -206,7 +191,7 @@ def as_dict(item: GuardStatus) -> dict[str, Any]:
         "events": list(g.events), "loads": item.load.loads and item.problem is None,
         "load_problems": [str(p) for p in item.load.problems], "notes": list(item.load.notes),
         "problem": item.problem, "graders": None, "policy": None, "cache_dir": None,
-        "stop": STOP_EXIT[g.agent],
+        "stop": get_agent(g.agent).stop_exit,
         "verdicts": [{"time": v.time, "session": v.session, "event": v.event,
                       "action": v.action, "message": v.message} for v in item.verdicts],
         "sessions": [{"session": s.session, "log": s.log, "time": s.time}

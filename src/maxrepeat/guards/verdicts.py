@@ -66,18 +66,13 @@ def signature(configs: Sequence[MaxRepeatConfig], policy: Policy | None = None) 
 
 
 def _event(agent: str, payload: Mapping[str, Any]) -> str:
-    for key in ("hook_event_name", "hookName"):
-        value = payload.get(key)
-        if isinstance(value, str):
-            return value
-    if agent == "copilot-cli":  # Copilot's input names no event: its shape tells it
-        from .copilot_cli import event_of
+    """The event a hook input belongs to, as the agent's descriptor tells it."""
+    from .agents import get
 
-        try:
-            return event_of(payload)
-        except ValueError:
-            return ""
-    return ""
+    try:
+        return get(agent).event_of(payload)
+    except (KeyError, ValueError):
+        return ""
 
 
 def _told(output: Mapping[str, Any], decision: Decision) -> tuple[str, str]:

@@ -35,20 +35,25 @@ What the guard prints (exit code 0):
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
-from ..core.config import MaxRepeatConfig
-from ..core.errors import TrajectoryFormatError
-from ..readers._agent_chrome import copilot_cli_result
-from .agentlog import judged
-from .hookcall import UNKNOWN, HookCall, HookOutput, hook_output, payload_str, require
-from .policy import Action, Decision, Policy
+from ...core.config import MaxRepeatConfig
+from ...core.errors import TrajectoryFormatError
+from ...readers._agent_chrome import copilot_cli_result
+from ..agent_trust import Load, dig, problem, read_settings
+from ..agent_writers import append_entries, hooks_of, is_guard, without
+from ..agentlog import judged
+from ..hookcall import UNKNOWN, HookCall, HookOutput, hook_output, payload_str, require
+from ..policy import Action, Decision, Policy
+from . import Agent
 
-__all__ = ["hook_call", "render", "guard", "EVENTS", "event_of", "session_log"]
+__all__ = ["AGENT", "hook_call", "render", "guard", "EVENTS", "event_of", "session_log",
+           "CopilotCliWriter", "will_load"]
 
 #: The hook events the guard handles (and `maxrepeat hook install copilot-cli` registers).
 EVENTS = ("preToolUse", "postToolUse", "postToolUseFailure", "permissionRequest")
@@ -132,3 +137,85 @@ def guard(payload: Mapping[str, Any], configs: Sequence[MaxRepeatConfig], *,
     event = event_of(payload)
     call = hook_call(payload, environ)
     return judged(call, configs, partial(render, event), policy=policy, cache_dir=cache_dir)
+
+
+class CopilotCliWriter:
+    """Copilot CLI: the ``hooks`` of ``settings.json`` (user), or a hooks file of its own
+    in ``.github/hooks/`` (project); one ``{"type": "command", "bash": ...}`` handler per
+    event (``preToolUse``, ``postToolUse``, ``postToolUseFailure``, ``permissionRequest``)."""
+
+    agent = "copilot-cli"
+    events: Final = EVENTS
+    #: the handler key that holds the command
+    command_key = "bash"
+
+    def __init__(self) -> None:
+        # the shared machinery asks for the path before it edits the file: a hooks file
+        # of our own (project scope) carries Copilot's "version": 1, settings.json not
+        self._own_file = False
+
+    def path(self, scope: str, project: Path, home: Path) -> Path:
+        self._own_file = scope != "user"
+        if scope == "user":
+            base = os.environ.get("COPILOT_HOME")
+            return (Path(base) if base else home / ".copilot") / "settings.json"
+        return project / ".github" / "hooks" / "maxrepeat.json"
+
+    def add(self, settings: dict[str, Any], command: str) -> dict[str, Any]:
+        out = self.remove(settings)
+        hooks_of(out)
+        if self._own_file and "version" not in out:
+            out = {"version": 1, **out}
+        append_entries(out, self.events,
+                lambda: {"type": "command", "bash": command, "timeoutSec": 30})
+        return out
+
+    def remove(self, settings: dict[str, Any]) -> dict[str, Any]:
+        out = without(settings, lambda handlers: [h for h in handlers if not (
+            isinstance(h, dict) and is_guard(h.get("bash"), self.agent))])
+        if set(out) == {"version"} and "hooks" in settings:
+            return {}  # only our own hooks file's header is left
+        return out
+
+    def commands(self, settings: dict[str, Any]) -> dict[str, list[str]]:
+        """The guard commands ``settings`` hold, each with the events it is registered for."""
+        found: dict[str, list[str]] = {}
+        hooks = settings.get("hooks")
+        for event, handlers in (hooks.items() if isinstance(hooks, dict) else ()):
+            for handler in handlers if isinstance(handlers, list) else ():
+                command = handler.get("bash") if isinstance(handler, dict) else None
+                if is_guard(command, self.agent) and event not in found.setdefault(command, []):
+                    found[command].append(event)
+        return found
+
+
+def will_load(scope: str, file: Path, project: Path, home: Path,
+              env: Mapping[str, str]) -> Load:
+    """Whether Copilot CLI reads the guard: a project's hooks only in a trusted folder
+    (or with ``COPILOT_ALLOW_ALL=true`` for ``copilot -p``)."""
+    if scope != "project":
+        return Load(True)
+    config = Path(env.get("COPILOT_HOME") or home / ".copilot") / "config.json"
+    text, value = read_settings(config)
+    folders = [dig(value, key) for key in ("trustedFolders", "trusted_folders")]
+    listed = [Path(f).resolve() for group in folders if isinstance(group, list)
+              for f in group if isinstance(f, str)]
+    folder = project.resolve()
+    if folder in listed or any(folder.is_relative_to(f) for f in listed):
+        return Load(True)
+    note = ("an interactive session asks you to trust the folder; for copilot -p trust it "
+            "once, or set COPILOT_ALLOW_ALL=true",)
+    if env.get("COPILOT_ALLOW_ALL") == "true":
+        return Load(True, (), ("loads with COPILOT_ALLOW_ALL=true (set here)",) + note)
+    return Load(False, (problem(
+        config, text, '"trustedFolders"', "trustedFolders", f"a list holding {folder} for "
+        "Copilot CLI to read .github/hooks/ with -p", json.dumps([str(f) for f in listed]),
+        "start copilot in the folder and trust it, or run copilot -p with "
+        "COPILOT_ALLOW_ALL=true"),), note)
+
+
+AGENT = Agent(
+    name="copilot-cli", title="Copilot CLI", reader="copilot-cli", events=EVENTS, guard=guard,
+    event_of=event_of, writer=CopilotCliWriter(), will_load=will_load,
+    stop_exit="the run is interrupted; copilot -p exits 0",
+    warm=("maxrepeat.readers.copilot_cli",))
