@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from maxrepeat import MaxRepeatConfig
-from maxrepeat.guards.inspect import loop_guard, trajectory_from_messages
+from maxrepeat.guards.inspect import loop_guard
+from maxrepeat.readers.inspect_log import trajectory_from_messages
 
 from .guard_scenarios import NAME_ARGS, OBSERVATION, SCRIPTS, Outcome, check, tool_output
 

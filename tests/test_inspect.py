@@ -13,7 +13,8 @@ from click.testing import CliRunner
 
 import maxrepeat
 from maxrepeat.cli import cli
-from maxrepeat.guards.inspect import events_from_messages, score_fields, trajectory_from_messages
+from maxrepeat.readers.inspect_log import events_from_messages, trajectory_from_messages
+from maxrepeat.scorers.inspect import score_fields
 
 from .conftest import call, result, turn
 
@@ -77,7 +78,7 @@ def test_score_fields_of_an_error_result_do_not_pass() -> None:
 def test_missing_extra_names_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
     """Without inspect_ai, making the scorer raises MissingExtraError with the pip line."""
     monkeypatch.setitem(sys.modules, "inspect_ai.scorer", None)
-    from maxrepeat.guards.inspect import max_repeat
+    from maxrepeat.scorers.inspect import max_repeat
 
     with pytest.raises(maxrepeat.MissingExtraError, match=r"pip install 'maxrepeat\[inspect\]'"):
         max_repeat(max=3)
@@ -86,7 +87,7 @@ def test_missing_extra_names_the_install_command(monkeypatch: pytest.MonkeyPatch
 def test_bad_config_is_rejected_when_the_scorer_is_made() -> None:
     """The scorer's keyword arguments are checked by the config rules."""
     pytest.importorskip("inspect_ai")
-    from maxrepeat.guards.inspect import max_repeat
+    from maxrepeat.scorers.inspect import max_repeat
 
     with pytest.raises(maxrepeat.ConfigError, match="max must be an integer >= 1"):
         max_repeat(max=0)
@@ -100,7 +101,7 @@ def _run_task(log_dir: Path, repeats: int, max_: int) -> tuple[Any, Path]:
     from inspect_ai.solver import generate, use_tools
     from inspect_ai.tool import Tool, tool
 
-    from maxrepeat.guards.inspect import max_repeat
+    from maxrepeat.scorers.inspect import max_repeat
 
     @tool
     def run_tests() -> Tool:

@@ -1,156 +1,27 @@
-"""The ``max-repeat`` grader as an Inspect AI scorer (the ``maxrepeat[inspect]`` extra).
+"""The ``max-repeat`` loop guard for Inspect AI's ``react()`` agent (the
+``maxrepeat[inspect]`` extra): `loop_guard` gives ``on_continue`` and ``approval`` hooks.
 
-``max_repeat(max=3, ...)`` returns a scorer that grades the sample's conversation when the
-sample ends: each assistant message is one turn, its tool calls are the calls, and the
-tool messages answering them (by ``tool_call_id``) are the results. The score is Inspect's
-``CORRECT`` when the trajectory passes and ``INCORRECT`` when it loops (or the grader
-could not run); the evidence is the explanation and the result's metadata is the score's
-metadata, so ``inspect view`` shows where the loop is.
-
-The conversion from messages to events is the Inspect log reader's
-(`maxrepeat.readers.inspect_log`), so a live score and ``maxrepeat grade`` of the log
-written afterwards agree. ``inspect_ai`` is imported only when a scorer is made.
+Messages are converted to events as the Inspect log reader converts them
+(`maxrepeat.readers.inspect_log.events_from_messages`), so the guard's results equal
+``maxrepeat grade`` of the log afterwards. The Inspect scorer is
+`maxrepeat.scorers.inspect`. ``inspect_ai`` is imported only when a guard is made.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..core.config import MaxRepeatConfig
 from ..core.errors import MissingExtraError
-from ..core.events import Trajectory
-from ..core.grade import grade
-from ..core.result import GraderResult
+from ..readers.inspect_log import events_from_messages
 from ._live import Graders, StepGuard, ToolCall, load_graders
 from .policy import Action, Decision, Policy
 
-if TYPE_CHECKING:
-    from inspect_ai.scorer import Scorer
-
-__all__ = ["max_repeat", "events_from_messages", "trajectory_from_messages", "score_fields",
-           "loop_guard", "LoopGuard"]
+__all__ = ["loop_guard", "LoopGuard"]
 
 _EXTRA = "inspect"
 _KEPT_SAMPLES = 1024  # samples whose guard state is kept (the least recently active dropped)
-
-
-def _as_dict(message: Any) -> Any:
-    # Live ChatMessage objects are pydantic models; their JSON dump is what a log holds.
-    dump = getattr(message, "model_dump", None)
-    if callable(dump):
-        return dump(mode="json", exclude_none=True)
-    return message
-
-
-def trajectory_from_messages(
-    messages: Sequence[Any], *, id: str | None = None, source: str = "<inspect sample>"
-) -> Trajectory:
-    """A `Trajectory` from an Inspect conversation: ``ChatMessage`` objects or their JSON
-    dicts (``role``, ``tool_calls``, ``tool_call_id``, ``content``, ``error``).
-
-    >>> t = trajectory_from_messages([
-    ...     {"role": "user", "content": "list files"},
-    ...     {"role": "assistant", "content": "", "tool_calls": [
-    ...         {"id": "c1", "function": "bash", "arguments": {"cmd": "ls"}}]},
-    ...     {"role": "tool", "tool_call_id": "c1", "function": "bash", "content": "a.txt"}],
-    ...     id="s1")
-    >>> t.id, [e.type for e in t.events]
-    ('s1', ['turn_start', 'tool_call', 'tool_result', 'turn_end'])
-    """
-    from ..readers.inspect_log import NAME, trajectory_from_sample
-
-    sample = {"id": id, "messages": [_as_dict(m) for m in messages]}
-    found = trajectory_from_sample(sample, "inspect", source=source)
-    return Trajectory(events=found.events, id=id, source=source, format=NAME)
-
-
-def events_from_messages(messages: Sequence[Any]) -> tuple[Any, ...]:
-    """The events of an Inspect conversation (one assistant message is one turn).
-
-    >>> events = events_from_messages([
-    ...     {"role": "assistant", "content": "", "tool_calls": [
-    ...         {"id": "c1", "function": "bash", "arguments": {"cmd": "ls"}},
-    ...         {"id": "c2", "function": "bash", "arguments": {"cmd": "pwd"}}]},
-    ...     {"role": "tool", "tool_call_id": "c1", "content": "a.txt"},
-    ...     {"role": "tool", "tool_call_id": "c2", "content": "/work"}])
-    >>> [(e.type, e.data.tool_call_id) for e in events]  # doctest: +NORMALIZE_WHITESPACE
-    [('turn_start', None), ('tool_call', 'c1'), ('tool_call', 'c2'),
-     ('tool_result', 'c1'), ('tool_result', 'c2'), ('turn_end', None)]
-    """
-    return tuple(trajectory_from_messages(messages).events)
-
-
-def score_fields(result: GraderResult) -> dict[str, Any]:
-    """What a `GraderResult` puts in an Inspect ``Score``: ``passed``, ``explanation``
-    and ``metadata`` (the result's metadata, plus its status and grader name).
-
-    >>> from maxrepeat import grade, MaxRepeatConfig
-    >>> fields = score_fields(grade({"events": []}, MaxRepeatConfig(2)))
-    >>> fields["passed"], fields["explanation"], fields["metadata"]["status"]
-    (True, 'no watched tool call found (max 2)', 'ok')
-    """
-    metadata: dict[str, Any] = {"grader": result.name, "status": result.status}
-    metadata.update(result.metadata.to_dict())
-    return {"passed": result.status == "ok" and result.passed,
-            "explanation": result.evidence, "metadata": metadata}
-
-
-def max_repeat(
-    max: int,
-    max_cycle_period: int = 1,
-    match: str = "observation",
-    tools: Sequence[str] | None = None,
-    name: str | None = None,
-) -> Scorer:
-    """An Inspect scorer failing a sample whose agent repeats an action (or a cycle of up
-    to ``max_cycle_period`` actions) more than ``max`` times in a row.
-
-    The arguments are the grader config (checked now: a bad one raises `ConfigError`);
-    ``name`` is the scorer's name in the log. Scores are ``CORRECT``/``INCORRECT`` with the
-    ``accuracy`` and ``stderr`` metrics. Raises `MissingExtraError` without ``inspect_ai``.
-
-    >>> from maxrepeat.guards.inspect import max_repeat
-    >>> scorer = max_repeat(max=3, max_cycle_period=2, match="name-args")
-    >>> callable(scorer)
-    True
-
-    In a task: ``Task(dataset=..., solver=[use_tools(...), generate()],
-    scorer=max_repeat(max=3))``.
-    """
-    config = MaxRepeatConfig(max, max_cycle_period, match, tools, name)
-    try:
-        from inspect_ai.scorer import (
-            CORRECT,
-            INCORRECT,
-            Score,
-            Target,
-            accuracy,
-            scorer,
-            stderr,
-        )
-        from inspect_ai.solver import TaskState
-    except ImportError as exc:
-        raise MissingExtraError(_EXTRA, "inspect_ai") from exc
-
-    @scorer(metrics=[accuracy(), stderr()], name=name or "max_repeat")
-    def make() -> Scorer:
-        async def score(state: TaskState, target: Target) -> Score:
-            label = f"{state.sample_id}/epoch{state.epoch}"
-            trajectory = trajectory_from_messages(state.messages, id=label, source=label)
-            fields = score_fields(grade(trajectory, config))
-            return Score(
-                value=CORRECT if fields["passed"] else INCORRECT,
-                explanation=fields["explanation"],
-                metadata=fields["metadata"],
-            )
-
-        return score
-
-    built: Scorer = make()
-    return built
-
 
 
 class _Sample:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 import sys
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from types import ModuleType
 from typing import Any, Final
 
@@ -37,7 +37,7 @@ from ._chat import MessageWalk, first_char, has_key, load_document
 from ._json import decode
 from ._toolevents import content_text, type_name
 
-__all__ = ["READER", "trajectory_from_sample"]
+__all__ = ["READER", "trajectory_from_sample", "trajectory_from_messages", "events_from_messages"]
 
 NAME = "inspect"
 _ATTACHMENT: Final = "attachment://"
@@ -109,6 +109,51 @@ def trajectory_from_sample(sample: Any, task: str, *, source: str, lenient: bool
         raise TrajectoryFormatError(source, err.reason, position=err.position) from None
     return Trajectory(events=walk.builder.events(), id=ident, source=source, format=NAME,
                       lenient=lenient)
+
+
+def _as_dict(message: Any) -> Any:
+    # Live ChatMessage objects are pydantic models; their JSON dump is what a log holds.
+    dump = getattr(message, "model_dump", None)
+    if callable(dump):
+        return dump(mode="json", exclude_none=True)
+    return message
+
+
+def trajectory_from_messages(
+    messages: Sequence[Any], *, id: str | None = None, source: str = "<inspect sample>"
+) -> Trajectory:
+    """A `Trajectory` from an Inspect conversation: ``ChatMessage`` objects or their JSON
+    dicts (``role``, ``tool_calls``, ``tool_call_id``, ``content``, ``error``).
+
+    >>> t = trajectory_from_messages([
+    ...     {"role": "user", "content": "list files"},
+    ...     {"role": "assistant", "content": "", "tool_calls": [
+    ...         {"id": "c1", "function": "bash", "arguments": {"cmd": "ls"}}]},
+    ...     {"role": "tool", "tool_call_id": "c1", "function": "bash", "content": "a.txt"}],
+    ...     id="s1")
+    >>> t.id, [e.type for e in t.events]
+    ('s1', ['turn_start', 'tool_call', 'tool_result', 'turn_end'])
+    """
+    sample = {"id": id, "messages": [_as_dict(m) for m in messages]}
+    found = trajectory_from_sample(sample, "inspect", source=source)
+    return Trajectory(events=found.events, id=id, source=source, format=NAME)
+
+
+def events_from_messages(messages: Sequence[Any]) -> tuple[Any, ...]:
+    """The events of an Inspect conversation (one assistant message is one turn): what
+    the Inspect scorer (`maxrepeat.scorers.inspect`) grades and the ``react()`` guard feeds.
+
+    >>> events = events_from_messages([
+    ...     {"role": "assistant", "content": "", "tool_calls": [
+    ...         {"id": "c1", "function": "bash", "arguments": {"cmd": "ls"}},
+    ...         {"id": "c2", "function": "bash", "arguments": {"cmd": "pwd"}}]},
+    ...     {"role": "tool", "tool_call_id": "c1", "content": "a.txt"},
+    ...     {"role": "tool", "tool_call_id": "c2", "content": "/work"}])
+    >>> [(e.type, e.data.tool_call_id) for e in events]  # doctest: +NORMALIZE_WHITESPACE
+    [('turn_start', None), ('tool_call', 'c1'), ('tool_call', 'c2'),
+     ('tool_result', 'c1'), ('tool_result', 'c2'), ('turn_end', None)]
+    """
+    return tuple(trajectory_from_messages(messages).events)
 
 
 def _task(log: Any) -> str:
