@@ -29,7 +29,7 @@ if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-.venv/bin/python -m pip install -q -e '.[test,inspect,ray,langchain,openai-agents,smolagents,pydantic-ai,docs]'
+.venv/bin/python -m pip install -q -e '.[test,inspect,ray,langchain,openai-agents,smolagents,pydantic-ai,docs,phoenix,langsmith]'
 
 # System packages for tests that drive real components: the HTML report is opened in
 # headless Chromium (tests/test_html_browser.py).
@@ -76,6 +76,27 @@ got=$(node -p "require('./.npm-agents/node_modules/yaml/package.json').version" 
 if [ "$got" != "${NPM_YAML##*@}" ] && command -v npm >/dev/null 2>&1; then
   echo "installing $NPM_YAML with npm into .npm-agents/" >&2
   npm install --prefix .npm-agents --no-audit --no-fund --loglevel=error "$NPM_YAML" >/dev/null
+fi
+
+# promptfoo for the promptfoo scorer's test (tests/test_scorer_promptfoo.py), pinned, into
+# the same folder, under a lock (other installs write to it too)
+NPM_PROMPTFOO="promptfoo@0.123.1"
+got=$(node -p "require('./.npm-agents/node_modules/promptfoo/package.json').version" 2>/dev/null || true)
+if [ "$got" != "${NPM_PROMPTFOO##*@}" ] && command -v npm >/dev/null 2>&1; then
+  echo "installing $NPM_PROMPTFOO with npm into .npm-agents/" >&2
+  mkdir -p .npm-agents
+  flock .npm-agents/.lock npm install --prefix .npm-agents --no-audit --no-fund \
+    --loglevel=error "$NPM_PROMPTFOO" >/dev/null
+fi
+# The Phoenix server the Phoenix scorer's test sends traces to (tests/test_scorer_phoenix.py),
+# pinned, in an environment of its own: the arize-phoenix package's __init__ imports the
+# whole server, which .venv's phoenix extra (client, evals, tracing) leaves out
+PHOENIX_SERVER="arize-phoenix==20.26.1"
+if ! .phoenix-server/bin/python -c "import importlib.metadata as m, sys
+sys.exit(m.version('arize-phoenix') != '${PHOENIX_SERVER##*==}')" 2>/dev/null; then
+  echo "installing $PHOENIX_SERVER into .phoenix-server/" >&2
+  "$PYTHON" -m venv .phoenix-server
+  .phoenix-server/bin/python -m pip install -q "$PHOENIX_SERVER"
 fi
 
 if [ "$FAST" = 1 ]; then
