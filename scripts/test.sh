@@ -29,7 +29,7 @@ if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-.venv/bin/python -m pip install -q -e '.[test,inspect,ray,langchain,openai-agents,smolagents,pydantic-ai,docs,phoenix,langsmith]'
+.venv/bin/python -m pip install -q -e '.[test,inspect,ray,langchain,openai-agents,smolagents,pydantic-ai,docs,phoenix,langsmith,mlflow,deepeval,braintrust]'
 
 # System packages for tests that drive real components: the HTML report is opened in
 # headless Chromium (tests/test_html_browser.py).
