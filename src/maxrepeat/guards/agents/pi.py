@@ -1,0 +1,162 @@
+"""``maxrepeat hook pi``: the loop guard for the Pi coding agent, through an extension.
+
+Pi has no command hooks; its extensions subscribe to events. ``maxrepeat hook install pi``
+writes a small TypeScript extension (`._pi_extension`) that runs this command with one
+JSON object on standard input before (``tool_call``) and after (``tool_result``) each tool
+call::
+
+    {"hook_event_name", "session_id", "transcript_path", "cwd", "tool_name",
+     "tool_call_id", "tool_input",
+     "tool_response": {"content", "isError", "details"}}     # tool_result only
+
+``transcript_path`` is the session log (``~/.pi/agent/sessions/--<cwd>--/*.jsonl``, read
+with the ``pi`` reader). Measured with Pi 0.73.1: when either event runs, Pi has written
+the model response holding the call (Pi drains its event queue into the log before
+``tool_call``), with the id the payload names, and not its result (a response's results
+are written once all its calls have finished): placement ``id``, the result from
+``tool_response`` read as the reader reads a logged result.
+
+What the guard prints (exit code 0, one JSON object, nothing when there is nothing to say),
+which the extension carries out:
+
+* ``tool_result`` warning: ``{"append": MESSAGE}`` (added to the result the model reads);
+* ``tool_result`` block: ``{"replace": MESSAGE}`` (the result the model reads, as an error);
+* ``tool_call`` (``name`` / ``name-args`` modes) when the call would extend a loop to a
+  block: ``{"block": true, "reason": MESSAGE}`` (the tool does not run; Pi records the
+  reason as the call's error result, which the model reads);
+* stop (either event): the same with ``"abort": true``: the run ends after this tool batch
+  (``pi -p`` exits 1, ``Request aborted`` on standard error).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Mapping, Sequence
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from ...core.config import MaxRepeatConfig
+from ...core.errors import ConfigError
+from ...readers.pi import tool_result
+from ..agent_trust import Load, dig, problem, read_settings
+from ..agentlog import judged
+from ..hookcall import HookCall, HookOutput, hook_event, hook_output, payload_str, require
+from ..policy import Action, Decision, Policy
+from . import Agent
+from ._pi_extension import PiWriter, agent_dir
+
+__all__ = ["AGENT", "hook_call", "render", "guard", "EVENTS", "will_load"]
+
+#: The events the guard handles (the extension's ``pi.on`` subscriptions).
+EVENTS = ("tool_call", "tool_result")
+
+
+def hook_call(payload: Mapping[str, Any]) -> HookCall:
+    """The extension's input as the guard's `HookCall` (`TrajectoryFormatError` when a
+    field the guard needs is missing)."""
+    event = hook_event(payload, EVENTS)
+    data = dict(payload)
+    response = payload.get("tool_response")
+    result, ok = tool_result(*(response.get(k) for k in ("content", "isError", "details"))
+                             ) if isinstance(response, dict) else (response, True)
+    return HookCall(
+        phase="pre" if event == "tool_call" else "post",
+        session=payload_str(data, "session_id"),
+        log=payload_str(data, "transcript_path"),
+        reader="pi",
+        placement="id",
+        name=require(payload_str(data, "tool_name"), "tool_name"),
+        arguments=payload.get("tool_input"),
+        call_id=payload_str(data, "tool_call_id"),
+        result=result,
+        ok=ok,
+    )
+
+
+def render(call: HookCall, decision: Decision) -> HookOutput:
+    """The answer the extension carries out (see the module docstring)."""
+
+    def write(msg: str) -> dict[str, Any]:
+        stop = {"abort": True} if decision.action is Action.STOP else {}
+        if call.phase == "pre":
+            return {"block": True, "reason": msg, **stop}
+        if decision.action is Action.WARN:
+            return {"append": msg}
+        return {"replace": msg, **stop}
+
+    return hook_output(decision, write)
+
+
+def guard(payload: Mapping[str, Any], configs: Sequence[MaxRepeatConfig], *,
+          policy: Policy | None = None, cache_dir: Path | None = None
+          ) -> tuple[HookOutput, Decision]:
+    """Judge one Pi tool event: what to print, and the decision behind it."""
+    call = hook_call(payload)
+    return judged(call, configs, partial(render, call), policy=policy, cache_dir=cache_dir)
+
+
+def _matches(file: Path, pattern: str, base: Path) -> bool:
+    """Whether a Pi resource pattern names ``file`` (as Pi matches them: the path
+    relative to the settings' folder, the file name, or the whole path)."""
+    try:
+        rel = file.relative_to(base).as_posix()
+    except ValueError:
+        rel = file.as_posix()
+    return any(fnmatch.fnmatchcase(p, pattern) for p in (rel, file.name, file.as_posix()))
+
+
+def _disabled(file: Path, patterns: Any, base: Path) -> str | None:
+    """The pattern of a settings ``extensions`` list that turns ``file`` off (``!glob``
+    not undone by ``+path``, or ``-path``), or None."""
+    if not isinstance(patterns, list):
+        return None
+    words = [p for p in patterns if isinstance(p, str)]
+    exact = {file.as_posix(), _rel(file, base)}
+    off = next((p for p in words if p.startswith("!") and _matches(file, p[1:], base)), None)
+    if off is not None and any(p[1:] in exact for p in words if p.startswith("+")):
+        off = None
+    return next((p for p in words if p.startswith("-") and p[1:] in exact), off)
+
+
+def _rel(file: Path, base: Path) -> str:
+    try:
+        return file.relative_to(base).as_posix()
+    except ValueError:
+        return file.as_posix()
+
+
+def will_load(scope: str, file: Path, project: Path, home: Path,
+              env: Mapping[str, str]) -> Load:
+    """Whether Pi loads the extension ``file``: in the extensions folder Pi reads for
+    ``scope`` (the user's moves with ``PI_CODING_AGENT_DIR``) and not turned off by a
+    pattern of that scope's ``settings.json`` ``extensions`` list. Pi asks no trust."""
+    base = agent_dir(home, dict(env)) if scope == "user" else project / ".pi"
+    problems = []
+    if file.resolve().parent != (base / "extensions").resolve():
+        problems.append(ConfigError(
+            "PI_CODING_AGENT_DIR", f"the folder holding {file.parent} for Pi to load the "
+            "guard", str(env.get("PI_CODING_AGENT_DIR") or base), hint="install again with "
+            "the PI_CODING_AGENT_DIR pi runs with"))
+    settings = base / "settings.json"
+    text, value = read_settings(settings)
+    off = _disabled(file.resolve(), dig(value, "extensions"), base.resolve())
+    if off is not None:
+        problems.append(problem(settings, text, off, "extensions", "no pattern turning "
+                                f"off {file.name}", f'"{off}"', "remove the pattern"))
+    notes = ("not when pi runs with --no-extensions (-ne)",)
+    return Load(not problems, tuple(problems), notes)
+
+
+def event_of(payload: Mapping[str, Any]) -> str:
+    """The extension input's event (``hook_event_name``)."""
+    event = payload.get("hook_event_name")
+    return event if isinstance(event, str) else ""
+
+
+AGENT = Agent(
+    name="pi", title="Pi", reader="pi", events=EVENTS, guard=guard, event_of=event_of,
+    writer=PiWriter(), will_load=will_load,
+    stop_exit="the run ends after the tool batch; pi -p exits 1 with 'Request aborted' "
+              "on stderr",
+    warm=("maxrepeat.readers.pi",))
