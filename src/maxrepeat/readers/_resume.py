@@ -245,7 +245,8 @@ class Resumable(Protocol):
 
 #: reader name -> (source name, saved state or None) -> its resumable conversion
 RESUMABLE: Final[dict[str, str]] = {"codex": "codex", "gemini-cli": "_gemini_cli_resume",
-                                    "copilot-cli": "copilot_cli", "pi": "pi"}
+                                    "copilot-cli": "copilot_cli", "pi": "pi",
+                                    "cline": "cline"}
 
 
 def resume(reader: str, source: str, state: bytes | None) -> Resumable:
