@@ -309,7 +309,7 @@ def test_a_stale_server_answers_nothing_and_exits(
     the full path's answer (of the new code) and a new server starts."""
     env = _env(tmp_path, sockets, package)
     pid = start("gemini-cli", tmp_path, env)
-    module = package / "maxrepeat" / "guards" / "gemini_cli.py"
+    module = package / "maxrepeat" / "guards" / "agents" / "gemini_cli.py"
     st = module.stat()
     os.utime(module, ns=(st.st_atime_ns, st.st_mtime_ns + 2_000_000_000))
     resident, full = both("gemini-cli", tmp_path, env, "stale")
@@ -378,8 +378,9 @@ def test_the_client_imports_almost_nothing(tmp_path: Path, sockets: Path,
 
 
 def test_the_server_has_imported_what_a_hook_call_imports(tmp_path: Path) -> None:
-    """`hookserver.WARM` covers every module of the package a hook call of each agent
-    imports, first and later call (else each child would import it again)."""
+    """What the server imports (`hookserver.warm`: its list and each agent's) covers every
+    module of the package a hook call of each agent imports, first and later call (else
+    each child would import it again)."""
     from maxrepeat.cli import hookclient, hookrun
 
     from .test_startup_imports import _hook_imports
@@ -389,8 +390,8 @@ def test_the_server_has_imported_what_a_hook_call_imports(tmp_path: Path) -> Non
     assert [a for a in names() if hookclient.builtin_agent(a)] == names()
     assert not hookclient.builtin_agent("install") and not hookclient.builtin_agent("_x")
     assert all(hookrun.is_agent(a) for a in names())
-    code = ("import importlib, sys; from maxrepeat.cli.hookserver import WARM\n"
-            "for name in WARM: importlib.import_module(name)\n"
+    code = ("import sys; from maxrepeat.cli.hookserver import warm\n"
+            "warm()\n"
             "print('\\n'.join(sys.modules))")
     warm = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                               check=True).stdout.split())

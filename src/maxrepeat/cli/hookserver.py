@@ -30,10 +30,10 @@ from typing import Any, NoReturn
 
 from . import hookclient
 
-__all__ = ["WARM", "serve"]
+__all__ = ["WARM", "serve", "warm"]
 
 #: what a hook call of any agent, first or later, with any grader flags, imports
-#: (and each agent's module with the modules its descriptor names: `_warm_agents`)
+#: (and each agent's module with the modules its descriptor names: `warm`)
 WARM = ("maxrepeat.cli.hookrun", "maxrepeat.cli.options", "maxrepeat.guards.agents",
         "maxrepeat.guards.verdicts", "maxrepeat.core.monitor.frombatch",
         "maxrepeat.core.neardup", "maxrepeat.core.normalizers", "maxrepeat.core.toolmatch",
@@ -45,8 +45,11 @@ _IDLE = "MAXREPEAT_HOOK_RESIDENT_IDLE"
 _REQUEST_WAIT = 30.0
 
 
-def _warm_agents() -> None:
-    """Import every built-in agent's module and the modules its descriptor names."""
+def warm() -> None:
+    """Import what any hook call imports: `WARM`, and every built-in agent's module with
+    the modules its descriptor names."""
+    for name in WARM:
+        importlib.import_module(name)
     from ..guards import agents
 
     for name in agents.names():
@@ -64,9 +67,7 @@ def serve(path: str) -> None:
     key = hookclient.key()
     if hookclient.socket_path(key) != path or not _private_dir(os.path.dirname(path)):
         return  # not the interpreter, package or user the socket is for
-    for name in WARM:
-        importlib.import_module(name)
-    _warm_agents()
+    warm()
     _warm_types()
     try:
         idle = float(os.environ.get(_IDLE, "") or 600)

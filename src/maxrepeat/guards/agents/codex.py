@@ -36,7 +36,6 @@ there is nothing to say):
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -166,6 +165,8 @@ def codex_hook_hash(event: str, group: Mapping[str, Any], handler: Mapping[str, 
     body: dict[str, Any] = {"event_name": _CODEX_EVENTS.get(event, event), "hooks": [norm]}
     if isinstance(group.get("matcher"), str):
         body["matcher"] = group["matcher"]
+    import hashlib  # OpenSSL's: not on a hook call's path
+
     canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
