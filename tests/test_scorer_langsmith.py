@@ -200,3 +200,25 @@ def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "langsmith.evaluation", None)
     with pytest.raises(MissingExtraError, match=r"maxrepeat\[langsmith\]"):
         max_repeat(MaxRepeatConfig(max=2))
+
+
+def test_the_offline_block_of_the_page_runs_as_written(
+        recorder: tuple[str, list[tuple[str, str]]], capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/integrations/langsmith.md's ``offline.py``, verbatim, prints the lines the page
+    shows below it, and sends nothing."""
+    import re
+
+    from .conftest import ROOT
+
+    _, seen = recorder
+    text = (ROOT / "docs" / "integrations" / "langsmith.md").read_text(encoding="utf-8")
+    block = re.search(r'^```py title="offline.py"\n(.*?)^```\n\n```text\n(.*?)^```', text,
+                      re.MULTILINE | re.DOTALL)
+    assert block is not None
+    exec(compile(block.group(1), "langsmith.md:offline.py", "exec"), {"__name__": "__docs__"})
+    printed = capsys.readouterr().out.splitlines()
+    shown = block.group(2).splitlines()
+    assert len(printed) == len(shown)
+    for line, want in zip(printed, shown):  # "..." ends a line whose rest varies
+        assert line.startswith(want[:-3]) if want.endswith("...") else line == want
+    assert [r for r in seen if r[0] != "GET"] == []

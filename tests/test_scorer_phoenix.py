@@ -256,3 +256,24 @@ def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "phoenix.evals", None)
     with pytest.raises(MissingExtraError, match=r"maxrepeat\[phoenix\]"):
         max_repeat(MaxRepeatConfig(max=2))
+
+
+def test_the_page_blocks_run_as_written(phoenix_url: str, monkeypatch: pytest.MonkeyPatch,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/integrations/phoenix.md's two blocks, verbatim, against this server (found from
+    ``PHOENIX_COLLECTOR_ENDPOINT``), over the looping agent's trace in ``my-agent``: each
+    prints what the page shows below it."""
+    import re
+
+    from phoenix.client import Client
+
+    _run_agent(phoenix_url, "my-agent", STEPS["loop"])
+    assert len(_spans(Client(base_url=phoenix_url), "my-agent", 19)) == 19
+    monkeypatch.setenv("PHOENIX_COLLECTOR_ENDPOINT", phoenix_url)
+    text = (ROOT / "docs" / "integrations" / "phoenix.md").read_text(encoding="utf-8")
+    blocks = re.findall(r'^```py title="([^"]+)"\n(.*?)^```\n\n```text\n(.*?)^```', text,
+                        re.MULTILINE | re.DOTALL)
+    assert [name for name, _, _ in blocks] == ["score_traces.py", "evaluator.py"]
+    for name, code, shown in blocks:
+        exec(compile(code, f"phoenix.md:{name}", "exec"), {"__name__": "__docs__"})
+        assert capsys.readouterr().out == shown, name
