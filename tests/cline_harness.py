@@ -160,18 +160,22 @@ def cline_env(home: Path) -> dict[str, str]:
 
 
 def configure(home: Path, port: int) -> dict[str, str]:
-    """Point Cline in ``home`` at the scripted model on ``port`` (``cline auth``), with
-    telemetry and auto-update off in its global settings; the run's environment."""
+    """Point Cline in ``home`` at the scripted model on ``port``, with telemetry and
+    auto-update off in its global settings; the run's environment. ``providers.json`` is
+    the file ``cline auth -p openai-compatible -k scripted -m scripted -b URL`` writes
+    (written here directly: the command takes ~15 s on a busy machine)."""
     env = cline_env(home)
     settings = home / ".cline" / "data" / "settings"
     settings.mkdir(parents=True, exist_ok=True)
     (settings / "global-settings.json").write_text(json.dumps(
         {"telemetryOptOut": True, "autoUpdateEnabled": False}), encoding="utf-8")
-    done = subprocess.run(
-        [str(CLINE), "auth", "-p", "openai-compatible", "-k", "scripted", "-m", "scripted",
-         "-b", f"http://127.0.0.1:{port}/v1"], env=env, cwd=home, capture_output=True,
-        text=True, timeout=60, stdin=subprocess.DEVNULL)
-    assert done.returncode == 0, done.stdout + done.stderr
+    provider = {"provider": "openai-compatible", "apiKey": "scripted", "model": "scripted",
+                "baseUrl": f"http://127.0.0.1:{port}/v1"}
+    (settings / "providers.json").write_text(json.dumps(
+        {"version": 1, "lastUsedProvider": "openai-compatible", "modes": {},
+         "providers": {"openai-compatible": {"settings": provider,
+                                             "updatedAt": "2026-12-01T00:00:00.000Z",
+                                             "tokenSource": "manual"}}}), encoding="utf-8")
     return env
 
 

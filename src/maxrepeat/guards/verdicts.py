@@ -79,7 +79,8 @@ def _told(output: Mapping[str, Any], decision: Decision) -> tuple[str, str]:
     """What the agent was told (its action and message), from the hook's output: a
     guard answers an agent as it can, not always as the policy decided (Codex refuses
     a call where the policy stops, for instance)."""
-    if output.get("continue") is False or output.get("interrupt") is True:
+    if output.get("continue") is False or output.get("interrupt") is True \
+            or output.get("cancel") is True:  # Cline's cancel ends the run
         action = "stop"
     elif output.get("decision") in ("block", "deny") or output.get("behavior") == "deny" \
             or "deny" in (output.get("permissionDecision"),
@@ -88,7 +89,7 @@ def _told(output: Mapping[str, Any], decision: Decision) -> tuple[str, str]:
     else:
         action = "warn"
     for key in ("stopReason", "reason", "permissionDecisionReason", "message",
-                "additionalContext"):
+                "additionalContext", "errorMessage", "contextModification"):
         for where in (output, _inner(output)):
             if isinstance(where.get(key), str):
                 return action, str(where[key])
@@ -105,6 +106,9 @@ def record(cache_dir: Path | None, agent: str, payload: Mapping[str, Any],
            policy: Policy | None = None) -> None:
     """Append what the hook answered the agent (``output``, for ``decision``)."""
     session = payload.get("session_id", payload.get("sessionId"))
+    context = payload.get("sessionContext")  # Cline names its session there
+    if session is None and isinstance(context, dict):
+        session = context.get("rootSessionId")
     action, message = _told(output, decision)
     line = json.dumps({"time": round(time.time(), 3), "agent": agent,
                        "session": session if isinstance(session, str) else "",
