@@ -47,6 +47,7 @@ fi
 # into the git-ignored .npm-agents/ (Node.js from apt when it is missing).
 NPM_AGENTS=("@anthropic-ai/claude-code@2.1.332" "@openai/codex@0.171.0"
             "@google/gemini-cli@0.61.0" "@github/copilot@1.0.102")
+NPM_AGENTS+=("@mariozechner/pi-coding-agent@0.73.1")  # Pi: tests/test_e2e_pi.py
 [ "$FAST" = 0 ] || NPM_AGENTS=()  # the fast subset runs no agent
 if ! command -v npm >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "installing nodejs npm with apt-get" >&2

@@ -23,15 +23,18 @@ import pytest
 
 from .conftest import ROOT
 
-PAGES = ("claude-code", "codex", "gemini-cli", "copilot-cli")
+PAGES = ("claude-code", "codex", "gemini-cli", "copilot-cli", "pi")
+#: an agent whose page is not named after it
+PAGE_FILES = {"pi": "pi_DOC"}
 _BLOCK = re.compile(r"^## Install\n\n```[a-z]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
 _AGENT_HOMES = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME", "GEMINI_CLI_HOME",
-                "XDG_CONFIG_HOME", "XDG_CACHE_HOME")
+                "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "PI_CODING_AGENT_DIR")
 
 
 def install_lines(page: str) -> list[list[str]]:
     """The page's Install lines as argument lists, ``[--user]`` expanded."""
-    text = (ROOT / "docs" / "integrations" / f"{page}.md").read_text(encoding="utf-8")
+    name = PAGE_FILES.get(page, page)
+    text = (ROOT / "docs" / "integrations" / f"{name}.md").read_text(encoding="utf-8")
     block = _BLOCK.search(text)
     assert block is not None, f"{page}.md has no code block under '## Install'"
     lines: list[list[str]] = []

@@ -10,16 +10,20 @@ runs the guard command with one JSON object on standard input::
      "cwd", "tool_name", "tool_call_id", "tool_input",
      "tool_response": {"content", "isError", "details"}}       # tool_result only
 
-and does what the JSON answer says (`maxrepeat.guards.agents.pi.render`):
+and does what the JSON answer says (`maxrepeat.guards.agents.pi.render`; the words of
+Claude Code's hooks, so that ``hook status`` reads the verdicts as for every agent):
 
-* ``{"block": true, "reason": M}`` (``tool_call``): Pi does not run the tool and records
-  ``M`` as the call's error result, which the model reads;
-* ``{"append": M}`` / ``{"replace": M}`` (``tool_result``): ``M`` is added to the result the
-  model reads, or replaces it (as an error); the tool's own result is kept in the result's
-  ``details.maxrepeatGuard``, where the ``pi`` reader takes it back from;
-* ``"abort": true`` besides: the shim calls ``ctx.abort()`` (not awaited: Pi's abort waits
-  for the agent to be idle, which it is not inside a handler), Pi's run ends after the
-  tool batch and ``pi -p`` exits 1 (``Request aborted``).
+* ``{"decision": "block", "reason": M}``: at ``tool_call``, Pi does not run the tool and
+  records ``M`` as the call's error result, which the model reads; at ``tool_result``,
+  ``M`` replaces the result the model reads (as an error);
+* ``{"additionalContext": M}`` (``tool_result``): ``M`` is added to the result the model
+  reads, as a text block of its own;
+* ``"continue": false`` besides: the shim calls ``ctx.abort()`` (not awaited: Pi's abort
+  waits for the agent to be idle, which it is not inside a handler), Pi's run ends after
+  the tool batch and ``pi -p`` exits 1 (``Request was aborted.``).
+
+Whenever the result changes, the tool's own result is kept in the result's
+``details.maxrepeatGuard``, where the ``pi`` reader takes it back from.
 
 A guard that cannot run (no ``maxrepeat`` on PATH, a non-zero exit, an answer that is not
 JSON, 30 s without one) never blocks the call: the shim writes the reason to standard
@@ -101,8 +105,10 @@ export default function (pi: any) {
   pi.on("tool_call", async (event: any, ctx: any) => {
     try {
       const answer = await ask(base(event, ctx, "tool_call"));
-      if (answer?.abort) abort(ctx);
-      if (answer?.block) return { block: true, reason: String(answer.reason ?? "") };
+      if (answer?.continue === false) abort(ctx);
+      if (answer?.decision === "block") {
+        return { block: true, reason: String(answer.reason ?? "") };
+      }
     } catch (e) {
       process.stderr.write(`maxrepeat guard: ${e} (the call goes on)\n`);
     }
@@ -112,13 +118,14 @@ export default function (pi: any) {
     try {
       const own = { content: event.content, isError: event.isError, details: event.details };
       const answer = await ask({ ...base(event, ctx, "tool_result"), tool_response: own });
-      if (answer?.abort) abort(ctx);
-      const words = answer?.replace ?? answer?.append;
+      if (answer?.continue === false) abort(ctx);
+      const block = answer?.decision === "block";
+      const words = block ? answer.reason : answer?.additionalContext;
       if (typeof words !== "string") return undefined;
       const text = { type: "text", text: words };
       const kept = event.details && typeof event.details === "object" ? event.details : {};
       const details = { ...kept, [KEY]: own };
-      if (typeof answer.replace === "string") return { content: [text], details, isError: true };
+      if (block) return { content: [text], details, isError: true };
       return { content: [...(event.content ?? []), text], details };
     } catch (e) {
       process.stderr.write(`maxrepeat guard: ${e}\n`);

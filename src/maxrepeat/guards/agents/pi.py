@@ -17,15 +17,17 @@ are written once all its calls have finished): placement ``id``, the result from
 ``tool_response`` read as the reader reads a logged result.
 
 What the guard prints (exit code 0, one JSON object, nothing when there is nothing to say),
-which the extension carries out:
+which the extension carries out (the words of Claude Code's hooks):
 
-* ``tool_result`` warning: ``{"append": MESSAGE}`` (added to the result the model reads);
-* ``tool_result`` block: ``{"replace": MESSAGE}`` (the result the model reads, as an error);
+* ``tool_result`` warning: ``{"additionalContext": MESSAGE}`` (added to the result the
+  model reads);
+* ``tool_result`` block: ``{"decision": "block", "reason": MESSAGE}`` (the reason replaces
+  the result the model reads, as an error);
 * ``tool_call`` (``name`` / ``name-args`` modes) when the call would extend a loop to a
-  block: ``{"block": true, "reason": MESSAGE}`` (the tool does not run; Pi records the
-  reason as the call's error result, which the model reads);
-* stop (either event): the same with ``"abort": true``: the run ends after this tool batch
-  (``pi -p`` exits 1, ``Request aborted`` on standard error).
+  block: ``{"decision": "block", "reason": MESSAGE}`` (the tool does not run; Pi records
+  the reason as the call's error result, which the model reads);
+* stop (either event): the same block with ``"continue": false``: the run ends after this
+  tool batch (``pi -p`` exits 1, ``Request was aborted.`` on standard error).
 """
 
 from __future__ import annotations
@@ -78,12 +80,10 @@ def render(call: HookCall, decision: Decision) -> HookOutput:
     """The answer the extension carries out (see the module docstring)."""
 
     def write(msg: str) -> dict[str, Any]:
-        stop = {"abort": True} if decision.action is Action.STOP else {}
-        if call.phase == "pre":
-            return {"block": True, "reason": msg, **stop}
-        if decision.action is Action.WARN:
-            return {"append": msg}
-        return {"replace": msg, **stop}
+        if call.phase == "post" and decision.action is Action.WARN:
+            return {"additionalContext": msg}
+        stop = {"continue": False} if decision.action is Action.STOP else {}
+        return {"decision": "block", "reason": msg, **stop}
 
     return hook_output(decision, write)
 
@@ -157,6 +157,6 @@ def event_of(payload: Mapping[str, Any]) -> str:
 AGENT = Agent(
     name="pi", title="Pi", reader="pi", events=EVENTS, guard=guard, event_of=event_of,
     writer=PiWriter(), will_load=will_load,
-    stop_exit="the run ends after the tool batch; pi -p exits 1 with 'Request aborted' "
+    stop_exit="the run ends after the tool batch; pi -p exits 1 with 'Request was aborted.' "
               "on stderr",
     warm=("maxrepeat.readers.pi",))
