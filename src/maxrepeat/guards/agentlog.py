@@ -97,17 +97,10 @@ class _Extra(msgspec.Struct):
     pending_at: int = 0
 
 
-def judge(
-    call: HookCall,
-    configs: Sequence[MaxRepeatConfig],
-    *,
-    policy: Policy | None = None,
-    cache_dir: Path | None = None,
-) -> Decision:
-    """What the guard does for this hook call (see the module docstring).
-
-    Raises `TrajectoryFormatError` when the log exists but cannot be read.
-    """
+def judge(call: HookCall, configs: Sequence[MaxRepeatConfig], *, policy: Policy | None = None,
+          cache_dir: Path | None = None) -> Decision:
+    """What the guard does for this hook call (see the module docstring). Raises
+    `TrajectoryFormatError` when the log exists but cannot be read."""
     return judge_call(LogFollower(call), configs, policy=policy, cache_dir=cache_dir).decision
 
 
