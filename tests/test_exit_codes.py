@@ -26,6 +26,26 @@ def loops(path: Path, records: int = 1, calls: int = 6) -> Path:
     return path
 
 
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """40 files of 3,000 looping trajectories, for the runs that are stopped midway: made
+    once (~4 s of CPU) for the module's tests, which only read them."""
+    runs = tmp_path_factory.mktemp("exit-codes") / "runs"
+    runs.mkdir()
+    for f in range(40):
+        loops(runs / f"p{f:02d}.jsonl", records=3000, calls=20)
+    return runs
+
+
+def default_signal(sig: int) -> list[str]:
+    """The CLI with ``sig``'s default action, whatever this process inherited (under nohup
+    SIGHUP is ignored, and the child would rightly ignore it too). Set in the child's
+    Python, not in a ``preexec_fn``, which can deadlock a process with threads (a
+    pytest-xdist worker has them)."""
+    return [sys.executable, "-c", (f"import signal; signal.signal({int(sig)}, signal.SIG_DFL)\n"
+                                   "from maxrepeat.cli import main; main()")]
+
+
 def test_a_full_disk_on_standard_output_exits_2(tmp_path: Path) -> None:
     run = loops(tmp_path / "run.jsonl")
     with open("/dev/full", "w") as full:
@@ -61,11 +81,7 @@ def test_a_closed_standard_output_is_not_a_pass(tmp_path: Path) -> None:
     assert "closed before the report was complete" in err and "Traceback" not in err
 
 
-def test_a_killed_worker_exits_2(tmp_path: Path) -> None:
-    runs = tmp_path / "runs"
-    runs.mkdir()
-    for f in range(40):
-        loops(runs / f"p{f:02d}.jsonl", records=3000, calls=20)
+def test_a_killed_worker_exits_2(runs: Path) -> None:
     proc = subprocess.Popen([*CLI, "grade", str(runs), "--max", "50", "-o", "jsonl", "-j", "2"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             start_new_session=True)
@@ -95,20 +111,13 @@ def _group(pgid: int) -> list[str]:
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGKILL])
-def test_killing_the_main_process_leaves_no_worker_running(tmp_path: Path, sig: int) -> None:
+def test_killing_the_main_process_leaves_no_worker_running(runs: Path, sig: int) -> None:
     """Finding 12: the workers (children of the forkserver) watch the process that started
     them and end when it is gone; then the forkserver and resource tracker end too."""
-    runs = tmp_path / "runs"
-    runs.mkdir()
-    for f in range(40):
-        loops(runs / f"p{f:02d}.jsonl", records=3000, calls=20)
-    # The signal's default action, whatever this process inherited: under nohup SIGHUP is
-    # ignored, and the child would rightly ignore it too.
-    proc = subprocess.Popen([*CLI, "grade", str(runs), "--max", "50", "-o", "jsonl", "-j", "2"],
+    cli = CLI if sig == signal.SIGKILL else default_signal(sig)
+    proc = subprocess.Popen([*cli, "grade", str(runs), "--max", "50", "-o", "jsonl", "-j", "2"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True,
-                            preexec_fn=None if sig == signal.SIGKILL else
-                            lambda: signal.signal(sig, signal.SIG_DFL))
+                            start_new_session=True)
     try:
         deadline = time.monotonic() + 30
         while len(_group(proc.pid)) < 4:  # main, tracker, forkserver, a worker
@@ -128,17 +137,13 @@ def test_killing_the_main_process_leaves_no_worker_running(tmp_path: Path, sig: 
         proc.wait()  # reaped here, not warned about by a later test's garbage collection
 
 
-def test_ctrl_c_prints_no_leaked_semaphore_warning(tmp_path: Path) -> None:
+def test_ctrl_c_prints_no_leaked_semaphore_warning(runs: Path) -> None:
     """Finding 12: the quick exit after Ctrl-C releases the pool's semaphores first, so
     the resource tracker has nothing to warn about."""
-    runs = tmp_path / "runs"
-    runs.mkdir()
-    for f in range(40):
-        loops(runs / f"p{f:02d}.jsonl", records=3000, calls=20)
-    proc = subprocess.Popen([*CLI, "grade", str(runs), "--max", "50", "-o", "jsonl", "-j", "2"],
+    proc = subprocess.Popen([*default_signal(signal.SIGINT), "grade", str(runs), "--max", "50",
+                             "-o", "jsonl", "-j", "2"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            start_new_session=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                            start_new_session=True)
     with proc:
         deadline = time.monotonic() + 30
         while len(_group(proc.pid)) < 4:
