@@ -6,7 +6,8 @@
 #
 # --fast (first argument): the contributor loop (CONTRIBUTING.md): every test but those
 # that drive a real agent CLI or headless Chromium (the markers agent and browser, set by
-# tests/conftest.py), without installing Chromium or the agent CLIs.
+# tests/conftest.py) and those marked slow, the property tests with fewer examples
+# (HYPOTHESIS_PROFILE=fast), without installing Chromium or the agent CLIs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -106,7 +107,17 @@ sys.exit(m.version('arize-phoenix') != '${PHOENIX_SERVER##*==}')" 2>/dev/null; t
   .phoenix-server/bin/python -m pip install -q "$PHOENIX_SERVER"
 fi
 
+# In parallel (pytest-xdist), one worker per core; a module whose tests share a
+# module-scoped fixture stays on one worker (tests/conftest.py groups them). Only the
+# pytest plugins the tests use are loaded: the extras bring others (langsmith, phoenix,
+# braintrust, pytest-asyncio, ...) that cost ~6 s of CPU in each of pytest's processes and
+# whose warnings fail a run under filterwarnings = error. -n 0 runs in one process.
+export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1
+PYTEST=(.venv/bin/python -m pytest -p xdist.plugin -p xdist.looponfail
+        -p _hypothesis_pytestplugin -n auto --dist loadgroup)
 if [ "$FAST" = 1 ]; then
-  exec .venv/bin/python -m pytest -m "not agent and not browser" "$@"
+  # the contributor loop: no agent, no browser, no `slow` test; Hypothesis's fast profile
+  export HYPOTHESIS_PROFILE=${HYPOTHESIS_PROFILE:-fast}
+  exec "${PYTEST[@]}" -m "not agent and not browser and not slow" "$@"
 fi
-exec .venv/bin/python -m pytest "$@"
+exec "${PYTEST[@]}" "$@"

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from .spec_cases import load_cases
 
@@ -45,6 +46,35 @@ __all__ = ["CORPUS", "EXAMPLES", "FIXTURES", "ROOT", "SHARED", "SPEC_CASES", "ca
 
 _DESELECTED = pytest.StashKey[int]()
 
+# Hypothesis: its timing checks (the 200 ms deadline, the too-slow health check) measure
+# the machine, which runs tests in parallel (pytest-xdist) beside other work, not the
+# code, so the default profile has neither. ``HYPOTHESIS_PROFILE=fast`` (set by
+# ``scripts/test.sh --fast``) checks the same properties with fewer examples: a tenth of
+# what each test asks for, at least `FAST_EXAMPLES` (`_fewer_examples`).
+FAST_EXAMPLES = 10
+settings.register_profile("default", settings.get_profile("default"), deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("fast", settings.get_profile("default"), max_examples=FAST_EXAMPLES)
+if os.environ.get("HYPOTHESIS_PROFILE"):
+    settings.load_profile(os.environ["HYPOTHESIS_PROFILE"])
+
+
+def _fewer_examples(item: pytest.Item) -> None:
+    """Under the ``fast`` profile, a test whose own ``@settings`` asks for more examples
+    than the profile's gets a tenth of them (an explicit ``max_examples`` wins over any
+    profile, so the profile alone would not shorten the longest runs)."""
+    test = getattr(getattr(item, "obj", None), "__func__", getattr(item, "obj", None))
+    if (getattr(test, "hypothesis", None) is None
+            or settings.get_current_profile_name() != "fast"):
+        return
+    asked = getattr(test, "_maxrepeat_full_settings", None)
+    if asked is None:
+        asked = test._hypothesis_internal_use_settings
+        test._maxrepeat_full_settings = asked
+        test._hypothesis_internal_use_settings = settings(
+            asked, max_examples=min(asked.max_examples,
+                                    max(FAST_EXAMPLES, asked.max_examples // 10)))
+
 
 def corpus_expected() -> bool:
     """Whether a missing corpus is a failure: on CI (``CI=true``) or when asked."""
@@ -72,6 +102,19 @@ def pytest_itemcollected(item: pytest.Item) -> None:
         item.add_marker(pytest.mark.agent)
     if module in BROWSER_MODULES:
         item.add_marker(pytest.mark.browser)
+    if _shares_a_fixture(item) and item.config.pluginmanager.hasplugin("xdist"):
+        item.add_marker(pytest.mark.xdist_group(module))
+    _fewer_examples(item)
+
+
+def _shares_a_fixture(item: pytest.Item) -> bool:
+    """Whether ``item`` takes a fixture made once for its module or class (a server, a
+    campaign's results): under ``--dist loadgroup`` (scripts/test.sh) such tests of a
+    module stay on one pytest-xdist worker, which makes the fixture once."""
+    info = getattr(item, "_fixtureinfo", None)
+    return info is not None and any(
+        fixture.scope in ("class", "module", "package")
+        for fixtures in info.name2fixturedefs.values() for fixture in fixtures)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

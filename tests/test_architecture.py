@@ -6,6 +6,8 @@ import ast
 import importlib
 from pathlib import Path
 
+import pytest
+
 import maxrepeat
 
 PKG = Path(maxrepeat.__file__).parent
@@ -168,6 +170,7 @@ def test_every_output_is_a_reporter() -> None:
         assert isinstance(get_reporter(name), cls)
 
 
+@pytest.mark.slow  # ~1-2 CPU-minutes; the fast loop runs mypy itself (CONTRIBUTING.md)
 def test_package_is_mypy_strict_clean(tmp_path: Path) -> None:
     """`mypy --strict` (the [tool.mypy] settings) finds nothing in src/maxrepeat."""
     import subprocess

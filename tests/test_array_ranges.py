@@ -128,6 +128,7 @@ def _results(path: Path) -> list[Any]:
         return [r.to_dict() for r in batch.results()]
 
 
+@pytest.mark.slow  # ~15 CPU-seconds: a large array graded twice, its memory measured
 def test_large_array_memory_does_not_grow_with_the_runs(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Eight times the runs, the same peak (loaded whole, the bytes and one slice per run

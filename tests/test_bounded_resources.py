@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 CLI = [sys.executable, "-c", "from maxrepeat.cli import main; main()"]
 
 
@@ -97,6 +99,7 @@ def test_streaming_is_not_quadratic_in_the_length_of_one_string(tmp_path: Path) 
     assert streamed < 6 * in_memory + 3, timings
 
 
+@pytest.mark.slow  # ~11 CPU-seconds
 def test_a_large_json_array_is_graded_without_holding_every_result(tmp_path: Path) -> None:
     """One JSON array is one unit; graded in this process its results are written as they
     come instead of being held until the file ends (a 290 MB array of 5 million runs used

@@ -46,6 +46,7 @@ def _quiet_env() -> dict[str, str]:
     return env
 
 
+@pytest.mark.slow  # builds a wheel: ~12 CPU-seconds
 def test_wheel_builds_without_warnings(tmp_path: Path) -> None:
     """Building the wheel prints no warning, and it carries the licence (SPDX ``MIT`` and
     the LICENSE file)."""
@@ -87,6 +88,7 @@ def test_wheel_builds_without_warnings(tmp_path: Path) -> None:
                    for n in names), names
 
 
+@pytest.mark.slow  # a fresh virtual environment and a pip install: ~40 s of waiting
 def test_installs_without_a_compiler(tmp_path: Path) -> None:
     """Where the extension cannot be built (no C compiler: CC names a missing one) the
     wheel still builds, without it, and the pure-Python path is what runs."""
