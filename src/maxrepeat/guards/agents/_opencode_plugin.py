@@ -21,10 +21,13 @@ On each, the shim runs the guard command with one JSON object on standard input:
 ``$XDG_DATA_HOME/opencode/opencode.db``) and does what the JSON answer says
 (`maxrepeat.guards.agents.opencode.render`):
 
-* ``{"refuse": M}`` (before): throws ``M``: the call does not run;
-* ``{"append": M}`` (after): appends ``\\n\\n<maxrepeat-guard>M</maxrepeat-guard>`` to the
-  output the model reads (the ``opencode`` reader takes it off again);
-* ``"abort": true`` besides: the shim aborts the session through OpenCode's client
+* before the call, ``{"decision": "block", "reason": M}`` or ``{"continue": false,
+  "stopReason": M}``: throws ``M``: the call does not run;
+* after it, ``{"additionalContext": M}``, ``{"decision": "block", "reason": M}`` or
+  ``{"continue": false, "stopReason": M}``: appends
+  ``\\n\\n<maxrepeat-guard>M</maxrepeat-guard>`` to the output the model reads (the
+  ``opencode`` reader takes it off again);
+* ``"continue": false`` besides: the shim aborts the session through OpenCode's client
   (``client.session.abort``, not awaited): ``opencode run`` ends with ``Error: Aborted``
   and exit status 1.
 
@@ -110,24 +113,28 @@ export const MaxrepeatGuard = async ({ client, directory }) => {
   };
   return {
     "tool.execute.before": async (input, output) => {
-      let answer = null;
+      let refusal = null;
       try {
-        answer = await ask(base("tool.execute.before", input, output?.args));
-        if (answer?.abort) abort(input);
+        const answer = await ask(base("tool.execute.before", input, output?.args));
+        if (answer?.continue === false) abort(input);
+        if (answer?.continue === false || answer?.decision === "block") {
+          refusal = String(answer.stopReason ?? answer.reason ?? "maxrepeat loop guard");
+        }
       } catch (e) {
         process.stderr.write(`maxrepeat guard: ${e} (the call goes on)\n`);
       }
-      if (typeof answer?.refuse === "string") throw new Error(answer.refuse);
+      if (refusal !== null) throw new Error(refusal);
     },
     "tool.execute.after": async (input, output) => {
       try {
         const own = { output: output?.output, metadata: output?.metadata, title: output?.title };
         const payload = { ...base("tool.execute.after", input, input.args), tool_response: own };
         const answer = await ask(payload);
-        if (answer?.abort) abort(input);
-        if (typeof answer?.append === "string" && output) {
+        if (answer?.continue === false) abort(input);
+        const note = answer?.additionalContext ?? answer?.reason ?? answer?.stopReason;
+        if (typeof note === "string" && output) {
           const text = typeof output.output === "string" ? output.output : "";
-          output.output = `${text}\n\n<maxrepeat-guard>${answer.append}</maxrepeat-guard>`;
+          output.output = `${text}\n\n<maxrepeat-guard>${note}</maxrepeat-guard>`;
         }
       } catch (e) {
         process.stderr.write(`maxrepeat guard: ${e}\n`);

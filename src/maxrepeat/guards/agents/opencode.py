@@ -18,15 +18,18 @@ takes the call from the database by its id and, after the call, the result from
 as the reader has it). The database is read whole at every call (one session's rows: a
 SQLite query, not a log to resume line by line: `_DatabaseFollower`).
 
-What the guard prints (exit code 0, one JSON object, nothing when there is nothing to say),
-which the plug-in carries out:
+What the guard prints (exit code 0, one JSON object, nothing when there is nothing to say;
+the keys of Claude Code's hook output, which the verdict journal reads), and what the
+plug-in does with it:
 
-* after the call, a warning or a block: ``{"append": MESSAGE}`` (added to the output the
-  model reads, inside ``<maxrepeat-guard>`` tags the reader takes off);
+* after the call, a warning: ``{"additionalContext": MESSAGE}``; a block:
+  ``{"decision": "block", "reason": MESSAGE}``: the message is added to the output the
+  model reads, inside ``<maxrepeat-guard>`` tags the reader takes off;
 * before the call (``name`` / ``name-args`` modes), when it would extend a loop to a block:
-  ``{"refuse": MESSAGE}`` (the plug-in throws it: the call does not run, and the model
-  reads the message as the call's error);
-* a stop adds ``"abort": true`` to either: the plug-in aborts the session, and
+  ``{"decision": "block", "reason": MESSAGE}``: the plug-in throws it, the call does not
+  run, and the model reads the message as the call's error;
+* a stop: ``{"continue": false, "stopReason": MESSAGE}``: before the call, thrown as a
+  refusal; after it, added to the output; and the plug-in aborts the session:
   ``opencode run`` ends (``Error: Aborted``, exit status 1).
 """
 
@@ -91,10 +94,11 @@ def render(call: HookCall, decision: Decision) -> HookOutput:
     """The plug-in's instructions for a decision (see the module docstring)."""
 
     def write(msg: str) -> dict[str, Any]:
-        out: dict[str, Any] = {"refuse": msg} if call.phase == "pre" else {"append": msg}
         if decision.action is Action.STOP:
-            out["abort"] = True
-        return out
+            return {"continue": False, "stopReason": msg}
+        if call.phase == "pre" or decision.action is Action.BLOCK:
+            return {"decision": "block", "reason": msg}
+        return {"additionalContext": msg}
 
     return hook_output(decision, write)
 
