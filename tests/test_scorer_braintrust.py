@@ -15,12 +15,12 @@ import pytest
 
 braintrust = pytest.importorskip("braintrust", reason="needs the braintrust extra")
 
-import maxrepeat  # noqa: E402
-from maxrepeat import MaxRepeatConfig, MissingExtraError  # noqa: E402
-from maxrepeat.scorers.braintrust import max_repeat  # noqa: E402
+import maxrepeat
+from maxrepeat import MaxRepeatConfig, MissingExtraError
+from maxrepeat.scorers.braintrust import max_repeat
 
-from .conftest import ROOT  # noqa: E402
-from .scorer_scenarios import CONFIGS, LOOPS, SCRIPTS, Turn, expected, run_tool  # noqa: E402
+from .conftest import ROOT
+from .scorer_scenarios import CONFIGS, LOOPS, SCRIPTS, Turn, expected, run_tool
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning",
                                         "ignore::FutureWarning", "ignore::UserWarning")

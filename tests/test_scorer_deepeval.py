@@ -10,7 +10,6 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -19,14 +18,14 @@ os.environ.setdefault("DEEPEVAL_DISABLE_DOTENV", "1")
 os.environ.setdefault("DEEPEVAL_UPDATE_WARNING_OPT_IN", "0")
 deepeval = pytest.importorskip("deepeval", reason="needs the deepeval extra")
 
-from deepeval.evaluate import DisplayConfig  # noqa: E402
-from deepeval.test_case import LLMTestCase, ToolCall  # noqa: E402
+from deepeval.evaluate import DisplayConfig
+from deepeval.test_case import LLMTestCase, ToolCall
 
-from maxrepeat import MaxRepeatConfig, MissingExtraError  # noqa: E402
-from maxrepeat.scorers.deepeval import max_repeat  # noqa: E402
+from maxrepeat import MaxRepeatConfig, MissingExtraError
+from maxrepeat.scorers.deepeval import max_repeat
 
-from .conftest import ROOT  # noqa: E402
-from .scorer_scenarios import CONFIGS, LOOPS, SCRIPTS, Turn, expected, run_tool  # noqa: E402
+from .conftest import ROOT
+from .scorer_scenarios import CONFIGS, LOOPS, SCRIPTS, Turn, expected, run_tool
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning",
                                         "ignore::FutureWarning", "ignore::UserWarning")

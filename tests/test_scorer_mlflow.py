@@ -16,13 +16,13 @@ import pytest
 
 mlflow = pytest.importorskip("mlflow", reason="needs the mlflow extra")
 
-from mlflow.entities import SpanType  # noqa: E402
+from mlflow.entities import SpanType
 
-from maxrepeat import MaxRepeatConfig, MissingExtraError  # noqa: E402
-from maxrepeat.scorers.mlflow import max_repeat, trajectory_from_trace  # noqa: E402
+from maxrepeat import MaxRepeatConfig, MissingExtraError
+from maxrepeat.scorers.mlflow import max_repeat, trajectory_from_trace
 
-from .conftest import ROOT  # noqa: E402
-from .scorer_scenarios import CONFIGS, LOOPS, SCRIPTS, TOOLS, Turn, expected  # noqa: E402
+from .conftest import ROOT
+from .scorer_scenarios import CONFIGS, LOOPS, SCRIPTS, TOOLS, Turn, expected
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning",
                                         "ignore::FutureWarning", "ignore::UserWarning")

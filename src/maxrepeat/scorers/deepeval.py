@@ -21,8 +21,15 @@ from typing import Any
 
 from ..core.errors import MissingExtraError
 from ..core.events import Trajectory
-from ._common import NO_RESULT, Call, Graders, Verdict, load_graders, trajectory_from_turns, \
-    verdict
+from ._common import (
+    NO_RESULT,
+    Call,
+    Graders,
+    Verdict,
+    load_graders,
+    trajectory_from_turns,
+    verdict,
+)
 
 __all__ = ["max_repeat", "trajectory_from_tools_called"]
 
