@@ -49,6 +49,7 @@ fi
 NPM_AGENTS=("@anthropic-ai/claude-code@2.1.332" "@openai/codex@0.171.0"
             "@google/gemini-cli@0.61.0" "@github/copilot@1.0.102")
 NPM_AGENTS+=("@mariozechner/pi-coding-agent@0.73.1")  # Pi: tests/test_e2e_pi.py
+NPM_AGENTS+=("cline@3.0.65")  # Cline CLI: tests/test_e2e_cline.py
 NPM_AGENTS+=("opencode-ai@1.18.33")  # OpenCode: tests/test_e2e_opencode.py
 [ "$FAST" = 0 ] || NPM_AGENTS=()  # the fast subset runs no agent
 if ! command -v npm >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -150,9 +151,11 @@ class ClineRun:
 
 
 def cline_env(home: Path) -> dict[str, str]:
-    """The environment of a Cline run in ``home``: nothing of the caller's but PATH and
-    the locale; Cline's state in ``home/.cline``, no telemetry, no auto-update, no hub."""
+    """The environment of a Cline run in ``home``: nothing of the caller's but PATH (this
+    Python's ``bin`` first: ``maxrepeat`` as a user has it installed) and the locale;
+    Cline's state in ``home/.cline``, no telemetry, no auto-update, no hub."""
     keep = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "TMPDIR")}
+    keep["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{keep.get('PATH', '')}"
     return {**keep, "HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache"),
             "XDG_CONFIG_HOME": str(home / ".config"), "NO_COLOR": "1", "CI": "true",
             "TERM": "dumb", "CLINE_NO_AUTO_UPDATE": "1", "CLINE_SESSION_BACKEND_MODE": "local",
