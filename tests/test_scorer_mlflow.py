@@ -53,42 +53,48 @@ def _model(turn: Turn) -> list[str]:
     return [name for name, _ in turn]
 
 
+#: how the agent's spans nest: tools inside the model's span, beside it under the agent's
+#: span, or no model span at all (the model calls not traced: one turn per call)
+LAYOUTS = ("beside", "nested", "no-model")
+
+
 @mlflow.trace(span_type=SpanType.AGENT)
-def agent(script: list[Turn], nested: bool) -> str:
+def agent(script: list[Turn], layout: str) -> str:
     for turn in script:
-        if nested:
+        if layout == "nested":
             _model_nested(turn)
         else:
-            _model(turn)
+            if layout == "beside":
+                _model(turn)
             _act(turn)
     return "finished"
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[tuple[str, bool], str]]:
-    """One SQLite store for the module: each script traced in both layouts (trace ids)."""
+def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[tuple[str, str], str]]:
+    """One SQLite store for the module: each script traced in each layout (trace ids)."""
     previous = mlflow.get_tracking_uri()
     path = tmp_path_factory.mktemp("mlflow") / "mlflow.db"
     mlflow.set_tracking_uri(f"sqlite:///{path}")
     mlflow.set_experiment("maxrepeat-scorer")
     ids = {}
     for scenario, script in SCRIPTS.items():
-        for nested in (False, True):
-            agent(script, nested)
-            ids[scenario, nested] = mlflow.get_last_active_trace_id()
+        for layout in LAYOUTS:
+            agent(script, layout)
+            ids[scenario, layout] = mlflow.get_last_active_trace_id()
     mlflow.flush_trace_async_logging()  # traces are written in the background
     yield ids
     mlflow.set_tracking_uri(previous)
 
 
 @pytest.mark.parametrize("config", sorted(CONFIGS))
-@pytest.mark.parametrize("nested", [False, True], ids=["beside", "nested"])
+@pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("scenario", sorted(SCRIPTS))
-def test_feedback_equals_grade_of_the_same_run(store: dict[tuple[str, bool], str],
-                                               scenario: str, nested: bool,
+def test_feedback_equals_grade_of_the_same_run(store: dict[tuple[str, str], str],
+                                               scenario: str, layout: str,
                                                config: str) -> None:
-    trace = mlflow.get_trace(store[scenario, nested])
-    want = expected(SCRIPTS[scenario], CONFIGS[config])
+    trace = mlflow.get_trace(store[scenario, layout])
+    want = expected(SCRIPTS[scenario], CONFIGS[config], call_per_turn=layout == "no-model")
     scorer = max_repeat(CONFIGS[config], name="loops")
     feedback = scorer(trace=trace)
     assert feedback.name == "loops"
@@ -99,16 +105,16 @@ def test_feedback_equals_grade_of_the_same_run(store: dict[tuple[str, bool], str
     assert feedback.metadata["status"] == "ok"
 
 
-def test_tool_spans_become_one_turn_per_model_call(store: dict[tuple[str, bool], str]) -> None:
+def test_tool_spans_become_one_turn_per_model_call(store: dict[tuple[str, str], str]) -> None:
     """Two calls of one model response are one step; an error is a failed result."""
-    events = trajectory_from_trace(mlflow.get_trace(store["clean", False])).events
+    events = trajectory_from_trace(mlflow.get_trace(store["clean", "beside"])).events
     assert [e.type for e in events[:6]] == ["turn_start", "tool_call", "tool_call",
                                             "tool_result", "tool_result", "turn_end"]
-    failed = trajectory_from_trace(mlflow.get_trace(store["errors", True])).events
+    failed = trajectory_from_trace(mlflow.get_trace(store["errors", "nested"])).events
     assert (failed[2].data.result, failed[2].data.success) == ("cannot deploy to prod", False)
 
 
-def test_evaluate_logs_the_feedback_on_each_trace(store: dict[tuple[str, bool], str]) -> None:
+def test_evaluate_logs_the_feedback_on_each_trace(store: dict[tuple[str, str], str]) -> None:
     """``mlflow.genai.evaluate`` over the stored traces: one value per trace, the
     evidence as the rationale, and the feedback stored as an assessment of the trace."""
     traces = mlflow.search_traces(return_type="list")
@@ -116,11 +122,11 @@ def test_evaluate_logs_the_feedback_on_each_trace(store: dict[tuple[str, bool], 
     config = CONFIGS["observation"]
     result = mlflow.genai.evaluate(data=traces, scorers=[max_repeat(config)])
     rows = {row["trace_id"]: row for row in result.result_df.to_dict("records")}
-    for (scenario, _), trace_id in store.items():
-        want = expected(SCRIPTS[scenario], config)
+    for (scenario, layout), trace_id in store.items():
+        want = expected(SCRIPTS[scenario], config, call_per_turn=layout == "no-model")
         assert bool(rows[trace_id]["max_repeat/value"]) is want.passed
         assert rows[trace_id]["max_repeat/rationale"] == want.evidence
-    stored = mlflow.get_trace(store["loop", False]).info.assessments
+    stored = mlflow.get_trace(store["loop", "beside"]).info.assessments
     [assessment] = [a for a in stored if a.name == "max_repeat"]
     assert assessment.value is False
     assert assessment.metadata["occurrences"] == "5"

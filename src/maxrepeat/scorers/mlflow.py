@@ -5,9 +5,9 @@ trace in ``mlflow.genai.evaluate``: its ``TOOL`` spans are the calls (the span n
 tool, its inputs the arguments, its outputs the result; a span with status ``ERROR`` is a
 failed call whose result is the error), and a model call (an ``LLM`` or ``CHAT_MODEL``
 span) starts a new turn, so the calls made after one model call and before the next are one
-step, whether they run under the model span or beside it under the agent span. Spans
-inside a ``TOOL`` span belong to that tool (a sub-agent behind a tool is not graded
-here). The score is an ``mlflow.entities.Feedback``: value ``True`` when the trace passes
+step, whether they run under the model span or beside it under the agent span (a trace
+without model spans has one turn per call). Spans inside a ``TOOL`` span belong to that
+tool (a sub-agent behind a tool is not graded here). The score is an ``mlflow.entities.Feedback``: value ``True`` when the trace passes
 and ``False`` when it loops, the evidence as the rationale, the config, the figure and
 the status in the metadata.
 
@@ -56,7 +56,8 @@ def trace_turns(spans: Sequence[Any]) -> list[list[Call]]:
 
     In start order: a model span (``LLM``, ``CHAT_MODEL``) ends the current turn; a
     ``TOOL`` span is a call of the current turn (a new turn when it has another parent
-    than the turn's calls); spans under a ``TOOL`` span are part of that tool.
+    than the turn's calls); spans under a ``TOOL`` span are part of that tool. A trace
+    without any model span (the model calls were not traced) has one turn per call.
     """
     by_id = {s.span_id: s for s in spans}
 
@@ -70,16 +71,16 @@ def trace_turns(spans: Sequence[Any]) -> list[list[Call]]:
             seen += 1
         return False
 
+    ordered = [s for s in sorted(spans, key=lambda s: (s.start_time_ns, s.span_id))
+               if (s.span_type in _MODEL_SPANS or s.span_type == "TOOL")
+               and not inside_tool(s)]
+    no_model = not any(s.span_type in _MODEL_SPANS for s in ordered)
     turns: list[list[Call]] = []
     current: list[Call] = []
     parent: Any = None
-    for span in sorted(spans, key=lambda s: (s.start_time_ns, s.span_id)):
+    for span in ordered:
         kind = span.span_type
-        if kind not in _MODEL_SPANS and kind != "TOOL":
-            continue
-        if inside_tool(span):
-            continue
-        if kind in _MODEL_SPANS or (current and span.parent_id != parent):
+        if kind in _MODEL_SPANS or no_model or (current and span.parent_id != parent):
             if current:
                 turns.append(current)
             current = []
