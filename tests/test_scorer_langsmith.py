@@ -222,3 +222,56 @@ def test_the_offline_block_of_the_page_runs_as_written(
     for line, want in zip(printed, shown):  # "..." ends a line whose rest varies
         assert line.startswith(want[:-3]) if want.endswith("...") else line == want
     assert [r for r in seen if r[0] != "GET"] == []
+
+
+def test_a_langchain_agent_run_tree_is_graded_as_grade_does(
+        recorder: tuple[str, list[tuple[str, str]]]) -> None:
+    """A real LangChain v1 agent (``create_agent``, a LangGraph graph) as the target, with
+    LangChain's fake chat model scripted to make two calls per response: LangGraph runs
+    each call in a ``tools`` node of its own and records the result as a ``ToolMessage``;
+    the verdict still has one turn per model response and the tools' texts as results.
+    (LangChain's own tracer posts its runs even with ``upload_results=False``: here they
+    reach the recorder on 127.0.0.1, nothing else.)"""
+    pytest.importorskip("langchain")
+    from langchain.agents import create_agent
+    from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langchain_core.tools import tool
+    from langsmith import Client, evaluate
+    from langsmith.schemas import Example
+
+    class Scripted(FakeMessagesListChatModel):
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+            return self
+
+    @tool
+    def run_tests(path: str) -> str:
+        """Run the tests under path."""
+        return tool_output("run_tests", {"path": path})
+
+    @tool
+    def edit(path: str, text: str) -> str:
+        """Write text to the file at path."""
+        return tool_output("edit", {"path": path})
+
+    def target(inputs: dict[str, Any]) -> dict[str, Any]:
+        responses: list[Any] = [
+            AIMessage(content="", tool_calls=[{"id": f"c{i}_{j}", "name": n, "args": a}
+                                              for j, (n, a) in enumerate(step)])
+            for i, step in enumerate(PARALLEL)]
+        agent = create_agent(Scripted(responses=[*responses, AIMessage(content="Done.")]),
+                             [run_tests, edit])
+        out = agent.invoke({"messages": [HumanMessage("Make the tests pass.")]})
+        return {"answer": out["messages"][-1].content}
+
+    url, _ = recorder
+    example = Example(id=uuid.uuid4(), dataset_id=uuid.uuid4(),
+                      created_at=datetime.now(timezone.utc), inputs={"task": "x"}, outputs={})
+    [row] = evaluate(target, data=[example], evaluators=[max_repeat(CONFIGS)],
+                     upload_results=False, max_concurrency=0,
+                     client=Client(api_url=url, api_key="unused"))
+    [result] = row["evaluation_results"]["results"]
+    expected = [grade(_expected(PARALLEL), c, name=n)
+                for c, n in zip(CONFIGS, unique_names(CONFIGS))]
+    assert result.score == 0.0
+    assert result.comment == "\n".join(f"{r.name}: {r.evidence}" for r in expected)

@@ -1,11 +1,12 @@
 """Model turns from a trace tree: what the span-based scorers (Phoenix, LangSmith) share.
 
 A platform that records a run as a tree of nodes (spans, runs) marks model calls and tool
-calls by a kind. Read in start order, the tool nodes after one model node under one parent
-form a model turn; a new model node or another parent starts the next turn. This is the
-rule the OpenTelemetry reader applies to GenAI spans (the calls after one model call form
-its turn), made to hold also where tools hang under a per-step parent instead. A tool node
-inside another tool node is that tool's own work, not a call of the model: it is left out.
+calls by a kind. Read in start order, the tool nodes after one model node, up to the next,
+form its turn, wherever they hang (LangGraph runs each parallel call in a node of its
+own): the rule the OpenTelemetry reader applies to GenAI spans. Tool nodes before any
+model node form one turn per parent (a trace with per-step spans and no model spans). A
+tool node inside another tool node is that tool's own work, not a call of the model: it
+is left out.
 
 >>> nodes = [Node("a", "", "agent"), Node("m1", "a", "model"),
 ...          Node("t1", "a", "tool", "ls"), Node("t2", "a", "tool", "pwd"),
@@ -45,7 +46,7 @@ def model_turns(nodes: Sequence[Node]) -> list[list[Any]]:
             model = node.id
         if node.kind != "tool" or _inside_tool(node.id, kinds, parents):
             continue
-        here = (model, node.parent)
+        here = (model, "") if model else ("", node.parent)
         if here != key:
             turns.append([])
             key = here

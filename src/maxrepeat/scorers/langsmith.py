@@ -4,9 +4,9 @@ LangSmith records an agent run as a tree of runs. The tool calls are the runs of
 ``run_type="tool"`` below the evaluated run: the tool name is the run's ``name``, the
 arguments its ``inputs``, the result its ``outputs`` (``{"output": value}``, as
 ``@traceable`` wraps a value, becomes the value) and a run with an ``error`` failed with
-it. Runs are read in start order; the tool runs after one ``llm`` run under one parent run
-form a model turn (`maxrepeat.scorers._tree`, the rule of the Phoenix scorer and the
-OpenTelemetry reader); a tool run inside another tool run is left out.
+it. Runs are read in start order; the tool runs after one ``llm`` run, up to the next, form
+its model turn, wherever they hang (`maxrepeat.scorers._tree`, the rule of the Phoenix
+scorer and the OpenTelemetry reader); a tool run inside another tool run is left out.
 
 `max_repeat` is an evaluator for ``langsmith.evaluate(target, data=...,
 evaluators=[max_repeat(config)])``: LangSmith hands it the target's run tree, and it
@@ -54,11 +54,36 @@ def _start(run: Any) -> datetime:
     return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
 
 
+def _tool_message(value: Any) -> Any:
+    """What the model read of a LangChain tool run's output: a ``ToolMessage`` (live, or
+    as LangSmith serializes it) is its ``content``, without the per-call id that would
+    make every result differ.
+
+    >>> _tool_message({"type": "tool", "content": "FAILED", "tool_call_id": "c1"})
+    'FAILED'
+    >>> _tool_message({"lc": 1, "type": "constructor", "id": ["langchain", "ToolMessage"],
+    ...                "kwargs": {"content": "FAILED", "tool_call_id": "c1"}})
+    'FAILED'
+    """
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        value = dump(mode="json")
+    if isinstance(value, Mapping):
+        if value.get("type") == "tool" and "content" in value:
+            return value["content"]
+        kind, kwargs = value.get("id"), value.get("kwargs")
+        if isinstance(kind, list) and kind[-1:] == ["ToolMessage"] and \
+                isinstance(kwargs, Mapping) and "content" in kwargs:
+            return kwargs["content"]
+    return value
+
+
 def _call(run: Any) -> Call:
     outputs = _get(run, "outputs")
     result: Any = NO_RESULT
     if isinstance(outputs, Mapping):
         result = outputs["output"] if set(outputs) == {"output"} else dict(outputs)
+        result = _tool_message(result)
     elif outputs is not None:
         result = outputs
     inputs = _get(run, "inputs")
