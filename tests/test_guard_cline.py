@@ -101,3 +101,15 @@ def test_will_load_names_what_is_missing(tmp_path: Path) -> None:
     (main.parent / "PostToolUse").unlink()
     gone = cline.will_load("project", main, project, home, {})
     assert not gone.loads and "PostToolUse" in str(gone.problems[0])
+
+
+def test_the_page_shows_the_file_install_writes(tmp_path: Path) -> None:
+    """docs/integrations/cline_DOC.md shows the ``PreToolUse`` file as install writes it."""
+    from .conftest import ROOT
+
+    page = (ROOT / "docs" / "integrations" / "cline_DOC.md").read_text("utf-8")
+    shown = page.split("```sh\n", 1)[1].split("```", 1)[0]
+    (f,) = [f for f in cline.ClineWriter().files("project", tmp_path, tmp_path,
+                                                  "maxrepeat hook cline --preset live")
+            if f.path.name == "PreToolUse"]
+    assert f.data.decode("utf-8") == shown
