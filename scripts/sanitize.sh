@@ -46,7 +46,9 @@ assert accel.native is not None and accel.native.__file__.startswith(sys.argv[1]
 ' "$work/src"
 status=0
 # (the code-point sweep of the character classes is left to the plain run: a minute here)
-"$PY" -m pytest "${TESTS[@]}" -q -p no:cacheprovider --capture=sys \
+# only the pytest plugin these tests use (scripts/test.sh says why)
+PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 \
+"$PY" -m pytest -p _hypothesis_pytestplugin "${TESTS[@]}" -q -p no:cacheprovider --capture=sys \
   --deselect tests/test_near_rewrite.py::test_c_rewrite_uses_the_character_classes_of_re "$@" 2>&1 \
   | tee "$work/out" || status=$?
 if grep -qE "runtime error:|ERROR: AddressSanitizer|ERROR: UndefinedBehaviorSanitizer" \

@@ -29,8 +29,15 @@ fi
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
+# Installed already from these very files (a stamp in .venv): pip is skipped, which saves
+# the contributor loop ~30 s (an isolated build of the C extension); a change to
+# pyproject.toml, setup.py, this script or a C source installs again.
+stamp=$(cat pyproject.toml setup.py scripts/test.sh src/maxrepeat/core/*.[ch] | cksum)
+if [ "$(cat .venv/.installed-by-test-sh 2>/dev/null)" != "$stamp" ]; then
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
 .venv/bin/python -m pip install -q -e '.[test,inspect,ray,langchain,openai-agents,smolagents,pydantic-ai,docs,phoenix,langsmith,mlflow,deepeval,braintrust]'
+echo "$stamp" > .venv/.installed-by-test-sh
+fi
 
 # System packages for tests that drive real components: the HTML report is opened in
 # headless Chromium (tests/test_html_browser.py).

@@ -1,7 +1,8 @@
-"""The fast subset (``bash scripts/test.sh --fast``: ``-m "not agent and not browser"``)
-leaves out every test that runs a real agent CLI or a browser, and nothing else: a test
-module that reaches for an agent or for Chromium has its tests marked (tests/conftest.py
-marks them by module, by name or by the ``model_server`` fixture)."""
+"""The fast subset (``bash scripts/test.sh --fast``: ``-m "not agent and not browser and not
+slow"``) leaves out every test that runs a real agent CLI or a browser: a test module that
+reaches for an agent or for Chromium has its tests marked (tests/conftest.py marks them by
+module, by name or by the ``model_server`` fixture). The ``slow`` tests are marked where
+they are written."""
 
 from __future__ import annotations
 
