@@ -196,8 +196,11 @@ def uninstall(agent: str, scope: str = "project", *, project: Path | None = None
     changed = remove_files(paths, root)
     if writer.settings is not None:
         switch = writer.settings
-        changed = _uninstall_settings(switch, switch.path(scope, project, home),
-                                      root).changed or changed
+        where = switch.path(scope, project, home)
+        # a switch in the user's settings (OpenClaw's config, for either scope): the
+        # folders install made for it are the home's
+        top = root if where.is_relative_to(root) or not where.is_relative_to(home) else home
+        changed = _uninstall_settings(switch, where, top).changed or changed
     return InstallResult(writer.path(scope, project, home), None, changed)
 
 
