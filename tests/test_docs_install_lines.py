@@ -23,12 +23,15 @@ import pytest
 
 from .conftest import ROOT
 
-PAGES = ("claude-code", "codex", "gemini-cli", "copilot-cli", "opencode", "pi", "cline")
+PAGES = ("claude-code", "codex", "gemini-cli", "copilot-cli", "opencode", "pi", "cline",
+         "openclaw")
 #: an agent whose page is not named after it
-PAGE_FILES = {"opencode": "opencode_DOC", "pi": "pi_DOC", "cline": "cline_DOC"}
+PAGE_FILES = {"opencode": "opencode_DOC", "pi": "pi_DOC", "cline": "cline_DOC",
+              "openclaw": "openclaw_DOC"}
 _BLOCK = re.compile(r"^## Install\n\n```[a-z]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
 _AGENT_HOMES = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME", "GEMINI_CLI_HOME",
-                "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "PI_CODING_AGENT_DIR")
+                "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "PI_CODING_AGENT_DIR",
+                "OPENCLAW_STATE_DIR", "OPENCLAW_CONFIG_PATH", "OPENCLAW_HOME")
 
 
 def install_lines(page: str) -> list[list[str]]:
