@@ -174,6 +174,10 @@ def _check_guarded(s: Scenario) -> int:
     assert len(calls) > k + 1 and calls.index(warned[-1]) == len(calls) - 2, (warned, calls)
     assert s.model.served == len(calls)  # the rest of the script never ran
     assert run.returncode == 0  # Cline's cancel: the run ends, the exit status is 0
+    # the guard's reason is in Cline's own log only (the model never reads it)
+    own = (run.home / ".cline" / "data" / "logs" / "cline.log").read_text("utf-8")
+    assert "ControlledStopError" in own and f"{GUARD} (stopped): this call would" in own
+    assert not any("(stopped)" in b for b in bodies)
     status = _maxrepeat([str(BIN / "maxrepeat"), "hook", "status", "cline", "--json",
                          "--last", "20"], run.home / "work", _env(run.home))
     verdicts = [v for g in json.loads(status)["guards"] for v in g["verdicts"]]

@@ -117,8 +117,9 @@ def render(call: HookCall, decision: Decision) -> HookOutput:
         if decision.action is Action.WARN:
             return {"contextModification": msg}
         # cancel ends the run (no per-call refusal): the text says the run stops
-        return {"cancel": True, "errorMessage": loop_message(Action.STOP, decision.loops)
-                if decision.loops else msg}
+        return {"cancel": True, "errorMessage": loop_message(
+            Action.STOP, decision.loops, refused=call.phase == "pre")
+            if decision.loops else msg}
 
     return hook_output(decision, write)
 
