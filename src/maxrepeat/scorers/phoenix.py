@@ -4,10 +4,9 @@ Phoenix stores OpenInference spans. A trace's tool calls are its spans whose
 ``openinference.span.kind`` is ``TOOL``: the tool name is ``tool.name`` (else the span
 name), the arguments ``input.value`` (decoded when JSON; else ``tool.parameters``), the
 result ``output.value`` as recorded, and a span with status ``ERROR`` failed with its
-status message. Spans are read in start-time order; the tool spans after one ``LLM`` span
-under one parent span form a model turn (a new ``LLM`` span or another parent starts the
-next; `maxrepeat.scorers._tree`, the rule the OpenTelemetry reader applies to GenAI
-spans). A ``TOOL`` span inside another ``TOOL`` span is the outer tool's work, not a call
+status message. Spans are read in start-time order; the tool spans after one ``LLM`` span,
+up to the next, form its model turn (before any ``LLM`` span, one turn per parent span;
+`maxrepeat.scorers._tree`, the rule the OpenTelemetry reader applies to GenAI spans). A ``TOOL`` span inside another ``TOOL`` span is the outer tool's work, not a call
 of the model, and is left out.
 
 `max_repeat` is a Phoenix ``Evaluator`` (``phoenix.evals``) over one trace's spans; its
@@ -199,18 +198,23 @@ def annotate_traces(client: Client, project: str, graders: Graders, *,
     """Grade every trace of a Phoenix project and log each verdict as an annotation.
 
     Reads the project's spans (at most ``limit``) with ``client.spans.get_spans``, grades
-    each trace's spans (the verdict `max_repeat` scores), and (unless ``log`` is false) logs the score as
-    a span annotation named ``name`` on the trace's root span with
-    ``client.spans.log_span_annotations``. Returns the verdicts by trace id.
+    each trace's spans (the verdict `max_repeat` scores) and, unless ``log`` is false,
+    logs the score as a span annotation named ``name`` on the trace's root span with
+    ``client.spans.log_span_annotations``. Traces whose root is an ``EVALUATOR`` span
+    (evaluators' own, as ``phoenix.evals`` traces them) are left out. Returns the
+    verdicts by trace id.
     """
     configs = load_graders(graders)
     spans = client.spans.get_spans(project_identifier=project, limit=limit)
     verdicts: dict[str, Verdict] = {}
     annotations: list[Any] = []
     for trace_id, members in traces_of(spans).items():
+        root = _root(members)
+        if _kind(root) == "EVALUATOR":  # an evaluator's own trace (phoenix.evals traces)
+            continue
         found = verdicts[trace_id] = verdict(members, configs)
         annotations.append({
-            "name": name, "annotator_kind": "CODE", "span_id": _span_id(_root(members)),
+            "name": name, "annotator_kind": "CODE", "span_id": _span_id(root),
             "result": {"label": _label(found), "score": found.score,
                        "explanation": found.evidence},
             "metadata": found.metadata})
