@@ -246,7 +246,7 @@ class Resumable(Protocol):
 #: reader name -> (source name, saved state or None) -> its resumable conversion
 RESUMABLE: Final[dict[str, str]] = {"codex": "codex", "gemini-cli": "_gemini_cli_resume",
                                     "copilot-cli": "copilot_cli", "pi": "pi",
-                                    "cline": "cline"}
+                                    "cline": "cline", "qwen-code": "qwen_code"}
 
 
 def resume(reader: str, source: str, state: bytes | None) -> Resumable:
