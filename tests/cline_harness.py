@@ -46,9 +46,13 @@ SUBMIT = Turn(name="submit_and_exit", arguments={"summary": "the scripted work i
                                                   "verified": True})
 
 
-def shell_turns(commands: Sequence[str]) -> list[Turn]:
-    """A script running each command with Cline's shell tool, then submitting."""
-    return [*(shell_turn(c) for c in commands), SUBMIT]
+def shell_turns(commands: Sequence[str | Sequence[str]]) -> list[Turn]:
+    """A script running each command with Cline's shell tool (a list of commands: one
+    response calling it once per command, in parallel), then submitting."""
+    turns = [shell_turn(c) if isinstance(c, str) else Turn(
+        name="run_commands", arguments={"parallel": [shell_turn(x) for x in c]})
+        for c in commands]
+    return [*turns, SUBMIT]
 
 
 @dataclass

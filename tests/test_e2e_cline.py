@@ -33,7 +33,7 @@ from typing import Any
 import pytest
 
 from maxrepeat.core.config import MaxRepeatConfig
-from maxrepeat.core.events import TOOL_CALL, TOOL_RESULT, Trajectory
+from maxrepeat.core.events import TOOL_CALL, TOOL_RESULT, TURN_START, Trajectory
 from maxrepeat.core.monitor import Monitor
 from maxrepeat.readers import Source, get_reader
 
@@ -73,7 +73,7 @@ def _maxrepeat(args: list[str], cwd: Path, env: dict[str, str]) -> str:
     return done.stdout + done.stderr
 
 
-def _scenario(base: Path, commands: list[str], scope: str) -> Scenario:
+def _scenario(base: Path, commands: list[str | list[str]], scope: str) -> Scenario:
     home = base / "home"
     work = home / "work"
     work.mkdir(parents=True)
@@ -90,7 +90,7 @@ def _scenario(base: Path, commands: list[str], scope: str) -> Scenario:
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "cline loads it" in out.stdout, out.stdout
-    model = ChatModel(shell_turns(commands))
+    model = ChatModel(shell_turns(commands))  # a list: one response of parallel commands
     with model.serving():
         run = run_cline(model, home, work=work, timeout=240)
     return Scenario(run, model, before, root, scope)
@@ -102,9 +102,11 @@ def sessions(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Scenario]:
         if os.environ.get("CI"):
             pytest.fail(f"{CLINE} is missing: scripts/test.sh installs it")
         pytest.skip(f"{CLINE} is missing (run scripts/test.sh)")
-    plans = {"loop": (["ls missing-dir"] * 8, "project"),
-             "cycle": (["ls missing-a", "cat missing-b"] * 6, "user"),
-             "clean": (["ls missing-a", "echo one", "cat missing-b", "echo two"], "project")}
+    plans: dict[str, tuple[list[str | list[str]], str]] = {
+        "loop": (["ls missing-dir"] * 8, "project"),
+        "cycle": (["ls missing-a", "cat missing-b"] * 6, "user"),
+        "clean": (["ls missing-a", "echo one", "cat missing-b", "echo two"], "project"),
+        "parallel": ([["ls missing-a", "cat missing-b"]] * 7, "project")}
     with ThreadPoolExecutor(len(plans)) as pool:
         futures = {name: pool.submit(_scenario, tmp_path_factory.mktemp(name), cmds, scope)
                    for name, (cmds, scope) in plans.items()}
@@ -222,3 +224,26 @@ def test_real_agent_uninstall_leaves_the_users_files(sessions: dict[str, Scenari
                                                           else [])]
     _maxrepeat(line, s.run.home / "work", _env(s.run.home))
     assert _tree(s.root) == s.before
+
+
+def test_real_agent_parallel_calls_are_one_step(sessions: dict[str, Scenario]) -> None:
+    """A response of two parallel commands, repeated: one step each, as ``grade`` sees
+    it; warned once (at the first call of the 4th copy), the 5th cut off before any of
+    its calls ran."""
+    s = sessions["parallel"]
+    assert s.run.log is not None, s.run.stderr[-2000:]
+    traj = _trajectory(s.run.log)
+    steps: list[list[str]] = []
+    for e in traj.events:
+        if e.type == TURN_START:
+            steps.append([])
+        elif e.type == TOOL_CALL:
+            steps[-1].append(e.data.tool_call_id)
+    assert [len(step) for step in steps] == [2] * 5, steps
+    assert _first_failing_call(traj) == 7  # the 4th step, when it is complete
+    assert _warned(s.run.log) == [steps[3][0]]
+    answered = {e.data.tool_call_id for e in traj.events if e.type == TOOL_RESULT}
+    assert not set(steps[4]) & answered and {c for st in steps[:4] for c in st} <= answered
+    bodies = [json.dumps(r["body"]) for r in s.model.requests]
+    assert s.model.served == 5 and GUARD in bodies[4]
+    assert not any(GUARD in b for b in bodies[:4])
