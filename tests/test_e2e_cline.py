@@ -3,10 +3,11 @@ into .npm-agents/) run with ``cline -y`` against the scripted Chat Completions m
 ``tests/cline_harness.py`` on 127.0.0.1, the guard installed with exactly the lines
 docs/integrations/cline_DOC.md shows, in a fresh project folder.
 
-Three sessions, run at once (one Cline each, its own HOME): a loop (the same failing
+Four sessions, run at once (one Cline each, its own HOME): a loop (the same failing
 command again and again, guard installed for the project), a cycle of period 2 (two
-failing commands alternating, guard installed for the user) and a clean session (guard
-for the project). From Cline's OWN session log (``<id>.messages.json``) after each run:
+failing commands alternating, guard installed for the user), a response of two parallel
+commands repeated (one step each) and a clean session (guard for the project). From
+Cline's OWN session log (``<id>.messages.json``) after each run:
 
 * the loop and the cycle: ``maxrepeat grade --preset live`` of the log fails; the guard's
   warning reached the model (a ``<hook_context>`` block Cline adds after the result, in
