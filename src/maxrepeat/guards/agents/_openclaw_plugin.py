@@ -27,13 +27,14 @@ the result (tool-result middleware)::
 openclaw-agent.sqlite``). The shim does what the JSON answer says
 (`maxrepeat.guards.agents.openclaw.render`):
 
-* ``{"block": true, "reason": M}`` (``before_tool_call``): OpenClaw does not run the tool
+* ``{"decision": "block", "reason": M}`` before the call: OpenClaw does not run the tool
   and gives the model ``M`` as the call's result (recorded with ``details.status``
-  ``"blocked"``);
-* ``{"append": M}`` / ``{"replace": M}`` (``tool_result``): ``M`` is added to the result
-  the model reads, or replaces it (as an error); the tool's own result is kept in the
-  result's ``details.maxrepeatGuard``, where the ``openclaw`` reader takes it back from;
-* ``"abort": true`` besides: the shim aborts the session's run
+  ``"blocked"``); after the call: ``M`` replaces the result the model reads (as an
+  error);
+* ``{"append": M}`` (``tool_result``): ``M`` is added to the result the model reads; the
+  tool's own result is kept in the result's ``details.maxrepeatGuard`` (also when
+  replaced), where the ``openclaw`` reader takes it back from;
+* ``"continue": false`` besides: the shim aborts the session's run
   (``abortAgentHarnessRun`` of ``openclaw/plugin-sdk/agent-harness-runtime``) once the
   call's result is stored (its ``tool_result_persist`` hook; 5 s at most): aborting at
   once would store OpenClaw's abort in place of the refusal.
@@ -169,8 +170,10 @@ export default {
         const id = event.toolCallId ?? ctx?.toolCallId;
         const answer = await ask(base("before_tool_call", ctx, event.toolName, id,
                                       event.params));
-        if (answer?.abort) stop(ctx, id);
-        if (answer?.block) return { block: true, blockReason: String(answer.reason ?? "") };
+        if (answer?.continue === false) stop(ctx, id);
+        if (answer?.decision === "block") {
+          return { block: true, blockReason: String(answer.reason ?? "") };
+        }
       } catch (e) {
         process.stderr.write(`maxrepeat guard: ${e} (the call goes on)\n`);
       }
@@ -184,15 +187,14 @@ export default {
         const answer = await ask({ ...base("tool_result", ctx, event.toolName,
                                            event.toolCallId, event.args),
                                    tool_response: own });
-        if (answer?.abort) stop(ctx, event.toolCallId);
-        const words = answer?.replace ?? answer?.append;
+        if (answer?.continue === false) stop(ctx, event.toolCallId);
+        const replace = answer?.decision === "block";
+        const words = replace ? answer.reason : answer?.append;
         if (typeof words !== "string") return undefined;
         const text = { type: "text", text: words };
         const kept = r.details && typeof r.details === "object" ? r.details : {};
         const details = { ...kept, [KEY]: own };
-        if (typeof answer.replace === "string") {
-          return { result: { ...r, content: [text], details, isError: true } };
-        }
+        if (replace) return { result: { ...r, content: [text], details, isError: true } };
         return { result: { ...r, content: [...(r.content ?? []), text], details } };
       } catch (e) {
         process.stderr.write(`maxrepeat guard: ${e}\n`);

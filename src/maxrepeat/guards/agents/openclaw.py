@@ -23,11 +23,14 @@ What the guard prints (exit code 0, one JSON object, nothing when there is nothi
 which the plug-in carries out:
 
 * ``tool_result`` warning: ``{"append": MESSAGE}`` (added to the result the model reads);
-* ``tool_result`` block: ``{"replace": MESSAGE}`` (the result the model reads, as an error);
+* ``tool_result`` block: ``{"decision": "block", "reason": MESSAGE}`` (the result the
+  model reads, as an error);
 * ``before_tool_call`` (``name`` / ``name-args`` modes) when the call would extend a loop
-  to a block: ``{"block": true, "reason": MESSAGE}`` (the tool does not run; the model
-  reads the reason as the call's result);
-* stop (either event): the same with ``"abort": true``: the plug-in aborts the run.
+  to a block: the same (the tool does not run; the model reads the reason as the call's
+  result);
+* stop (either event): the same with ``"continue": false``: the plug-in aborts the run.
+
+(The keys are those the verdict journal reads, `maxrepeat.guards.verdicts`.)
 """
 
 from __future__ import annotations
@@ -84,12 +87,10 @@ def render(call: HookCall, decision: Decision) -> HookOutput:
     """The plug-in's instructions for a decision (see the module docstring)."""
 
     def write(msg: str) -> dict[str, Any]:
-        stop = {"abort": True} if decision.action is Action.STOP else {}
-        if call.phase == "pre":
-            return {"block": True, "reason": msg, **stop}
-        if decision.action is Action.WARN:
+        if decision.action is Action.WARN and call.phase == "post":
             return {"append": msg}
-        return {"replace": msg, **stop}
+        stop = {"continue": False} if decision.action is Action.STOP else {}
+        return {"decision": "block", "reason": msg, **stop}
 
     return hook_output(decision, write)
 
