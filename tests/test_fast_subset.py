@@ -9,8 +9,14 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import Path
+from types import SimpleNamespace
+from typing import cast
 
-from .conftest import AGENT_MODULES, BROWSER_MODULES
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from .conftest import AGENT_MODULES, BROWSER_MODULES, FAST_EXAMPLES, _fewer_examples
 
 HERE = Path(__file__).parent
 #: what a module that drives an agent CLI or a browser uses (.npm-agents/ also holds npm
@@ -45,3 +51,33 @@ def test_every_module_that_runs_an_agent_or_a_browser_is_left_out_of_the_fast_su
 def test_the_marked_modules_exist() -> None:
     for name in AGENT_MODULES | BROWSER_MODULES:
         assert (HERE / f"{name}.py").is_file(), name
+
+
+def test_the_fast_profile_runs_a_tenth_of_the_examples_and_the_default_all() -> None:
+    """``HYPOTHESIS_PROFILE=fast`` (``--fast``) shortens even a test whose own ``@settings``
+    asks for its examples (which any profile alone leaves alone), to a tenth, at least
+    `FAST_EXAMPLES`; under any other profile a test runs what it asks for."""
+    counts = {}
+    for profile in ("fast", settings.get_current_profile_name()):
+        for asked in (300, 40, 5):
+            calls: list[int] = []
+
+            @settings(max_examples=asked, database=None)
+            @given(st.integers())
+            def prop(n: int) -> None:
+                calls.append(n)  # noqa: B023 (called in this iteration)
+
+            was = settings.get_current_profile_name()
+            settings.load_profile(profile)
+            try:
+                _fewer_examples(cast(pytest.Item, SimpleNamespace(obj=prop)))
+            finally:
+                settings.load_profile(was)
+            prop()
+            counts[profile, asked] = len(calls)
+    assert counts["fast", 300] == 30
+    assert counts["fast", 40] == FAST_EXAMPLES
+    assert counts["fast", 5] == 5
+    default = settings.get_current_profile_name()
+    if default != "fast":
+        assert [counts[default, n] for n in (300, 40, 5)] == [300, 40, 5]
