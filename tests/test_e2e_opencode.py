@@ -58,7 +58,7 @@ def _bash(cmd: str) -> list[tuple[str, dict[str, Any]]]:
 
 SCRIPTS: dict[str, tuple[str, list[Step]]] = {
     "loop": ("project", [_bash("ls /nonexistent-maxrepeat")] * 8 + ["gave up"]),
-    "cycle": ("user", [_bash("ls /nonexistent-x"), _bash("cat /nonexistent-y")] * 6
+    "cycle": ("user", [_bash("ls /nonexistent-x"), _bash("cat /nonexistent-y")] * 7
               + ["gave up"]),
     "clean": ("project", [_bash("ls /nonexistent-a"), _bash("echo one"), _bash("echo two"),
                           _bash("ls /nonexistent-a"), "done"]),
@@ -231,8 +231,9 @@ def test_warned_where_grade_first_fails_then_refused_and_stopped(
     assert run.returncode == 1 and "Aborted" in run.stderr, run.stderr
     if name == "loop":  # a repeat: refused at the very next call, stopped at the one after
         assert told == ["warn", "block", "stop"] and len(texts) == k + 3, (told, texts)
-    else:  # the cycle's next step is refused once it would complete another copy
-        assert spoken == [k, *refused], (spoken, refused, told)
+    else:  # the cycle: its next step runs, the two after it are refused, then the stop
+        assert told == ["warn", "block", "block", "stop"], told
+        assert spoken == [k, k + 2, k + 3] and len(texts) == k + 5, (spoken, len(texts))
     # live = post-hoc: the hook spoke from call k on, where grading the log fails
     assert all(failing[i] for i in spoken) and not any(failing[:k])
     graded = subprocess.run([str(EXE), "grade", str(run.db), "--preset", "live",
