@@ -284,7 +284,22 @@ def test_the_page_blocks_run_as_written(phoenix_url: str, monkeypatch: pytest.Mo
     text = (ROOT / "docs" / "integrations" / "phoenix.md").read_text(encoding="utf-8")
     blocks = re.findall(r'^```py title="([^"]+)"\n(.*?)^```\n\n```text\n(.*?)^```', text,
                         re.MULTILINE | re.DOTALL)
-    assert [name for name, _, _ in blocks] == ["score_traces.py", "evaluator.py"]
+    assert [name for name, _, _ in blocks] == ["score_traces.py", "evaluator.py",
+                                                "dataframe.py"]
     for name, code, shown in blocks:
         exec(compile(code, f"phoenix.md:{name}", "exec"), {"__name__": "__docs__"})
         assert capsys.readouterr().out == shown, name
+    # both blocks that log left their annotation on the agent span, read back
+    client = Client(base_url=phoenix_url)
+    spans = _spans(client, "my-agent", 19)
+    [root] = [s for s in spans if not s.get("parent_id")]
+    deadline = time.monotonic() + 30
+    while True:
+        found = {a["name"]: a for a in client.spans.get_span_annotations(
+            span_ids=[root["context"]["span_id"]], project_identifier="my-agent")}
+        if {"max_repeat", "loops"} <= set(found) or time.monotonic() > deadline:
+            break
+        time.sleep(0.3)
+    assert found["loops"]["result"]["label"] == found["max_repeat"]["result"]["label"] == "fail"
+    assert found["loops"]["result"]["explanation"] == found["max_repeat"]["result"][
+        "explanation"]

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from phoenix.evals import Evaluator
 
 __all__ = ["turns_from_spans", "trajectory_from_spans", "verdict", "max_repeat",
-           "annotate_traces", "traces_of"]
+           "annotate_traces", "traces_of", "traces_frame"]
 
 _EXTRA = "phoenix"
 _MISSING = object()
@@ -147,6 +147,23 @@ def traces_of(spans: Iterable[Mapping[str, Any]]) -> dict[str, list[Mapping[str,
         context = span.get("context") or {}
         traces.setdefault(str(context.get("trace_id", "")), []).append(span)
     return traces
+
+
+def traces_frame(spans: Iterable[Mapping[str, Any]]) -> Any:
+    """A pandas ``DataFrame`` with one row per trace, for ``phoenix.evals``'
+    ``evaluate_dataframe``: ``span_id`` (the trace's root span, where
+    ``to_annotation_dataframe`` puts the score), ``trace_id`` and ``spans`` (the trace's
+    span dicts, `max_repeat`'s input). Evaluators' own traces are left out."""
+    from importlib import import_module
+
+    pd: Any = import_module("pandas")  # phoenix.evals' own dependency (untyped)
+    rows = []
+    for trace_id, members in traces_of(spans).items():
+        root = _root(members)
+        if _kind(root) != "EVALUATOR":
+            rows.append({"span_id": _span_id(root), "trace_id": trace_id,
+                         "spans": [dict(s) for s in members]})
+    return pd.DataFrame(rows, columns=["span_id", "trace_id", "spans"])
 
 
 def _root(spans: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:
