@@ -12,7 +12,7 @@ state folder's ``extensions/`` (the user's: ``~/.openclaw/extensions``,
 otherwise). The manifest asks to be loaded with the agent runtime
 (``activation.onAgentHarnesses``) and declares the tool-result middleware it registers
 (``contracts.agentToolResultMiddleware``), without which OpenClaw rejects it. Measured
-with 2026.9.6: ``openclaw agent --local`` (and the Gateway) load the plug-in's hooks;
+with 2026.9.6: ``openclaw agent --local`` loads the plug-in's hooks (the Gateway untested);
 ``openclaw agent exec`` registers it for discovery only and never calls its hooks.
 
 The plug-in is a shim: it runs the guard command with one JSON object on standard input
@@ -157,7 +157,8 @@ function stored(toolCallId) {
   if (!due) return;
   stopping.delete(toolCallId);
   clearTimeout(due.timer);
-  setTimeout(() => abortNow(due.sessionId), 0);
+  // once this write is done, before the run's next step (which would ask the model)
+  queueMicrotask(() => abortNow(due.sessionId));
 }
 
 export default {

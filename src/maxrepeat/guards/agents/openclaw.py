@@ -160,8 +160,8 @@ def will_load(scope: str, file: Path, project: Path, home: Path,
         problems.append(problem(config, text, f'"{PLUGIN_ID}"',
                                 f"plugins.entries.{PLUGIN_ID}.enabled", "true",
                                 "nothing", f"run maxrepeat hook install openclaw --{scope}"))
-    notes = ("openclaw agent --local and the Gateway run it; openclaw agent exec does not "
-             "call plug-in hooks",)
+    notes = ("openclaw agent --local runs it; openclaw agent exec does not call plug-in "
+             "hooks",)
     return Load(not problems, tuple(problems), notes)
 
 
