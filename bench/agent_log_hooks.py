@@ -30,8 +30,8 @@ import argparse
 import json
 import os
 import resource
-import subprocess
 import statistics
+import subprocess
 import sys
 import tempfile
 import time

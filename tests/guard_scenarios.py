@@ -17,13 +17,20 @@ post-hoc grading of that trajectory, step by step:
 
 from __future__ import annotations
 
-from msgspec.structs import replace
-
 from dataclasses import dataclass, field
 from typing import Any
 
-from maxrepeat import (GraderResult, MaxRepeatConfig, Trajectory, grade, tool_call, turn_end,
-                       turn_start)
+from msgspec.structs import replace
+
+from maxrepeat import (
+    GraderResult,
+    MaxRepeatConfig,
+    Trajectory,
+    grade,
+    tool_call,
+    turn_end,
+    turn_start,
+)
 
 #: the calls the scripted model makes, one per model response, then it answers
 SCRIPTS: dict[str, list[tuple[str, dict[str, Any]]]] = {

@@ -17,12 +17,12 @@ import pytest
 from maxrepeat.core.config import MaxRepeatConfig
 from maxrepeat.guards import agentlog
 from maxrepeat.guards.agents import codex, copilot_cli, gemini_cli
-from maxrepeat.guards.hookcall import HookCall
-from maxrepeat.guards.placement import place_call
 from maxrepeat.guards.agents.codex import CodexWriter
 from maxrepeat.guards.agents.copilot_cli import CopilotCliWriter
 from maxrepeat.guards.agents.gemini_cli import GeminiCliWriter
+from maxrepeat.guards.hookcall import HookCall
 from maxrepeat.guards.install import install, uninstall
+from maxrepeat.guards.placement import place_call
 from maxrepeat.guards.policy import Action
 
 CONFIG = [MaxRepeatConfig(2, match="name-args")]

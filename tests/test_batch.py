@@ -10,10 +10,10 @@ import pytest
 from click.testing import CliRunner
 
 import maxrepeat
+from maxrepeat.cli import cli
 from maxrepeat.engines.batch import BatchGrader
 from maxrepeat.engines.progress import progress_bar
 from maxrepeat.engines.units import Unit, expand_inputs, plan_units
-from maxrepeat.cli import cli
 
 from .conftest import call
 

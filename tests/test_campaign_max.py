@@ -16,8 +16,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from .campaigns import Oracle, campaign_seed, oracle
 from maxrepeat.specs.configfile import parse_config_text
+
+from .campaigns import Oracle, campaign_seed, oracle
 
 VALUES = 2000
 CONFIG = "graders:\n  - type: max-repeat\n    config:\n      max: {}\n"

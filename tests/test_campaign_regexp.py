@@ -21,7 +21,6 @@ from typing import Any
 
 import pytest
 
-from .campaigns import Oracle, campaign_seed, drop_one, oracle, shrink
 from maxrepeat.core.toolmatch import (
     DEPTH_REASON,
     PatternSyntaxError,
@@ -29,6 +28,8 @@ from maxrepeat.core.toolmatch import (
     compile_pattern,
     is_empty_pattern,
 )
+
+from .campaigns import Oracle, campaign_seed, drop_one, oracle, shrink
 
 PATTERNS = 2000
 NAMES = 24

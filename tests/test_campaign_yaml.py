@@ -23,8 +23,9 @@ from typing import Any
 
 import pytest
 
-from .campaigns import YAML_PACKAGE, YAML_VERSION, Oracle, campaign_seed, drop_one, oracle, shrink
 from maxrepeat.specs.configfile import compose_located
+
+from .campaigns import YAML_PACKAGE, YAML_VERSION, Oracle, campaign_seed, drop_one, oracle, shrink
 
 DOCUMENTS = 3000
 

@@ -8,8 +8,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 CLI = [sys.executable, "-c", "from maxrepeat.cli import main; main()"]
 RUN = json.dumps({"id": "r", "events": [
     {"type": "tool_call", "data": {"toolName": "bash", "toolCallId": "c1"}}]})

@@ -12,9 +12,9 @@ from click.testing import CliRunner, Result
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from maxrepeat.cli import cli
 from maxrepeat.specs.configfile import parse_config_text
 from maxrepeat.specs.evalspec import SPEC_RESULT_NAME, is_eval_spec, parse_eval_spec_text
-from maxrepeat.cli import cli
 
 from .conftest import EXAMPLES, call, load_cases, turn
 

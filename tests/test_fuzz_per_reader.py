@@ -25,8 +25,7 @@ from maxrepeat.core import accel
 from maxrepeat.readers import reader_names
 
 from .conftest import EXAMPLES, FIXTURES
-from .test_fuzz_readers import SEED_SUFFIXES, _dump, _load_seed, _parse, _slots, \
-    read_everything
+from .test_fuzz_readers import SEED_SUFFIXES, _dump, _load_seed, _parse, _slots, read_everything
 
 _LONE = ("\ud800", "\udfff", "\\ud800")
 #: examples per reader (scripts/sanitize.sh runs fewer, under ASan + UBSan)

@@ -24,9 +24,9 @@ from hypothesis import strategies as st
 from maxrepeat import MaxRepeatConfig, grade
 from maxrepeat.core.errors import TrajectoryFormatError
 from maxrepeat.core.events import Trajectory
+from maxrepeat.core.summary import summarize
 from maxrepeat.readers import INTERNAL_ERROR, Source, detect, read_source, reader_names
 from maxrepeat.reporters import get_reporter
-from maxrepeat.core.summary import summarize
 
 from .conftest import CORPUS, EXAMPLES, FIXTURES
 

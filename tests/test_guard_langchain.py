@@ -16,8 +16,16 @@ from langgraph.checkpoint.memory import InMemorySaver
 from maxrepeat import MaxRepeatConfig, MissingExtraError, grade
 from maxrepeat.guards.langchain import LoopStoppedError, loop_guard, trajectory_from_messages
 
-from .guard_scenarios import (MARK, NAME_ARGS, OBSERVATION, PARALLEL, SCRIPTS, Outcome, check,
-                              tool_output)
+from .guard_scenarios import (
+    MARK,
+    NAME_ARGS,
+    OBSERVATION,
+    PARALLEL,
+    SCRIPTS,
+    Outcome,
+    check,
+    tool_output,
+)
 
 
 class ScriptedChatModel(FakeMessagesListChatModel):

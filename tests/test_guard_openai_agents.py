@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 import asyncio
-import re
 import json
+import re
 from typing import Any
 
 import pytest

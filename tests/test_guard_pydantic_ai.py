@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 import pytest
 from pydantic_ai import Agent, capture_run_messages
@@ -14,8 +13,16 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from maxrepeat import MaxRepeatConfig, MissingExtraError
 from maxrepeat.guards.pydantic_ai import loop_guard, stop_error_class, trajectory_from_messages
 
-from .guard_scenarios import (MARK, NAME_ARGS, OBSERVATION, PARALLEL, SCRIPTS, Outcome, check,
-                              tool_output)
+from .guard_scenarios import (
+    MARK,
+    NAME_ARGS,
+    OBSERVATION,
+    PARALLEL,
+    SCRIPTS,
+    Outcome,
+    check,
+    tool_output,
+)
 
 
 def _text(messages: list[ModelMessage]) -> str:

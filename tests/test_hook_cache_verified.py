@@ -170,8 +170,14 @@ def test_a_state_saved_under_a_retired_block_hash_is_ignored(tmp_path: Path) -> 
     sealed so that only the name differs), is not restored: the log is read again."""
     import msgspec
 
-    from maxrepeat.guards.session import (RETIRED_BLOCK_HASHES, GuardSession, Snapshot,
-                                          block_hash, seal, unseal)
+    from maxrepeat.guards.session import (
+        RETIRED_BLOCK_HASHES,
+        GuardSession,
+        Snapshot,
+        block_hash,
+        seal,
+        unseal,
+    )
 
     log = tmp_path / "log.jsonl"
     log.write_text("".join(f'{{"n": {i}, "pad": "{"x" * 3000}"}}\n' for i in range(200)))

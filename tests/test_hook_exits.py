@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from maxrepeat.cli import hookrun
 from maxrepeat.guards.agents import names
 
 from .test_startup_imports import _hook_session

@@ -382,10 +382,9 @@ def test_the_server_has_imported_what_a_hook_call_imports(tmp_path: Path) -> Non
     module of the package a hook call of each agent imports, first and later call (else
     each child would import it again)."""
     from maxrepeat.cli import hookclient, hookrun
+    from maxrepeat.guards.agents import names
 
     from .test_startup_imports import _hook_imports
-
-    from maxrepeat.guards.agents import names
 
     assert [a for a in names() if hookclient.builtin_agent(a)] == names()
     assert not hookclient.builtin_agent("install") and not hookclient.builtin_agent("_x")

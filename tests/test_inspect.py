@@ -167,8 +167,8 @@ def test_cli_in_its_own_process_reads_a_log_inspect_writes_by_default(
     as a separate process, so no zipfile patch made by importing inspect_ai here can help
     it: the core must read zstd itself."""
     pytest.importorskip("inspect_ai")
-    import zipfile
     import subprocess
+    import zipfile
 
     monkeypatch.setenv("INSPECT_LOG_DIR", str(tmp_path))
     score, log_path = _run_task(tmp_path, 5, max_=3)

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from maxrepeat import MaxRepeatConfig, Monitor, grade
 from maxrepeat.core.errors import ConfigError
-from maxrepeat.core.neardup import Clusters, Transform, expand_normalizers, similarity
 from maxrepeat.core.nearconfig import near_from
+from maxrepeat.core.neardup import Clusters, Transform, expand_normalizers, similarity
 
 from .conftest import call, result, turn
 
@@ -372,8 +372,12 @@ def test_arguments_read_from_a_file_key_as_decoded_ones(value: Any) -> None:
 
     import msgspec
 
-    from maxrepeat.core.canonical import (canonical_bytes, comparison_value, decode_value,
-                                          normalized_bytes)
+    from maxrepeat.core.canonical import (
+        canonical_bytes,
+        comparison_value,
+        decode_value,
+        normalized_bytes,
+    )
 
     raw = msgspec.Raw(std_json.dumps(value).replace("Infinity", "1e400").encode())
     near = near_from({"match": "name-args", "normalize": ["volatile"],

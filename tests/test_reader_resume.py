@@ -22,10 +22,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from .conftest import CORPUS, FIXTURES, ROOT
 from maxrepeat.core.events import Event
 from maxrepeat.readers import Source, _gemini_cli_resume, _resume, get_reader
 from maxrepeat.readers._resume import _Changed, _NotResumable, _StateError, resume
+
+from .conftest import CORPUS, FIXTURES, ROOT
 
 RECORDED = ROOT / "bench" / "loops" / "recorded"
 READERS = ("codex", "gemini-cli", "copilot-cli")

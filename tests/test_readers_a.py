@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 import os
-from msgspec.structs import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from msgspec.structs import replace
 
 from maxrepeat import MaxRepeatConfig, grade
 from maxrepeat.core.canonical import canonical_bytes
@@ -19,6 +19,7 @@ from maxrepeat.core.errors import TrajectoryFormatError
 from maxrepeat.core.events import Trajectory
 from maxrepeat.readers import Source, detect, read_source
 from maxrepeat.readers._toolevents import EventBuilder, content_text, decode_arguments
+
 from .strategies import json_values
 
 FIXTURES = Path(__file__).parent / "fixtures"

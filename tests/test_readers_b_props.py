@@ -13,8 +13,8 @@ from maxrepeat import MaxRepeatConfig, Trajectory, grade
 from maxrepeat.core.errors import TrajectoryFormatError
 from maxrepeat.readers import Source, get_reader, read_source
 
-from .test_readers_b import FIXTURES, MY_FORMATS
 from .strategies import json_values
+from .test_readers_b import FIXTURES, MY_FORMATS
 
 SETTINGS = settings(max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])

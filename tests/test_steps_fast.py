@@ -13,6 +13,7 @@ from maxrepeat.core.canonical import canonical_bytes, is_empty
 from maxrepeat.core.events import Event, EventData
 from maxrepeat.core.fingerprints import digest, fingerprint_keys, name_bytes, step_key
 from maxrepeat.core.steps import MISSING, group_steps, group_steps_loop, watcher
+
 from .strategies import json_values
 
 VALUES: list[Any] = [None, "ok", " ", "", 1, 1.0, [], {}, {"a": 1}, {"a": 1.0}, [True],

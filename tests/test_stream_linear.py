@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 
 from maxrepeat import MaxRepeatConfig, grade
-from maxrepeat.readers import Source, read_source
-from maxrepeat.readers import _windows
+from maxrepeat.readers import Source, _windows, read_source
 from maxrepeat.readers._windows import WindowedDocument
 
 

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 import maxrepeat
-from maxrepeat.engines import unitgrader as unit_engine
-from maxrepeat.engines import streamed
 from maxrepeat.core.monitor import tracker
+from maxrepeat.engines import streamed
+from maxrepeat.engines import unitgrader as unit_engine
 from maxrepeat.engines.batch import BatchGrader
 from maxrepeat.readers import _vally_stream, _windows
 

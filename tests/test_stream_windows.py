@@ -21,8 +21,7 @@ from maxrepeat.engines import windowed
 from maxrepeat.engines.batch import BatchGrader
 from maxrepeat.engines.driver import Graders
 from maxrepeat.engines.windowed import grade_windowed, segments
-from maxrepeat.readers import Source
-from maxrepeat.readers import _windows
+from maxrepeat.readers import Source, _windows
 from maxrepeat.readers._windows import WindowedDocument, scan_pure
 from maxrepeat.readers.vally import read_one
 

@@ -36,10 +36,10 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 sys.path[:0] = [str(ROOT / "src"), str(HERE)]
 
+import cases  # noqa: E402
+
 import maxrepeat  # noqa: E402
 from maxrepeat import MaxRepeatConfig, grade  # noqa: E402
-
-import cases  # noqa: E402
 
 CORPUS = Path(os.environ.get("MAXREPEAT_SHARED", ROOT.parent / "shared")) / "corpus"
 BASE: dict[str, Any] = {"max": 2, "max_cycle_period": 2}

@@ -15,8 +15,16 @@ import click
 
 from ..core.errors import ConfigError
 from .color import color_option, wants_color
-from .options import (EXIT_CODES_HELP, configs_from_flags, count_type, die, grader_options,
-                      inline_given, say, write)
+from .options import (
+    EXIT_CODES_HELP,
+    configs_from_flags,
+    count_type,
+    die,
+    grader_options,
+    inline_given,
+    say,
+    write,
+)
 
 # Modules needed only on some paths (YAML, eval specs, engines) are imported where they
 # are used: start-up time is measured (bench/RESULTS.md).

@@ -20,8 +20,16 @@ from . import accel
 from .canonical import canonical_bytes, decode_value, observation_bytes
 from .config import MaxRepeatConfig
 from .rules import step_is_empty
-from .steps import MISSING, Call, Fingerprint, LazyResults, SingleCallSteps, Step, group_steps
-from .steps import watcher
+from .steps import (
+    MISSING,
+    Call,
+    Fingerprint,
+    LazyResults,
+    SingleCallSteps,
+    Step,
+    group_steps,
+    watcher,
+)
 
 __all__ = [
     "StepTable",

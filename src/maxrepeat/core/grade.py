@@ -8,11 +8,11 @@ from typing import Any
 from .config import MaxRepeatConfig
 from .errors import MalformedValueError, TrajectoryFormatError, UnsafeMatchError
 from .events import Trajectory, trajectory_from_dict
+from .fingerprints import StepTable, build_step_table, make_steps
 from .preview import inert, shorten, step_preview
 from .result import GraderResult, ResultMetadata, Run
 from .rules import DEFAULT_MAX_RUNS, covered_steps, largest, rank
 from .search import Span, search
-from .fingerprints import StepTable, build_step_table, make_steps
 from .steps import MISSING, Step
 
 __all__ = [

@@ -15,14 +15,13 @@ from typing import Any, Final
 
 import msgspec
 
-from .canonical import (canonical_bytes, comparison_value, decode_value, is_empty,
-                        normalized_bytes)
+from .canonical import canonical_bytes, comparison_value, decode_value, is_empty, normalized_bytes
 from .config import MaxRepeatConfig
 from .events import TOOL_RESULT
+from .fingerprints import digest, name_bytes, step_key
 from .neardup import Transform
 from .rules import step_is_empty
 from .steps import SingleCallSteps
-from .fingerprints import digest, name_bytes, step_key
 
 __all__ = ["near_keys", "observed_key", "arguments_body", "NO_OBSERVATION"]
 

@@ -28,7 +28,6 @@ bounded). If the temporary database cannot be used, the same happens.
 from __future__ import annotations
 
 import heapq
-import os
 from collections.abc import Iterable, Iterator
 from typing import Any, Final
 

@@ -23,24 +23,23 @@ refuses (`_NotWindowed`). See docs/design/streaming.md.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Iterator, Sequence
 from operator import attrgetter
 from typing import Any, Final
 
 import msgspec
 
+from ..core import accel
 from ..core.config import MaxRepeatConfig
 from ..core.errors import MalformedValueError, TrajectoryFormatError, UnsafeMatchError
 from ..core.events import TOOL_CALL, TOOL_RESULT, TURN_END, TURN_START, Trajectory
-from ..core import accel
 from ..core.fingerprints import build_step_table
 from ..core.grade import build_result, error_result, internal_error
 from ..core.preview import step_preview
 from ..core.result import GraderResult
 from ..core.steps import MISSING, SingleCallSteps
 from ..core.windowsearch import Described, WindowSearch
-from ..readers._windows import _NotWindowed, WindowedDocument
+from ..readers._windows import WindowedDocument, _NotWindowed
 from .driver import Graded, Graders
 from .scratch import CACHE_KIB, ScratchDB
 

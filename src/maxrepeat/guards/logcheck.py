@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import IO, Final
 
-from .statefile import Snapshot, _Saved, block_hash
+from .statefile import Snapshot, _Saved, block_hash  # noqa: F401  (Snapshot: the doctests)
 
 __all__ = ["BLOCK", "CHECKS", "RACY", "RACY_COARSE", "check_mode", "file_stat",
            "block_digests", "tail_digest", "verify"]

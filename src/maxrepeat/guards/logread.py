@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from ..core.errors import TrajectoryFormatError
 from ..core.events import TOOL_RESULT, Event, Trajectory
 from ..readers import Source, get_reader
-from ..readers._resume import _Changed, _NotResumable, Resumable, _StateError, resume
+from ..readers._resume import Resumable, _Changed, _NotResumable, _StateError, resume
 from .session import GuardSession
 
 __all__ = ["LogRead", "read_log", "read_whole", "results_in"]

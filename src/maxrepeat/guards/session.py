@@ -56,12 +56,12 @@ import msgspec
 from .. import __version__
 from ..core.errors import TrajectoryFormatError
 from ..core.monitor import STATE_VERSION
-from ..readers._marks import Spill, _SPILL
+from ..readers._marks import _SPILL, Spill
 from ..readers._regular import open_regular, read_regular
 from .logcheck import (
+    _D,
     BLOCK,
     CHECKS,
-    _D,
     block_digests,
     check_mode,
     file_stat,

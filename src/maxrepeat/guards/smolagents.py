@@ -34,8 +34,8 @@ from __future__ import annotations
 import copy
 import itertools
 import sys
-import types
 import threading
+import types
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, Final

@@ -31,9 +31,9 @@ from .agent_trust import Load, will_load
 from .agents import Agent
 from .agents import get as get_agent
 from .install import SCOPES, read_settings
-from .shimfiles import FilesWriter, command_in, ours
 from .policy import Policy
-from .statefile import _Saved, _digest, block_hash, default_cache_dir, unseal
+from .shimfiles import FilesWriter, command_in, ours
+from .statefile import _digest, _Saved, block_hash, default_cache_dir, unseal
 from .verdicts import Verdict, recent, signature
 
 __all__ = ["Installed", "Graders", "Session", "GuardStatus", "installed", "status",

@@ -13,9 +13,9 @@ from ._json import strip_bom
 from ._marks import Marks, decode_state, mark
 from ._resume import (
     BuilderState,
+    ResumableBuilder,
     _Changed,
     _NotResumable,
-    ResumableBuilder,
     encode,
     line_record,
 )

@@ -34,8 +34,8 @@ from typing import Any, Final, Protocol
 import msgspec
 
 from ..core.events import Event
-from ._marks import Marks, encode_state, mark
 from ._json import strip_bom
+from ._marks import Marks, encode_state, mark
 from ._toolevents import EventBuilder, Segment, ToolCall, ToolResult, decode_record
 
 __all__ = ["_Changed", "_NotResumable", "_StateError", "encode", "BuilderState", "ResumableBuilder", "Resumable", "resume",

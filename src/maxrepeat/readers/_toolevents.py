@@ -19,8 +19,7 @@ from typing import Any
 
 import msgspec
 
-from ..core.errors import TrajectoryFormatError
-from ..core.errors import type_name
+from ..core.errors import TrajectoryFormatError, type_name
 from ..core.events import Event, EventData
 from . import Source
 from ._json import JSON_DECODER, decode_line, iter_lines

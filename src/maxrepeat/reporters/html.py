@@ -24,9 +24,9 @@ from ..core.preview import inert, shorten
 from ..core.result import GraderResult
 from ..core.steps import MISSING, Step
 from ..core.summary import Summary
+from ._tally import tally
 from .base import Reporter
 from .html_page import page
-from ._tally import tally
 
 __all__ = ["REPORTER", "HtmlReporter", "CallView", "StepView", "Timeline", "timeline", "timeline_of", "render"]
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final
 
 from ..canonical import MalformedValueError, canonical_bytes, decode_value, is_empty
-from ..preview import call_preview, json_preview
 from ..fingerprints import digest, name_bytes
+from ..preview import call_preview, json_preview
 from ..steps import MISSING
 from .state import Answer, Call
 

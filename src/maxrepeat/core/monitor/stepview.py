@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Final
 
+from ..fingerprints import digest, step_key
 from ..preview import STEP_CALL_LIMIT
 from ..rules import step_is_empty
-from ..fingerprints import digest, step_key
 from .state import Answer, Call, DoneStep, OpenStep
 
 __all__ = ["observed", "join_previews", "Live", "StepViews"]
