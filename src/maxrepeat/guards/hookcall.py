@@ -2,8 +2,8 @@
 CLI, Gemini CLI, Copilot CLI): the call in the log's terms (`HookCall`), read from the
 hook input with `hook_event`, `payload_str` / `require`, and what the hook prints
 (`HookOutput`, by `hook_output`). The
-guard that judges it is `.agentlog`; each agent's module translates its own input and
-output.
+guard that judges it is `.agentlog`; each agent's module in `maxrepeat.guards.agents`
+translates its own input and output.
 """
 
 from __future__ import annotations
