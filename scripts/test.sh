@@ -59,6 +59,7 @@ NPM_AGENTS+=("@mariozechner/pi-coding-agent@0.73.1")  # Pi: tests/test_e2e_pi.py
 NPM_AGENTS+=("cline@3.0.65")  # Cline CLI: tests/test_e2e_cline.py
 NPM_AGENTS+=("opencode-ai@1.18.33")  # OpenCode: tests/test_e2e_opencode.py
 NPM_AGENTS+=("openclaw@2026.9.6")  # OpenClaw: tests/test_e2e_openclaw.py (Node.js 24)
+NPM_AGENTS+=("@qwen-code/qwen-code@0.24.4")  # Qwen Code: tests/test_e2e_qwen_code.py
 [ "$FAST" = 0 ] || NPM_AGENTS=()  # the fast subset runs no agent
 # OpenClaw needs Node.js >= 24.16 (its preinstall check refuses older ones): Node.js 24 comes
 # as the PyPI wheel into the git-ignored .npm-agents/node24, first on PATH only to install

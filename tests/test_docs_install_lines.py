@@ -24,7 +24,7 @@ import pytest
 from .conftest import ROOT
 
 PAGES = ("claude-code", "codex", "gemini-cli", "copilot-cli", "opencode", "pi", "cline",
-         "openclaw")
+         "openclaw", "qwen-code")
 #: an agent whose page is not named after it
 PAGE_FILES = {"opencode": "opencode_DOC", "pi": "pi_DOC", "cline": "cline_DOC",
               "openclaw": "openclaw_DOC"}
