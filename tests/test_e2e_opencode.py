@@ -8,6 +8,8 @@ Three sessions, run at the same time (one each, shared by the tests):
 
 * **loop**: one failing command again and again, the page's plain (project) install line;
 * **cycle**: two commands alternating, the page's ``--user`` line;
+* **reads**: a read of a missing file again and again (the tool throws: OpenCode runs no
+  ``tool.execute.after`` for it), the page's plain line;
 * **clean**: different commands, the page's plain line.
 
 From OpenCode's own database after each run: ``maxrepeat grade`` with the graders ``hook
@@ -60,6 +62,8 @@ SCRIPTS: dict[str, tuple[str, list[Step]]] = {
     "loop": ("project", [_bash("ls /nonexistent-maxrepeat")] * 8 + ["gave up"]),
     "cycle": ("user", [_bash("ls /nonexistent-x"), _bash("cat /nonexistent-y")] * 7
               + ["gave up"]),
+    # OpenCode's read tool throws for a missing file: no tool.execute.after for it
+    "reads": ("project", [[("read", {"filePath": "missing-notes.txt"})]] * 7 + ["gave up"]),
     "clean": ("project", [_bash("ls /nonexistent-a"), _bash("echo one"), _bash("echo two"),
                           _bash("ls /nonexistent-a"), "done"]),
 }
@@ -239,6 +243,24 @@ def test_warned_where_grade_first_fails_then_refused_and_stopped(
     graded = subprocess.run([str(EXE), "grade", str(run.db), "--preset", "live",
                              "--output", "json"], capture_output=True, text=True, timeout=60)
     assert graded.returncode == 1 and json.loads(graded.stdout)["results"][0]["passed"] is False
+
+
+def test_a_tool_that_throws_is_refused_before_its_next_copy_but_never_warned(
+        runs: dict[str, Run]) -> None:
+    """A failing call that OpenCode reports by a throw gets no after-call hook: the guard
+    cannot warn as it ends (the page says so), and judges it from the database at the next
+    call, which it refuses before it runs; then the stop."""
+    run = runs["reads"]
+    guard = _status(run)
+    failing = _grade(run, MaxRepeatConfig.from_mapping(guard["graders"][0]))
+    k = failing.index(True)
+    texts = _told(run)
+    assert all('"status": "error"' in t for t in texts), texts
+    spoken = [i for i, t in enumerate(texts) if GUARD in t]
+    assert spoken and spoken[0] == k + 1 and "(blocked)" in texts[k + 1], (spoken, k)
+    told = [v["action"] for v in reversed(guard["verdicts"])]
+    assert told == ["block", "stop"], told
+    assert run.returncode == 1 and len(texts) == k + 3 == run.model.served, texts
 
 
 def test_cycle_is_a_cycle(runs: dict[str, Run]) -> None:
