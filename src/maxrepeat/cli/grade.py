@@ -180,7 +180,7 @@ def grade_cmd(
                 with guard.critical():  # Ctrl-C lands between results, never inside one
                     builder.count_trajectory()
                 details = graded.details or (None,) * len(graded.results)
-                for result, detail in zip(graded.results, details):
+                for result, detail in zip(graded.results, details, strict=True):
                     with guard.critical():
                         result = runs.rename(result)
                         write(out, reporter.add(result, detail))

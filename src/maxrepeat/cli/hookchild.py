@@ -76,7 +76,8 @@ def _streams(data: bytes, names: list[str]) -> list[int]:
             os.lseek(scratch, 0, os.SEEK_SET)
         os.dup2(scratch, fd)
         saved.append(scratch)
-    encoding = dict(zip(("stdin", "stdout", "stderr"), zip(names[0::2], names[1::2])))
+    pairs = zip(names[0::2], names[1::2], strict=True)  # (encoding, errors) of each stream
+    encoding = dict(zip(("stdin", "stdout", "stderr"), pairs, strict=True))
     for fd, name in enumerate(("stdin", "stdout", "stderr")):
         stream = _text(fd, "r" if fd == 0 else "w", *encoding[name])
         setattr(sys, name, stream)

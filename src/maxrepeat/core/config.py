@@ -143,7 +143,7 @@ class MaxRepeatConfig:
         'max-repeat(max=3, period=3, match=name-args, ignore_arguments=[description,summary], normalize=[volatile])'
         >>> MaxRepeatConfig.preset("live", max=5, max_cycle_period=2).max_cycle_period
         2
-        """
+        """  # noqa: E501 (a doctest's output line, as printed)
         from .errors import ConfigError
         from .presets import PRESET_NAMES, preset_mapping
 

@@ -87,7 +87,8 @@ def _where(file: str | None, line: int | None, col: int | None) -> str:
 class ConfigError(MaxRepeatError, ValueError):
     """A grader configuration breaks a rule of the spec (§2).
 
-    >>> e = ConfigError("graders[0].config.max", "an integer >= 1", "0", file="g.yaml", line=4, col=10)
+    >>> e = ConfigError("graders[0].config.max", "an integer >= 1", "0", file="g.yaml", line=4,
+    ...                 col=10)
     >>> str(e)
     'g.yaml:4:10: graders[0].config.max must be an integer >= 1 (got 0)'
     """
@@ -117,7 +118,8 @@ class ConfigError(MaxRepeatError, ValueError):
     @property
     def message(self) -> str:
         """The error in the project's one message grammar."""
-        text = f"{_where(self.file, self.line, self.col)}{self.path} must be {self.expectation} (got {self.got})"
+        text = (f"{_where(self.file, self.line, self.col)}{self.path} must be {self.expectation}"
+                f" (got {self.got})")
         if self.hint:
             text += f"; {self.hint}"
         return text

@@ -108,7 +108,7 @@ class _Matcher:
         if not self.ignore_case:
             return a == b
         canon = _canon_table()
-        return all(canon[x] == canon[y] for x, y in zip(a, b))
+        return all(canon[x] == canon[y] for x, y in zip(a, b, strict=True))
 
     def _seq(self, items: list[Node], j: int, i: int, back: bool, k: Cont) -> bool:
         # Items with one outcome at most (a code unit, a back-reference, an assertion
@@ -208,7 +208,7 @@ class _Matcher:
                 self.caps[g] = None
             if self.m(body, i, back, after):
                 return True
-            for g, v in zip(inner, saved):
+            for g, v in zip(inner, saved, strict=True):
                 self.caps[g] = v
         elif self.m(body, i, back, after):
             return True

@@ -254,7 +254,8 @@ def trajectory_from_dict(
     >>> trajectory_from_dict({"id": "r", "events": [{"type": "turn_start"}]}).label
     'r'
     """
-    if isinstance(obj, Mapping) and "events" not in obj and isinstance(obj.get("trajectory"), Mapping):
+    if (isinstance(obj, Mapping) and "events" not in obj
+            and isinstance(obj.get("trajectory"), Mapping)):
         obj = obj["trajectory"]
     if not isinstance(obj, Mapping):
         raise TrajectoryFormatError(
@@ -268,7 +269,9 @@ def trajectory_from_dict(
     try:
         events = tuple(event_from_dict(e, i) for i, e in enumerate(raw_events))
     except TrajectoryFormatError as err:
-        raise err.with_source(source) if source is not None else err
+        if source is None:
+            raise
+        raise err.with_source(source) from err
     stimulus = obj.get("stimulus")
     stimulus_name = stimulus.get("name") if isinstance(stimulus, Mapping) else None
     return Trajectory(

@@ -370,7 +370,7 @@ def make_steps(
     """
     plain = decode_value if decode else _same
     out: list[Step] = []
-    for index, (step, key) in enumerate(zip(table.steps, table.keys)):
+    for index, (step, key) in enumerate(zip(table.steps, table.keys, strict=True)):
         calls = []
         for i in step:
             data = events[i].data

@@ -41,7 +41,7 @@ def _shingles(text: str) -> frozenset[Any]:
     words = text.split()
     if len(words) < 2:
         return frozenset(words)
-    return frozenset(zip(words, words[1:]))
+    return frozenset(zip(words, words[1:], strict=False))
 
 
 def similarity(a: str, b: str) -> float:

@@ -139,8 +139,9 @@ def _with_observation(events: Sequence[Any], steps: Sequence[Sequence[int]],
                       config: MaxRepeatConfig, transform: Transform) -> list[bytes | None]:
     """``name-args`` with ``with_observation``: a call's key is its name-args digest and
     its first result's (`observed_key`), so a repeat needs the same action and the same
-    answer (a call with none compares by its action and the no-observation mark). One pass in event order over the watched calls and every first result, as
-    the monitor meets them (one `Transform`: the similarity clusters see that order), and
+    answer (a call with none compares by its action and the no-observation mark). One pass in event
+    order over the watched calls and every first result, as the monitor meets them (one
+    `Transform`: the similarity clusters see that order), and
     an unusable value raises where the monitor fails: at its watched call, or at the
     result of an already watched call."""
     watched = {i for step in steps for i in step}

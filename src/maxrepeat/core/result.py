@@ -101,7 +101,7 @@ class GraderResult(msgspec.Struct, frozen=True, rename="camel", kw_only=True):
     ['trajectory', 'name', 'graderType', 'kind', 'status', 'passed', 'score', 'evidence', 'metadata']
     >>> msgspec.json.decode(msgspec.json.encode(r), type=GraderResult) == r
     True
-    """
+    """  # noqa: E501 (a doctest's output line, as printed)
 
     trajectory: str
     name: str

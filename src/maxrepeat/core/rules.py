@@ -207,7 +207,7 @@ class Cover:
             own.add(lo, hi)
         starts, ends = self.starts, self.ends
         extra = 0
-        for lo, hi in zip(own.starts, own.ends):
+        for lo, hi in zip(own.starts, own.ends, strict=True):
             extra += hi - lo + 1
             j = bisect_left(ends, lo)
             while j < len(starts) and starts[j] <= hi:

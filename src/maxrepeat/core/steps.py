@@ -234,10 +234,10 @@ def _first_results(events: Sequence[Any], codes: bytes | bytearray | None = None
     ids = list(map(_CALL_ID, rdatas))
     values = list(map(_RESULT, rdatas))
     if None in ids:
-        pairs = [(k, v) for k, v in zip(ids, values) if k is not None]
+        pairs = [(k, v) for k, v in zip(ids, values, strict=True) if k is not None]
         ids, values = [k for k, _ in pairs], [v for _, v in pairs]
     # Reversed, so that the first result of each call id is the one that stays.
-    return dict(zip(reversed(ids), reversed(values)))
+    return dict(zip(reversed(ids), reversed(values), strict=True))
 
 
 class LazyResults(Mapping[str, Any]):

@@ -19,8 +19,8 @@ Hook points (for interruption handling and atomic reports):
 - ``on_unit(done, total, trajectories)`` is called in the parent after each unit is
   yielded (the progress bar): bytes of input graded so far, bytes planned (0 when
   unknown: standard input), and trajectories read so far. A unit is an internal cut of
-  the work and never shown; ``on_error(message)`` receives the text of each unreadable input or record right
-  before its error results, in order.
+  the work and never shown; ``on_error(message)`` receives the text of each unreadable input or
+  record right before its error results, in order.
 """
 
 from __future__ import annotations

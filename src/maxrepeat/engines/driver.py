@@ -78,7 +78,7 @@ class Graders:
 
     def pick(self, trajectory: Trajectory) -> Sequence[tuple[MaxRepeatConfig, str]] | str:
         """The (config, name) pairs that grade ``trajectory``, or why none can."""
-        return tuple(zip(self.configs, self.names))
+        return tuple(zip(self.configs, self.names, strict=True))
 
     def errors(
         self, label: str, reason: str, trajectory: Trajectory | None = None,
@@ -88,7 +88,7 @@ class Graders:
         unreadable one was, when there is no ``trajectory`` to tell it)."""
         return tuple(error_result(label, c, reason, name=n, trajectory=trajectory,
                                   source=source)
-                     for c, n in zip(self.configs, self.names))
+                     for c, n in zip(self.configs, self.names, strict=True))
 
 
 class SpecGraders(Graders):
@@ -107,7 +107,7 @@ class SpecGraders(Graders):
         found = self.spec.stimulus_for(trajectory, self.stimulus)
         if isinstance(found, str):
             return found
-        return tuple(zip(found.graders, found.names))
+        return tuple(zip(found.graders, found.names, strict=True))
 
     def errors(
         self, label: str, reason: str, trajectory: Trajectory | None = None,

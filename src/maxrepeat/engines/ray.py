@@ -39,7 +39,7 @@ __all__ = ["grade_dataset", "grade_paths_on_ray", "init", "connect_timeout", "CO
 def _ray() -> Any:
     try:
         import ray
-        import ray.data  # noqa: F401  (the data extra: ray[data])
+        import ray.data  # the data extra: ray[data]
     except ImportError:
         raise MissingExtraError("ray", "ray[data]") from None
     return ray

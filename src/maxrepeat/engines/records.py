@@ -83,7 +83,8 @@ def _grade(record: Any, graders: Graders, source: str) -> list[dict[str, Any]]:
     return [r.to_dict() for r in grade_item(item, graders, source).results]
 
 
-def grade_record(record: Any, configs: Configs, *, source: str = "<record>") -> list[dict[str, Any]]:
+def grade_record(record: Any, configs: Configs, *, source: str = "<record>"
+                 ) -> list[dict[str, Any]]:
     """The result dicts (one per config) for one record; ``source`` names a record that has
     no ``id``.
 

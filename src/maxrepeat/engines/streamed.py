@@ -59,7 +59,7 @@ def grade_streamed(streamed: Any, graders: Graders) -> Graded:
     out: list[GraderResult] = []
     answers: _Answers | None = None
     try:
-        for cfg, name in zip(graders.configs, graders.names):
+        for cfg, name in zip(graders.configs, graders.names, strict=True):
             resolve = cfg.match == "observation" and cfg.near is None
             try:
                 if resolve and answers is None:

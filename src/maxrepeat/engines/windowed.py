@@ -60,7 +60,8 @@ def grade_windowed(doc: WindowedDocument, graders: Graders) -> Graded | None:
     try:
         if observe:
             firsts = _FirstResults.fill(doc.windows(light=True))
-        runs = [_Grader(c, n, graders.max_runs) for c, n in zip(graders.configs, graders.names)]
+        runs = [_Grader(c, n, graders.max_runs)
+                for c, n in zip(graders.configs, graders.names, strict=True)]
         for offset, events in segments(doc.windows()):
             substituted: list[Any] | None = None
             for g in runs:

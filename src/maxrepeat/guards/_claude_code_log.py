@@ -38,7 +38,8 @@ AFTER: Final = ("PostToolUse", "PostToolUseFailure")
 FORMAT: Final = "backlog-1"
 
 
-def hook_output(event: str, decision: Decision, *, stop: str | None = None) -> dict[str, Any] | None:
+def hook_output(event: str, decision: Decision, *, stop: str | None = None
+                ) -> dict[str, Any] | None:
     """The JSON Claude Code reads from a hook for ``event`` (None: nothing to say).
     ``stop``: a stop decided earlier that this hook must carry out.
 

@@ -82,7 +82,7 @@ class StepGuard:
         self.configs = load_graders(graders)
         self.policy = policy or Policy()
         monitors = [Monitor(c, name=n, format=format, id=id, source=source)
-                    for c, n in zip(self.configs, unique_names(self.configs))]
+                    for c, n in zip(self.configs, unique_names(self.configs), strict=True)]
         self.escalation = Escalation(monitors, self.policy)
         ahead = [m for m in monitors if not m.config.observes]  # judge a call before it runs
         self._ahead = Escalation(ahead, self.policy) if ahead else None

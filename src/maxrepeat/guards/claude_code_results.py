@@ -28,8 +28,9 @@ transcript's result (`readers._agent_chrome.claude_code_result`).
    teaches the content with the response's long string fields cut out, per response
    shape (its keys and flag values); the last template renders a new response of that
    shape when its literal text is a short sentence, or when the pair before agreed.
-   On the corpus's Claude Code sessions this predicts 273 results, none wrongly. Without it, two edits of one file answered alike, which
-   ``maxrepeat grade`` counts as a repeat in ``observation`` mode, were never told live
+   On the corpus's Claude Code sessions this predicts 273 results, none wrongly. Without it, two
+   edits of one file answered alike, which ``maxrepeat grade`` counts as a repeat in
+   ``observation`` mode, were never told live
    (found replaying real sessions, ``docs/robustness.md``).
 
 Anything else gets a value no earlier result equals (its JSON with a marker), which is

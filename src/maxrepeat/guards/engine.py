@@ -76,7 +76,7 @@ class Monitors:
     def fresh(self, exact: bool, lenient: bool = False) -> list[Monitor]:
         """Monitors that have seen nothing."""
         kw = self._args(exact, lenient)
-        return [Monitor(c, name=n, **kw) for c, n in zip(self.configs, self.names)]
+        return [Monitor(c, name=n, **kw) for c, n in zip(self.configs, self.names, strict=True)]
 
     def restored(self, data: Sequence[bytes], exact: bool, lenient: bool) -> list[Monitor]:
         """The monitors a snapshot saved; `ValueError` when they do not fit the configs."""
@@ -84,14 +84,14 @@ class Monitors:
             raise ValueError("a saved state of other graders")
         kw = self._args(exact, lenient)
         return [Monitor.from_bytes(d, c, name=n, **kw)
-                for d, c, n in zip(data, self.configs, self.names)]
+                for d, c, n in zip(data, self.configs, self.names, strict=True)]
 
     def built(self, events: Sequence[Event], exact: bool, lenient: bool) -> list[Monitor]:
         """Fresh monitors that have taken ``events``, built from the batch grader's tables
         (the same state as feeding every event, at about the cost of ``maxrepeat grade``)."""
         kw = self._args(exact, lenient)
         return [Monitor.from_events(events, c, name=n, **kw)
-                for c, n in zip(self.configs, self.names)]
+                for c, n in zip(self.configs, self.names, strict=True)]
 
 
 @dataclass

@@ -31,8 +31,6 @@ for JSON settings, handled here, or a `FilesWriter` for the files of a shim
 
 from __future__ import annotations
 
-import os
-import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Protocol

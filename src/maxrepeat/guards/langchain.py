@@ -12,8 +12,8 @@ LangChain v1 agent (a LangGraph graph). The middleware's hooks see every step:
   added to the conversation, so the model reads it on this call and every later one.
 
 Runs are told apart by their LangGraph thread and the first message of the conversation,
-so one middleware serves many threads. `trajectory_from_messages` converts a conversation the same way, for
-``maxrepeat.grade`` afterwards. ``langchain`` is imported only when a guard is made.
+so one middleware serves many threads. `trajectory_from_messages` converts a conversation the same
+way, for ``maxrepeat.grade`` afterwards. ``langchain`` is imported only when a guard is made.
 """
 
 from __future__ import annotations

@@ -210,7 +210,7 @@ def loop_message(action: Action, loops: Sequence[Loop], *, refused: bool = False
     >>> print(loop_message(Action.WARN, [Loop("loops", run, 2)]))
     maxrepeat loop guard (warning): you repeated Bash(command='false') 3 times in a row (at most 2 allowed; grader loops).
     This is not making progress. Read the last result, then change course: try a different approach, or stop and ask the user.
-    """
+    """  # noqa: E501 (a doctest's output lines, as printed)
     if action is Action.NONE or not loops:
         raise ValueError("a message needs an action and at least one loop")
     verb = "this call would repeat" if refused else "you repeated"
@@ -264,7 +264,7 @@ class Escalation:
         """
         results = tuple(m.result() for m in self.monitors)
         counted = results if judged is None else tuple(
-            r for r, j in zip(results, judged) if j)
+            r for r, j in zip(results, judged, strict=True) if j)
         action, loops = self._judge(counted)
         if action < max(at_least, Action.WARN):
             return Decision(Action.NONE, None, results)

@@ -136,7 +136,7 @@ def _parts(value: Any, indent: str, out: list[str]) -> None:
         inner = indent + "  "
         items = [f"\n{inner}{json.dumps(str(k), ensure_ascii=False)}: " for k in value]
         out.append("{")
-        for i, (head, item) in enumerate(zip(items, value.values())):
+        for i, (head, item) in enumerate(zip(items, value.values(), strict=True)):
             out.append(head if not i else "," + head)
             _parts(item, inner, out)
         out.append(f"\n{indent}}}")

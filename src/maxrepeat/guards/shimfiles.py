@@ -119,7 +119,7 @@ def write_files(files: list[ShimFile]) -> bool:
     """Write the guard's ``files`` (every one checked first); whether any changed."""
     before = [ours(f.path) for f in files]
     changed = False
-    for file, data in zip(files, before):
+    for file, data in zip(files, before, strict=True):
         mode = os.stat(file.path).st_mode & 0o7777 if data is not None else None
         if data == file.data and mode == file.mode:
             continue

@@ -111,8 +111,8 @@ def signature_of(configs: Sequence[MaxRepeatConfig], names: Sequence[str],
     whatever else changes the meaning of the state)."""
     pol = None if policy is None else [policy.warn_at, policy.block_at, policy.stop_at,
                                        policy.warn, policy.block, policy.stop]
-    return json.dumps([[[c.to_dict(), n] for c, n in zip(configs, names)], pol, list(extra)],
-                      sort_keys=True, default=str)
+    graders = [[c.to_dict(), n] for c, n in zip(configs, names, strict=True)]
+    return json.dumps([graders, pol, list(extra)], sort_keys=True, default=str)
 
 
 def _digest(data: bytes | memoryview) -> bytes:
@@ -233,7 +233,8 @@ def _side_path(state: Path, name: str) -> str:
 
 
 def load_sides(state: Path, sides: Sequence[_Side],
-               digest: Callable[[bytes | memoryview], bytes]) -> dict[str, tuple[str, bytes]] | None:
+               digest: Callable[[bytes | memoryview], bytes]
+               ) -> dict[str, tuple[str, bytes]] | None:
     """The verified bytes of the side files of the state saved at ``state`` (name ->
     (epoch, bytes)); None when one is missing, shorter than the state says or not the
     bytes it was saved with (the whole state is then ignored)."""

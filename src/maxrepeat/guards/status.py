@@ -3,8 +3,9 @@ it last said.
 
 For each agent (`maxrepeat.guards.agents`) and scope, the settings file ``hook install``
 writes is read (with install's own reader) and the hook entries that run ``maxrepeat
-hook AGENT`` (or the marker of a shim's main file) are collected, one `Installed` per distinct command. The
-command's flags are read by the caller (the CLI reads them as the hook itself would:
+hook AGENT`` (or the marker of a shim's main file) are collected, one `Installed` per distinct
+command. The command's flags are read by the caller (the CLI reads them as the hook itself
+would:
 ``parse`` gives the `Graders`, or the problem in the one message grammar). Then:
 
 * whether the agent loads it: `maxrepeat.guards.agent_trust.will_load`;

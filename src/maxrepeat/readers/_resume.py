@@ -38,8 +38,8 @@ from ._json import strip_bom
 from ._marks import Marks, encode_state, mark
 from ._toolevents import EventBuilder, Segment, ToolCall, ToolResult, decode_record
 
-__all__ = ["_Changed", "_NotResumable", "_StateError", "encode", "BuilderState", "ResumableBuilder", "Resumable", "resume",
-           "RESUMABLE", "FORCE_AFTER", "line_record"]
+__all__ = ["_Changed", "_NotResumable", "_StateError", "encode", "BuilderState",
+           "ResumableBuilder", "Resumable", "resume", "RESUMABLE", "FORCE_AFTER", "line_record"]
 
 #: A turn still waiting for a result is settled anyway once this many turns follow it
 #: (a call that never gets its result must not keep the open part growing).

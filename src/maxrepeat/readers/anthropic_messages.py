@@ -42,7 +42,8 @@ def trajectory_from_anthropic(run: Run, lenient: bool = False) -> Trajectory:
     >>> msgs = [{"role": "assistant", "content": [
     ...             {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"c": "ls"}}]},
     ...         {"role": "user", "content": [
-    ...             {"type": "tool_result", "tool_use_id": "t1", "content": "x", "is_error": True}]}]
+    ...             {"type": "tool_result", "tool_use_id": "t1", "content": "x",
+    ...              "is_error": True}]}]
     >>> t = trajectory_from_anthropic(Run(None, "m.json", msgs, ""))
     >>> [(e.type, e.data.success) for e in t.events]
     [('turn_start', None), ('tool_call', None), ('tool_result', False), ('turn_end', None)]

@@ -147,7 +147,7 @@ class _Assembler:
                 unbound.append((value, ok))
         waiting = [c for c in step_calls if not b.has_result(c)]
         if unbound and len(unbound) == len(waiting):
-            for call_id, (value, ok) in zip(waiting, unbound):
+            for call_id, (value, ok) in zip(waiting, unbound, strict=True):
                 b.add_result(call_id, value, ok)
 
     def trajectory(self, root: dict[str, Any], source: str, lenient: bool) -> Trajectory:

@@ -42,7 +42,8 @@ def expand_paths(paths: Iterable[str], on_skip: Callable[[str], None] | None = N
 
         def unreadable(exc: OSError) -> None:
             if on_skip is not None:
-                where = exc.filename if isinstance(exc.filename, str) else path
+                # called by this iteration's os.walk only, while `path` is still this one
+                where = exc.filename if isinstance(exc.filename, str) else path  # noqa: B023
                 on_skip(f"{where}: skipped: cannot list this directory "
                         f"({exc.strerror or exc})")
 

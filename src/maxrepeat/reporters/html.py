@@ -28,7 +28,8 @@ from ._tally import tally
 from .base import Reporter
 from .html_page import page
 
-__all__ = ["REPORTER", "HtmlReporter", "CallView", "StepView", "Timeline", "timeline", "timeline_of", "render"]
+__all__ = ["REPORTER", "HtmlReporter", "CallView", "StepView", "Timeline", "timeline",
+           "timeline_of", "render"]
 
 #: characters kept of each argument or observation shown in a step's details
 DETAIL_LIMIT: Final = 2000
@@ -143,7 +144,7 @@ def _data(
     tools: dict[str, int] = {}
     groups: list[dict[str, Any]] = []
     shown = _detail_budget(results, timelines)
-    for n, (r, tl) in enumerate(zip(results, timelines)):
+    for n, (r, tl) in enumerate(zip(results, timelines, strict=True)):
         meta = r.metadata
         steps = None
         if tl is not None:

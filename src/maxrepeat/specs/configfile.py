@@ -94,7 +94,8 @@ def _check_entry(
                                     file=file, line=entry.line, col=entry.col))
         return None
     if gtype.value != GRADER_TYPE:
-        hint = did_you_mean(str(gtype.value), [GRADER_TYPE]) if isinstance(gtype.value, str) else None
+        hint = (did_you_mean(str(gtype.value), [GRADER_TYPE]) if isinstance(gtype.value, str)
+                else None)
         problems.append(ConfigError(f"{prefix}.type", GRADER_TYPE, show_value(gtype.value),
                                     hint=hint or "maxrepeat grades only max-repeat graders",
                                     file=file, line=gtype.line, col=gtype.col))
@@ -152,10 +153,12 @@ def entry_name(entry: Located) -> tuple[str, Located] | None:
     return None
 
 
-def parse_config_text(text: str, file: str = "<config>") -> tuple[list[MaxRepeatConfig], list[ConfigError]]:
+def parse_config_text(text: str, file: str = "<config>"
+                      ) -> tuple[list[MaxRepeatConfig], list[ConfigError]]:
     """The graders of a config document, and every problem found in it.
 
-    >>> cfgs, problems = parse_config_text("graders:\\n  - type: max-repeat\\n    config: {max: 0}\\n", "g.yaml")
+    >>> cfgs, problems = parse_config_text(
+    ...     "graders:\\n  - type: max-repeat\\n    config: {max: 0}\\n", "g.yaml")
     >>> [str(p) for p in problems]
     ['g.yaml:3:19: graders[0].config.max must be an integer >= 1 (got 0)']
     """

@@ -95,7 +95,7 @@ class EvalSpec:
 
         >>> EvalSpec("e.yaml", {"a": Stimulus("a", (), ("file-exists",))}).skip_note()
         'e.yaml: runs only the max-repeat graders; skipped 1 grader of other types: file-exists (1); stimuli without a max-repeat grader (not graded): a'
-        """
+        """  # noqa: E501 (a doctest's output line, as printed)
         parts = []
         skipped = self.skipped_types
         if skipped:
@@ -200,7 +200,8 @@ def _stimulus(
     return Stimulus(name, tuple(configs), skipped)
 
 
-def parse_eval_spec_text(text: str, file: str = "<eval spec>") -> tuple[EvalSpec, list[ConfigError]]:
+def parse_eval_spec_text(text: str, file: str = "<eval spec>"
+                         ) -> tuple[EvalSpec, list[ConfigError]]:
     """The ``max-repeat`` view of an eval spec document, and every problem in its
     ``max-repeat`` entries (and in what is needed to reach them).
 

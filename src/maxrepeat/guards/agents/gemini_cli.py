@@ -41,8 +41,8 @@ from pathlib import Path
 from typing import Any
 
 from ...core.config import MaxRepeatConfig
-from ...readers._agent_chrome import gemini_cli_result
 from ...core.errors import ConfigError
+from ...readers._agent_chrome import gemini_cli_result
 from ..agent_trust import Load, dig, problem, read_settings, toml_key
 from ..agent_writers import GroupWriter
 from ..agentlog import judged
