@@ -19,44 +19,19 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 from ..core.config import MaxRepeatConfig, unique_names
-from ..core.events import Event, Trajectory, tool_call, tool_result, turn_end, turn_start
+from ..core.events import Trajectory
 from ..core.grade import grade
 from ..core.result import GraderResult
+from ..readers._spantree import NO_RESULT, Call, events_from_turns
 
 __all__ = ["Graders", "Call", "NO_RESULT", "Verdict", "load_graders", "events_from_turns",
            "trajectory_from_turns", "verdict", "verdict_of"]
 
 #: MaxRepeatConfig values, or the path of a YAML config file.
 Graders = MaxRepeatConfig | Sequence[MaxRepeatConfig] | str | os.PathLike[str]
-
-
-class _NoResult:
-    """The result of a call whose result was not recorded (no ``tool_result`` event)."""
-
-    def __repr__(self) -> str:
-        return "NO_RESULT"
-
-
-NO_RESULT: Any = _NoResult()
-
-
-class Call(NamedTuple):
-    """One tool call as a platform recorded it.
-
-    ``result`` is what the tool returned (`NO_RESULT` when the record has none: the call
-    gets no ``tool_result`` event); ``error``, when not None, is the error the call raised
-    instead, and becomes the result with ``success`` false. ``id`` is the platform's call
-    id (one is made from the call's position when it has none).
-    """
-
-    name: str
-    arguments: Any = None
-    result: Any = NO_RESULT
-    error: Any = None
-    id: str | None = None
 
 
 def load_graders(graders: Graders) -> list[MaxRepeatConfig]:
@@ -75,29 +50,6 @@ def load_graders(graders: Graders) -> list[MaxRepeatConfig]:
     if not configs or not all(isinstance(c, MaxRepeatConfig) for c in configs):
         raise TypeError("graders must be MaxRepeatConfig values or a config file path")
     return configs
-
-
-def events_from_turns(turns: Sequence[Sequence[Call]]) -> list[Event]:
-    """The events of a run: per turn, ``turn_start``, its calls, their results,
-    ``turn_end``. An empty turn gives no events.
-
-    >>> [e.type for e in events_from_turns([[Call("ls", result="a"), Call("pwd")]])]
-    ['turn_start', 'tool_call', 'tool_call', 'tool_result', 'turn_end']
-    """
-    events: list[Event] = []
-    for t, calls in enumerate(turns):
-        if not calls:
-            continue
-        ids = [c.id if c.id is not None else f"t{t}c{i}" for i, c in enumerate(calls)]
-        events.append(turn_start())
-        events += [tool_call(c.name, i, c.arguments) for c, i in zip(calls, ids)]
-        for c, i in zip(calls, ids):
-            if c.error is not None:
-                events.append(tool_result(i, c.error, success=False))
-            elif c.result is not NO_RESULT:
-                events.append(tool_result(i, c.result))
-        events.append(turn_end())
-    return events
 
 
 def trajectory_from_turns(turns: Sequence[Sequence[Call]], *, id: str | None = None,

@@ -6,10 +6,11 @@ tool, its inputs the arguments, its outputs the result; a span with status ``ERR
 failed call whose result is the error), and a model call (an ``LLM`` or ``CHAT_MODEL``
 span) starts a new turn, so the calls made after one model call and before the next are one
 step, whether they run under the model span or beside it under the agent span (a trace
-without model spans has one turn per call). Spans inside a ``TOOL`` span belong to that
-tool (a sub-agent behind a tool is not graded here). The score is an ``mlflow.entities.Feedback``: value ``True`` when the trace passes
-and ``False`` when it loops, the evidence as the rationale, the config, the figure and
-the status in the metadata.
+without model spans has one turn per call; `maxrepeat.readers._spantree`, the rule of the
+``mlflow-trace`` reader). Spans inside a ``TOOL`` span belong to that tool (a sub-agent
+behind a tool is not graded here). The score is an ``mlflow.entities.Feedback``: value
+``True`` when the trace passes and ``False`` when it loops, the evidence as the
+rationale, the config, the figure and the status in the metadata.
 
 ``mlflow`` is imported only when a scorer is made.
 """
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.errors import MissingExtraError
 from ..core.events import Trajectory
 from ._common import Call, Graders, Verdict, load_graders, trajectory_from_turns, verdict
+from ._tree import Node, model_turns
 
 if TYPE_CHECKING:
     from mlflow.entities import Feedback
@@ -54,43 +56,21 @@ def _error(span: Any) -> str | None:
 def trace_turns(spans: Sequence[Any]) -> list[list[Call]]:
     """The tool calls of a trace's spans (``trace.data.spans``), grouped by turn.
 
-    In start order: a model span (``LLM``, ``CHAT_MODEL``) ends the current turn; a
-    ``TOOL`` span is a call of the current turn (a new turn when it has another parent
-    than the turn's calls); spans under a ``TOOL`` span are part of that tool. A trace
-    without any model span (the model calls were not traced) has one turn per call.
+    In start order, the ``TOOL`` spans after one model span (``LLM``, ``CHAT_MODEL``),
+    up to the next, form its turn; spans under a ``TOOL`` span are part of that tool;
+    ``TOOL`` spans before any model span (the model calls were not traced) are one turn
+    each (`maxrepeat.readers._spantree`, the rule of the ``mlflow-trace`` reader).
     """
-    by_id = {s.span_id: s for s in spans}
-
-    def inside_tool(span: Any) -> bool:
-        parent = by_id.get(span.parent_id)
-        seen = 0
-        while parent is not None and seen <= len(by_id):
-            if parent.span_type == "TOOL":
-                return True
-            parent = by_id.get(parent.parent_id)
-            seen += 1
-        return False
-
-    ordered = [s for s in sorted(spans, key=lambda s: (s.start_time_ns, s.span_id))
-               if (s.span_type in _MODEL_SPANS or s.span_type == "TOOL")
-               and not inside_tool(s)]
-    no_model = not any(s.span_type in _MODEL_SPANS for s in ordered)
-    turns: list[list[Call]] = []
-    current: list[Call] = []
-    parent: Any = None
-    for span in ordered:
+    nodes = []
+    for span in sorted(spans, key=lambda s: (s.start_time_ns, s.span_id)):
         kind = span.span_type
-        if kind in _MODEL_SPANS or no_model or (current and span.parent_id != parent):
-            if current:
-                turns.append(current)
-            current = []
+        call = None
         if kind == "TOOL":
-            parent = span.parent_id
-            error = _error(span)
-            current.append(Call(span.name, span.inputs, span.outputs, error, span.span_id))
-    if current:
-        turns.append(current)
-    return turns
+            call = Call(span.name, span.inputs, span.outputs, _error(span), span.span_id)
+        nodes.append(Node(str(span.span_id), str(span.parent_id or ""),
+                          "model" if kind in _MODEL_SPANS else "tool" if kind == "TOOL"
+                          else "other", call))
+    return model_turns(nodes, untraced="call")
 
 
 def _trace_id(trace: Any) -> str | None:

@@ -1,0 +1,170 @@
+"""Tool calls from a trace tree, grouped by model turn: the one rule of the span-based
+readers (MLflow, OpenInference, LangSmith) and of the platform scorers built on them.
+
+A platform that records a run as a tree of nodes (spans, runs) marks model calls and tool
+calls by a kind. Read in start order, the tool nodes after one model node, up to the next,
+form its turn, wherever they hang (LangGraph runs each parallel call in a node of its
+own): the rule the OpenTelemetry reader applies to GenAI spans. Tool nodes before any
+model node form one turn per parent (a trace with per-step spans and no model spans), or
+with ``untraced="call"`` one turn each (MLflow: the model calls were not traced). A tool
+node inside another tool node is that tool's own work, not a call of the model: it is
+left out.
+
+>>> nodes = [Node("a", "", "agent"), Node("m1", "a", "model"),
+...          Node("t1", "a", "tool", "ls"), Node("t2", "a", "tool", "pwd"),
+...          Node("m2", "a", "model"), Node("t3", "a", "tool", "ls"),
+...          Node("t4", "t3", "tool", "inner")]
+>>> model_turns(nodes)
+[['ls', 'pwd'], ['ls']]
+>>> [e.type for e in events_from_turns([[Call("ls", result="a"), Call("pwd")]])]
+['turn_start', 'tool_call', 'tool_call', 'tool_result', 'turn_end']
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Literal, NamedTuple
+
+from ..core.errors import TrajectoryFormatError
+from ..core.events import Event, Trajectory, tool_call, tool_result, turn_end, turn_start
+from ._json import decode, iter_lines
+from .registry import Item
+from .source import Source
+
+__all__ = ["NO_RESULT", "Call", "Node", "model_turns", "events_from_turns",
+           "decoded", "read_records"]
+
+
+class _NoResult:
+    """The result of a call whose result was not recorded (no ``tool_result`` event)."""
+
+    def __repr__(self) -> str:
+        return "NO_RESULT"
+
+
+NO_RESULT: Any = _NoResult()
+
+
+class Call(NamedTuple):
+    """One tool call as a platform recorded it.
+
+    ``result`` is what the tool returned (`NO_RESULT` when the record has none: the call
+    gets no ``tool_result`` event); ``error``, when not None, is the error the call raised
+    instead, and becomes the result with ``success`` false. ``id`` is the platform's call
+    id (one is made from the call's position when it has none).
+    """
+
+    name: str
+    arguments: Any = None
+    result: Any = NO_RESULT
+    error: Any = None
+    id: str | None = None
+
+
+class Node(NamedTuple):
+    """One span or run, in start order: its id, its parent's id (``""`` for a root), its
+    kind, and for a tool node the call it stands for."""
+
+    id: str
+    parent: str
+    kind: Literal["model", "tool", "agent"] | str
+    call: Any = None
+
+
+def model_turns(nodes: Sequence[Node], *,
+                untraced: Literal["parent", "call"] = "parent") -> list[list[Any]]:
+    """The calls of the tool nodes, grouped by model turn (``nodes`` in start order).
+
+    ``untraced``: how tool nodes before any model node are grouped, one turn per parent
+    (``"parent"``) or one turn per call (``"call"``).
+    """
+    kinds = {n.id: n.kind for n in nodes}
+    parents = {n.id: n.parent for n in nodes}
+    turns: list[list[Any]] = []
+    key: tuple[str, str] | None = None
+    model = ""
+    for n, node in enumerate(nodes):
+        if node.kind == "model":
+            model = node.id
+        if node.kind != "tool" or _inside_tool(node.id, kinds, parents):
+            continue
+        alone = f"#{n}" if untraced == "call" else node.parent
+        here = (model, "") if model else ("", alone)
+        if here != key:
+            turns.append([])
+            key = here
+        turns[-1].append(node.call)
+    return turns
+
+
+def _inside_tool(node_id: str, kinds: dict[str, str], parents: dict[str, str]) -> bool:
+    parent, seen = parents.get(node_id, ""), 0
+    while parent and seen < 10_000:
+        if kinds.get(parent) == "tool":
+            return True
+        parent, seen = parents.get(parent, ""), seen + 1
+    return False
+
+
+def events_from_turns(turns: Sequence[Sequence[Call]]) -> list[Event]:
+    """The events of a run: per turn, ``turn_start``, its calls, their results,
+    ``turn_end``. An empty turn gives no events."""
+    events: list[Event] = []
+    for t, calls in enumerate(turns):
+        if not calls:
+            continue
+        ids = [c.id if c.id is not None else f"t{t}c{i}" for i, c in enumerate(calls)]
+        events.append(turn_start())
+        events += [tool_call(c.name, i, c.arguments) for c, i in zip(calls, ids, strict=True)]
+        for c, i in zip(calls, ids, strict=True):
+            if c.error is not None:
+                events.append(tool_result(i, c.error, success=False))
+            elif c.result is not NO_RESULT:
+                events.append(tool_result(i, c.result))
+        events.append(turn_end())
+    return events
+
+
+def decoded(value: Any) -> Any:
+    """A JSON-encoded attribute value decoded (kept as it is when it is not JSON)."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except (ValueError, RecursionError):
+            return value
+    return value
+
+
+def read_records(source: Source, convert: Callable[[Any, str, bool], Trajectory]
+                 ) -> Iterator[Item]:
+    """The trajectories of an export: one record (a JSON object), a JSON array of them,
+    or JSONL with one per line. ``convert(record, where, lenient)`` makes one trajectory
+    (``where`` names the record: ``file``, ``file[i]``, ``file:line``) or raises
+    `TrajectoryFormatError`, reported in place of that record."""
+    def one(record: Any, where: str, lenient: bool) -> Item:
+        try:
+            return convert(record, where, lenient)
+        except TrajectoryFormatError as err:
+            return err
+
+    if source.is_jsonl():
+        with source.open() as fh:
+            for n, line in iter_lines(fh):
+                try:
+                    rec, loose = decode(line.rstrip(b"\r\n"), source.name, line0=n - 1)
+                except TrajectoryFormatError as err:
+                    yield err
+                    continue
+                yield one(rec, f"{source.name}:{n}", loose)
+        return
+    try:
+        doc, lenient = decode(source.read_bytes(), source.name)
+    except TrajectoryFormatError as err:
+        yield err
+        return
+    if isinstance(doc, list):
+        for i, rec in enumerate(doc):
+            yield one(rec, f"{source.name}[{i}]", lenient)
+    else:
+        yield one(doc, source.name, lenient)
