@@ -1,0 +1,160 @@
+"""LangSmith run trees as LangSmith exports them: a ``Run`` with its ``child_runs``
+(``Client.read_run(run_id, load_child_runs=True).json()``, what ``evaluate`` hands an
+evaluator), or a ``RunTree`` taken when a ``@traceable`` run ends, as the ``Run`` schema
+serializes it.
+
+Layouts: one run tree (a JSON object with ``run_type`` and ``child_runs``), a JSON array
+of run trees, or JSONL with one per line. One trajectory per root run, id its ``id``.
+
+What marks a model response: a run of ``run_type="llm"``. Runs are read depth first and
+ordered by ``start_time``; the ``tool`` runs after one ``llm`` run, up to the next, form
+its turn, wherever they hang (before any ``llm`` run, one turn per parent run;
+`maxrepeat.readers._spantree`, the rule of the LangSmith scorer). A tool run inside
+another tool run is that tool's own work and is left out.
+
+Read as follows: tool name the run's ``name``; call id its ``id``; arguments its
+``inputs``; result its ``outputs`` (``{"output": value}``, as ``@traceable`` wraps a
+value, becomes the value; a LangChain ``ToolMessage`` its ``content``). Error flag: the
+run's ``error``, which becomes the result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from ..core.errors import TrajectoryFormatError
+from ..core.events import Trajectory
+from . import Item, Reader, Source
+from ._json import first_json_char, strip_bom
+from ._spantree import NO_RESULT, Call, Node, events_from_turns, model_turns, read_records
+from ._toolevents import type_name
+
+__all__ = ["READER", "turns_from_run"]
+
+NAME = "langsmith"
+_KINDS = {"llm": "model", "tool": "tool"}
+
+
+def _get(run: Any, key: str) -> Any:
+    if isinstance(run, Mapping):
+        return run.get(key)
+    return getattr(run, key, None)
+
+
+def _start(run: Any) -> datetime:
+    value = _get(run, "start_time")
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError:
+            value = None
+    if not isinstance(value, datetime):
+        return datetime.min.replace(tzinfo=UTC)
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def _tool_message(value: Any) -> Any:
+    """What the model read of a LangChain tool run's output: a ``ToolMessage`` (live, or
+    as LangSmith serializes it) is its ``content``, without the per-call id that would
+    make every result differ.
+
+    >>> _tool_message({"type": "tool", "content": "FAILED", "tool_call_id": "c1"})
+    'FAILED'
+    >>> _tool_message({"lc": 1, "type": "constructor", "id": ["langchain", "ToolMessage"],
+    ...                "kwargs": {"content": "FAILED", "tool_call_id": "c1"}})
+    'FAILED'
+    """
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        value = dump(mode="json")
+    if isinstance(value, Mapping):
+        if value.get("type") == "tool" and "content" in value:
+            return value["content"]
+        kind, kwargs = value.get("id"), value.get("kwargs")
+        if isinstance(kind, list) and kind[-1:] == ["ToolMessage"] and \
+                isinstance(kwargs, Mapping) and "content" in kwargs:
+            return kwargs["content"]
+    return value
+
+
+def _call(run: Any) -> Call:
+    outputs = _get(run, "outputs")
+    result: Any = NO_RESULT
+    if isinstance(outputs, Mapping):
+        result = outputs["output"] if set(outputs) == {"output"} else dict(outputs)
+        result = _tool_message(result)
+    elif outputs is not None:
+        result = outputs
+    inputs = _get(run, "inputs")
+    return Call(name=str(_get(run, "name") or ""),
+                arguments=dict(inputs) if isinstance(inputs, Mapping) else inputs,
+                result=result, error=_get(run, "error") or None, id=str(_get(run, "id")))
+
+
+def turns_from_run(run: Any) -> list[list[Call]]:
+    """The tool calls below a LangSmith run, grouped by model turn.
+
+    ``run`` is a ``langsmith.schemas.Run`` or ``RunTree`` with its ``child_runs`` (what
+    ``evaluate`` hands an evaluator; ``Client.read_run(id, load_child_runs=True)``), or
+    the same as a dict.
+
+    >>> run = {"id": "a", "name": "agent", "run_type": "chain", "child_runs": [
+    ...     {"id": "m", "run_type": "llm", "start_time": "2026-01-01T00:00:01"},
+    ...     {"id": "t", "name": "bash", "run_type": "tool", "inputs": {"cmd": "ls"},
+    ...      "outputs": {"output": "a.txt"}, "start_time": "2026-01-01T00:00:02"}]}
+    >>> [[(c.name, c.arguments, c.result) for c in turn] for turn in turns_from_run(run)]
+    [[('bash', {'cmd': 'ls'}, 'a.txt')]]
+    """
+    found: list[tuple[Any, str]] = []
+    stack: list[tuple[Any, str]] = [(child, str(_get(run, "id"))) for child in
+                                    reversed(_get(run, "child_runs") or [])]
+    while stack:  # depth first, in recorded order
+        node, parent = stack.pop()
+        found.append((node, parent))
+        stack += [(child, str(_get(node, "id"))) for child in
+                  reversed(_get(node, "child_runs") or [])]
+    ordered = sorted(enumerate(found), key=lambda item: (_start(item[1][0]), item[0]))
+    nodes = []
+    for _, (node, parent) in ordered:
+        kind = _KINDS.get(str(_get(node, "run_type")), "other")
+        nodes.append(Node(str(_get(node, "id")), parent, kind,
+                          _call(node) if kind == "tool" else None))
+    return model_turns(nodes)
+
+
+def _trajectory(run: Any, where: str, lenient: bool) -> Trajectory:
+    if not isinstance(run, Mapping):
+        raise TrajectoryFormatError(where, f"a run must be an object (got {type_name(run)})")
+    children = run.get("child_runs")
+    if children is not None and not isinstance(children, list):
+        raise TrajectoryFormatError(where, "child_runs must be an array "
+                                    f"(got {type_name(children)})")
+    run_id = run.get("id")
+    return Trajectory(events=events_from_turns(turns_from_run(run)),
+                      id=None if run_id is None else str(run_id), source=where,
+                      format=NAME, lenient=lenient)
+
+
+def _read(source: Source) -> Iterator[Item]:
+    yield from read_records(source, _trajectory)
+
+
+def _sniff(head: bytes, source: Source) -> int:
+    if first_json_char(head) not in (b"{", b"["):
+        return 0
+    text = strip_bom(head)[:65536]
+    if b'"child_runs"' not in text or b'"run_type"' not in text:
+        return 0
+    return 92 if b'"dotted_order"' in text or b'"trace_id"' in text else 80
+
+
+READER = Reader(
+    name=NAME,
+    description="LangSmith run trees (Run JSON with child_runs; tool runs, turns from "
+    "llm runs; one trajectory per root run)",
+    extensions=(".json", ".jsonl"),
+    sniff=_sniff,
+    read=_read,
+)
