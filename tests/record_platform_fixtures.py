@@ -19,6 +19,7 @@ The fixtures are committed; rerun this script only to re-record them.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import tempfile
@@ -111,8 +112,51 @@ def record_langsmith() -> None:
         (out / f"{scenario}.json").write_text(text + "\n")
 
 
+def record_phoenix() -> None:
+    import subprocess
+
+    from phoenix.client import Client
+
+    from tests.test_scorer_phoenix import (
+        _LAUNCH,
+        SERVER_PYTHON,
+        STEPS,
+        _free_port,
+        _run_agent,
+        _spans,
+        _wait_ready,
+    )
+
+    work = Path(tempfile.mkdtemp())
+    port, grpc_port = _free_port(), _free_port()
+    env = {**os.environ, "PHOENIX_WORKING_DIR": str(work), "PHOENIX_HOST": "127.0.0.1",
+           "PHOENIX_PORT": str(port), "PHOENIX_GRPC_PORT": str(grpc_port),
+           "PHOENIX_TELEMETRY_ENABLED": "false", "PHOENIX_SQL_DATABASE_URL": "sqlite:///:memory:"}
+    with (work / "server.log").open("wb") as log:
+        server = subprocess.Popen([str(SERVER_PYTHON), "-c", _LAUNCH], env=env, stdout=log,
+                                  stderr=subprocess.STDOUT, cwd=work)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            _wait_ready(url, server, work / "server.log")
+            client = Client(base_url=url)
+            out = FIXTURES / "openinference"
+            out.mkdir(parents=True, exist_ok=True)
+            for scenario in SCENARIOS:
+                steps = STEPS[scenario]
+                _run_agent(url, f"maxrepeat-{scenario}", steps)
+                count = 1 + len(steps) + sum(len(s) for s in steps)
+                spans = _spans(client, f"maxrepeat-{scenario}", count)
+                assert len(spans) == count, (scenario, len(spans))
+                (out / f"{scenario}.jsonl").write_text(
+                    "".join(json.dumps(span) + "\n" for span in spans))
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+
+
 def main(argv: list[str]) -> None:
-    recorders: dict[str, Any] = {"mlflow": record_mlflow, "langsmith": record_langsmith}
+    recorders: dict[str, Any] = {"mlflow": record_mlflow, "langsmith": record_langsmith,
+                                  "phoenix": record_phoenix}
     for name in argv or list(recorders):
         recorders[name]()
 

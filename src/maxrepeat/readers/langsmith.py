@@ -43,6 +43,11 @@ def _get(run: Any, key: str) -> Any:
     return getattr(run, key, None)
 
 
+def _children(run: Any) -> list[Any]:
+    children = _get(run, "child_runs")
+    return list(children) if isinstance(children, (list, tuple)) else []
+
+
 def _start(run: Any) -> datetime:
     value = _get(run, "start_time")
     if isinstance(value, str):
@@ -109,12 +114,11 @@ def turns_from_run(run: Any) -> list[list[Call]]:
     """
     found: list[tuple[Any, str]] = []
     stack: list[tuple[Any, str]] = [(child, str(_get(run, "id"))) for child in
-                                    reversed(_get(run, "child_runs") or [])]
+                                    reversed(_children(run))]
     while stack:  # depth first, in recorded order
         node, parent = stack.pop()
         found.append((node, parent))
-        stack += [(child, str(_get(node, "id"))) for child in
-                  reversed(_get(node, "child_runs") or [])]
+        stack += [(child, str(_get(node, "id"))) for child in reversed(_children(node))]
     ordered = sorted(enumerate(found), key=lambda item: (_start(item[1][0]), item[0]))
     nodes = []
     for _, (node, parent) in ordered:
