@@ -77,7 +77,7 @@ def shrink(case: T, smaller: Callable[[T], list[T]],
         if not candidates:
             return case
         verdicts = still_fails(candidates)
-        for candidate, fails in zip(candidates, verdicts):
+        for candidate, fails in zip(candidates, verdicts, strict=True):
             if fails:
                 case = candidate
                 break

@@ -134,7 +134,7 @@ def check(outcome: Outcome, config: MaxRepeatConfig, scenario: str) -> None:
         assert next(k for k, lv in enumerate(levels) if lv >= STOP_AT) == n, levels
         assert all(refused[-1] or e.type != "tool_result" for e in turns[-1])
         assert outcome.executed == sum(sum(e.type == "tool_call" for e in t)
-                                       for t, r in zip(turns[:-1], refused) if not r)
+                                       for t, r in zip(turns[:-1], refused, strict=False) if not r)
     else:
         # In observation mode a result is not known before the call: nothing is refused,
         # the model is told (warning, then blocking reason) and the run stops after the

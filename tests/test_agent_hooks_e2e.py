@@ -150,7 +150,7 @@ def _run(agent: str, tmp_path: Path, commands: list[str], flags: list[str]
 
 
 def _config(flags: list[str]) -> MaxRepeatConfig:
-    opts = dict(zip(flags[::2], flags[1::2]))
+    opts = dict(zip(flags[::2], flags[1::2], strict=True))
     return MaxRepeatConfig(int(opts["--max"]), max_cycle_period=int(
         opts.get("--max-cycle-period", 1)), match=opts["--match"])
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -115,18 +114,18 @@ class _Log:
         if self.reader == "codex":
             self.write(*({"type": "response_item", "payload": {
                 "type": "function_call_output", "call_id": cid, "output": out}}
-                for (cid, _), out in zip(calls, outputs)))
+                for (cid, _), out in zip(calls, outputs, strict=True)))
         elif self.reader == "copilot-cli":
             self.write(*({"type": "tool.execution_complete", "id": f"c{cid}{self.n}",
                           "data": {"toolCallId": cid, "success": True,
                                    "result": {"content": out}}}
-                         for (cid, _), out in zip(calls, outputs)))
+                         for (cid, _), out in zip(calls, outputs, strict=True)))
         else:
             message = {"id": f"g{self.n}", "type": "gemini", "content": "", "toolCalls": [
                 {"id": cid, "name": "run_shell_command", "args": {"command": cmd},
                  "status": "success", "result": [{"functionResponse": {
                      "id": cid, "name": "run_shell_command", "response": {"output": out}}}]}
-                for (cid, cmd), out in zip(calls, outputs)]}
+                for (cid, cmd), out in zip(calls, outputs, strict=True)]}
             self.messages.append(message)
             self.write(message)
             roll = self.rng.random()
@@ -168,8 +167,10 @@ def test_every_call_decides_as_a_full_feed(tmp_path: Path, reader: str, seed: in
     resumed_cache, full_cache = tmp_path / "resumed", tmp_path / "full"
     spoke = 0
     last = ("make", "Error 1")
-    run: Callable[[HookCall, Path], Decision] = lambda call, cache: judge(
-        call, CONFIGS, cache_dir=cache)
+
+    def run(call: HookCall, cache: Path) -> Decision:
+        return judge(call, CONFIGS, cache_dir=cache)
+
     for _ in range(45):
         # Gemini writes a message's results once all its calls ran, so a later call's
         # hooks would wait for the earlier one's: one call per message there
@@ -183,7 +184,7 @@ def test_every_call_decides_as_a_full_feed(tmp_path: Path, reader: str, seed: in
             outputs = [rng.choice(["Error 1", "Error 2", "ok"]) for _ in calls]
         last = (calls[-1][1], outputs[-1])
         log.before(calls)
-        for (cid, cmd), out in zip(calls, outputs):
+        for (cid, cmd), out in zip(calls, outputs, strict=True):
             for phase in ("pre", "post"):
                 call = _hook(reader, path, phase, cid, cmd, out)
                 got = run(call, resumed_cache)

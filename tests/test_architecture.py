@@ -131,7 +131,8 @@ def test_importing_the_package_loads_no_cli_or_terminal_library() -> None:
     import sys
 
     code = ("import sys, maxrepeat; "
-            "print(','.join(m for m in ('click', 'rich', 'ray', 'inspect_ai') if m in sys.modules))")
+            "print(','.join(m for m in ('click', 'rich', 'ray', 'inspect_ai') "
+            "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
 

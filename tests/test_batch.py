@@ -70,7 +70,7 @@ def test_ranges_cover_file_at_line_starts(tree: Path) -> None:
     data = path.read_bytes()
     units = list(plan_units([str(path)], chunk=250))
     assert len(units) > 3 and units[0].start == 0 and units[-1].end == len(data)
-    for a, b in zip(units, units[1:]):
+    for a, b in zip(units, units[1:], strict=False):
         assert a.end == b.start and data[b.start - 1:b.start] == b"\n"
         assert b.first_line == data[:b.start].count(b"\n") + 1
 
@@ -137,8 +137,9 @@ def test_bar_on_terminal_leaves_redirected_stdout_alone(tree: Path) -> None:
     primary, secondary = os.openpty()
     try:
         proc = subprocess.run(
-            [sys.executable, "-c", "from maxrepeat.cli import main; main()", "grade", str(tree / "a"), str(tree / "b"),
-             "-f", "vally", "--max", "2", "-o", "jsonl", "-j", "2"],
+            [sys.executable, "-c", "from maxrepeat.cli import main; main()", "grade",
+             str(tree / "a"), str(tree / "b"), "-f", "vally", "--max", "2", "-o", "jsonl",
+             "-j", "2"],
             stdout=subprocess.PIPE, stderr=secondary, timeout=120, check=False)
     finally:
         os.close(secondary)

@@ -65,7 +65,7 @@ def test_the_max_rule_agrees_with_number_isinteger(node: Oracle) -> None:
     start = time.perf_counter()
     values = [_spelling(rng) for _ in range(VALUES)]
     documents = [CONFIG.format(v) for v in values]
-    for value, doc, js in zip(values, documents, node.ask("maxRule", documents)):
+    for value, doc, js in zip(values, documents, node.ask("maxRule", documents), strict=True):
         problems = parse_config_text(doc, "g.yaml")[1]
         ours = "error" if problems and problems[0].path == "document" else not problems
         if ours != js:

@@ -83,7 +83,7 @@ def _differences(pattern: str, names: list[str], js: dict[str, Any]) -> list[str
     if ours["empty"] != js["empty"]:
         return [f"{pattern!r}: empty here {ours['empty']}, in V8 {js['empty']}"]
     out = []
-    for name, got, expected in zip(names, ours["matches"], js["matches"]):
+    for name, got, expected in zip(names, ours["matches"], js["matches"], strict=True):
         if expected == "throws":  # V8's stack overflow: the documented choice (R2)
             continue
         if got == "unsafe" and js["ms"] >= SLOW_V8_MS:
@@ -103,7 +103,8 @@ def _minimal(node: Oracle, tokens: list[str], name: str) -> str:
 
     def still_fails(cases: list[tuple[list[str], str]]) -> list[bool]:
         answers = node.ask("regexp", [{"pattern": "".join(t), "names": [n]} for t, n in cases])
-        return [bool(_differences("".join(t), [n], js)) for (t, n), js in zip(cases, answers)]
+        return [bool(_differences("".join(t), [n], js))
+                for (t, n), js in zip(cases, answers, strict=True)]
 
     toks, text = shrink((tokens, name), smaller, still_fails)
     return _differences("".join(toks), [text], node.ask(
@@ -125,7 +126,7 @@ def test_random_patterns_and_names_agree_with_v8(node: Oracle) -> None:
     for i in range(0, PATTERNS, 500):
         answers += node.ask("regexp", [{"pattern": "".join(t), "names": n}
                                        for t, n in drawn[i:i + 500]])
-    for (tokens, names), js in zip(drawn, answers):
+    for (tokens, names), js in zip(drawn, answers, strict=True):
         diffs = _differences("".join(tokens), names, js)
         if diffs:
             name = next((n for n in names if repr(n) in diffs[0]), names[0])

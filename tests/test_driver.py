@@ -48,7 +48,7 @@ def test_html_timelines_are_made_in_the_workers_from_the_grading_steps(tree: Pat
     by_id = {p.stem: json.loads(p.read_text()) for p in tree.rglob("[0-9].json")}
     for item in graded[:-1]:
         assert item.details is not None
-        for res, detail, cfg in zip(item.results, item.details, CFG):
+        for res, detail, cfg in zip(item.results, item.details, CFG, strict=True):
             assert detail == html.timeline_of(by_id[res.trajectory.split("-")[1]], cfg)
     assert graded[-1].details == (None, None)
 

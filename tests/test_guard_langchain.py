@@ -112,7 +112,8 @@ def test_langchain_graders_from_a_config_file(tmp_path: Path) -> None:
     """A config file's graders: each has its monitor, the strongest loop decides."""
     config = tmp_path / "graders.yaml"
     config.write_text("graders:\n"
-                      "  - {type: max-repeat, name: same-call, config: {max: 2, match: name-args}}\n"
+                      "  - {type: max-repeat, name: same-call,"
+                      " config: {max: 2, match: name-args}}\n"
                       "  - {type: max-repeat, name: same-output, config: {max: 4}}\n",
                       encoding="utf-8")
     outcome = _run("loop", str(config))

@@ -65,7 +65,7 @@ def _graded(path: Path) -> list[dict[str, Any]]:
     """grade() of the transcript's first trajectory, read in full by the reader."""
     traj = next(iter(maxrepeat.read_trajectories(path, format="claude-code")))
     return [_strip(grade(traj, c, name=n)) for c, n in
-            zip(CONFIGS, maxrepeat.core.config.unique_names(CONFIGS))]
+            zip(CONFIGS, maxrepeat.core.config.unique_names(CONFIGS), strict=True)]
 
 
 @needs_corpus
@@ -81,7 +81,8 @@ def test_replayed_corpus_transcript_decisions_equal_the_monitor(
     cache = tmp_path / "cache"
     stream = SessionStream()
     names = maxrepeat.core.config.unique_names(CONFIGS)
-    reference = [Monitor(c, name=n, format="claude-code") for c, n in zip(CONFIGS, names)]
+    reference = [Monitor(c, name=n, format="claude-code")
+                 for c, n in zip(CONFIGS, names, strict=True)]
     sample = set(range(0, len(lines), max(1, len(lines) // 8))) | {len(lines) - 1}
     escalation = Escalation(reference)
     blocks = 0
@@ -148,7 +149,7 @@ def test_stale_cache_falls_back_to_a_full_read(
     traj = next(iter(maxrepeat.read_trajectories(transcript, format="claude-code")))
     names = maxrepeat.core.config.unique_names(configs)
     assert [r.to_dict() for r in verdict.results] == [
-        grade(traj, c, name=n).to_dict() for c, n in zip(configs, names)]
+        grade(traj, c, name=n).to_dict() for c, n in zip(configs, names, strict=True)]
 
 
 def test_a_growing_transcript_is_read_from_the_saved_offset(tmp_path: Path) -> None:
@@ -288,7 +289,7 @@ def test_a_leniently_read_line_is_reported_as_grade_does(tmp_path: Path) -> None
     traj = next(iter(maxrepeat.read_trajectories(transcript, format="claude-code")))
     assert traj.lenient and verdict.results[0].metadata.lenient
     names = maxrepeat.core.config.unique_names(CONFIGS)
-    want = [grade(traj, c, name=n).to_dict() for c, n in zip(CONFIGS, names)]
+    want = [grade(traj, c, name=n).to_dict() for c, n in zip(CONFIGS, names, strict=True)]
     assert [r.to_dict() for r in verdict.results] == want
     assert [r.to_dict() for r in again.results] == want
 

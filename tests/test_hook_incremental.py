@@ -92,7 +92,8 @@ def _full_read(path: Path, payload: dict[str, Any], state: EscalationState | Non
                ) -> tuple[Any, EscalationState]:
     """The decision from the whole transcript read again, every result kept."""
     stream, learned = SessionStream(), Learned()
-    monitors = [Monitor(c, name=n, id="S", format="claude-code") for c, n in zip(CONFIGS, NAMES)]
+    monitors = [Monitor(c, name=n, id="S", format="claude-code")
+                for c, n in zip(CONFIGS, NAMES, strict=True)]
     for raw in path.read_bytes().splitlines():
         rec = json.loads(raw)
         learned.learn(rec)
@@ -140,7 +141,7 @@ def test_every_call_decides_as_a_full_read(tmp_path: Path, seed: int) -> None:
     final = guard({**payload, "transcript_path": str(path), "hook_event_name": "PreToolUse"},
                   CONFIGS, cache_dir=tmp_path / "c")
     assert [_strip(r) for r in final.results] == [
-        _strip(grade(traj, c, name=n)) for c, n in zip(CONFIGS, NAMES)]
+        _strip(grade(traj, c, name=n)) for c, n in zip(CONFIGS, NAMES, strict=True)]
 
 
 @pytest.mark.parametrize("seed", range(3))

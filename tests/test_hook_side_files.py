@@ -67,7 +67,7 @@ def test_a_damaged_side_file_is_never_trusted(tmp_path: Path, damage: str) -> No
     theirs = [p for p in _sides(cache) if p not in mine]
     with log.open("a") as fh:
         fh.write(_calls(700, 703))
-    for target, foreign in zip(mine, theirs):
+    for target, foreign in zip(mine, theirs, strict=True):
         size = target.stat().st_size
         if damage == "flip":
             raw = bytearray(target.read_bytes())

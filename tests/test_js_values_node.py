@@ -56,7 +56,7 @@ def test_numbers_compare_as_javascript_doubles() -> None:
             pairs.append((a, str(int(a) + 1)))
     js = _node({"numbers": [[a, b] for a, b in pairs], "strings": []})["equal"]
     diffs = []
-    for (a, b), expected in zip(pairs, js):
+    for (a, b), expected in zip(pairs, js, strict=True):
         raw = canonical_bytes(msgspec.Raw(a.encode())) == canonical_bytes(msgspec.Raw(b.encode()))
         decoded = canonical_bytes(json.loads(a)) == canonical_bytes(json.loads(b))
         if raw != expected or decoded != expected:
@@ -78,8 +78,8 @@ def test_blank_is_what_trim_leaves_empty() -> None:
                                                   " \ufeff ", "\x1c\x1d", "\x85", "\u200b"]
     js = _node({"numbers": [], "strings": strings})["blank"]
     diffs = [f"U+{ord(s[0]):04X}{'…' if len(s) > 1 else ''}: {is_blank(s)} here, {b} in JS"
-             for s, b in zip(strings, js) if is_blank(s) != b]
+             for s, b in zip(strings, js, strict=True) if is_blank(s) != b]
     assert diffs == []
-    for s, b in zip(strings, js):
+    for s, b in zip(strings, js, strict=True):
         assert (observation_bytes(s) is None) == b
         assert (observation_bytes(msgspec.Raw(json.dumps(s).encode())) is None) == b

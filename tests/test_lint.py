@@ -79,7 +79,8 @@ def test_rule_message(body: str, message: str, tmp_path: Path) -> None:
 
 def test_clean_file_has_no_problems(tmp_path: Path) -> None:
     """A valid config with every key lints clean."""
-    body = '      max: 3\n      max_cycle_period: 10\n      match: name-args\n      tools: ["^bash$"]\n'
+    body = ('      max: 3\n      max_cycle_period: 10\n      match: name-args\n'
+            '      tools: ["^bash$"]\n')
     assert lint_text(tmp_path, HEAD + body) == []
 
 

@@ -294,7 +294,8 @@ def test_memory_stays_bounded_in_normal_order() -> None:
     for i in range(3000):
         monitor.feed_all(turn(call("bash", f"c{i}", {"n": i % 7}), result(f"c{i}", "ok")))
     state = monitor._tracker.st
-    assert len(state.front.window) == 6 and not state.tail and not state.log and len(state.answers) == 0
+    assert len(state.front.window) == 6 and not state.tail and not state.log
+    assert len(state.answers) == 0
     assert len(monitor.to_bytes()) < 4096
 
 

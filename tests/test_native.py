@@ -252,9 +252,10 @@ def test_unusual_trajectories_fall_back_to_the_reference(both: None) -> None:
                       {"type": "tool_call", "data": {"toolName": 3}}]}
     text = json.dumps(bad).encode()
     for cfg in (maxrepeat.MaxRepeatConfig(1, match=m) for m in ("name", "observation")):
-        got = _on(True, lambda: [maxrepeat.grade(t, cfg).to_dict()
+        # each lambda is called at once, in its own iteration: `cfg` is this one
+        got = _on(True, lambda: [maxrepeat.grade(t, cfg).to_dict()  # noqa: B023
                                  for t in read_bytes_as_trajectories(text, "b.json")])
-        ref = _on(False, lambda: [maxrepeat.grade(t, cfg).to_dict()
+        ref = _on(False, lambda: [maxrepeat.grade(t, cfg).to_dict()  # noqa: B023
                                   for t in read_bytes_as_trajectories(text, "b.json")])
         assert got == ref
 

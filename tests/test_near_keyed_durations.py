@@ -42,9 +42,9 @@ def _rollout(durations: list[float], exit_code: int = 1) -> bytes:
         out = {"output": "--- FAIL: TestParse (0.00s)\n    parse_test.go:12: got 4, want 3\n"
                          f"FAIL\nFAIL\texample.com/p\t{seconds / 100:.3f}s\nFAIL\n",
                "metadata": {"exit_code": exit_code, "duration_seconds": seconds}}
+        arguments = json.dumps({"command": ["go", "test", "./..."], "timeout_ms": 120000})
         lines += [_line("response_item", {"type": "function_call", "name": "shell",
-                                          "arguments": json.dumps({"command": ["go", "test", "./..."],
-                                                                   "timeout_ms": 120000}),
+                                          "arguments": arguments,
                                           "call_id": f"call_{n}"}),
                   _line("response_item", {"type": "function_call_output", "call_id": f"call_{n}",
                                           "output": json.dumps(out, separators=(",", ":"))})]

@@ -82,7 +82,7 @@ def test_native_check_at_every_offset() -> None:
     for subset in (names, expand_normalizers(["volatile"]), ("timestamps",), ("pids",)):
         rewrite, mask = rewriter(subset), native_mask(subset)
         for fragment in _FRAGMENTS:
-            for pad in range(0, 34):
+            for pad in range(34):
                 for before in (".", "x", "é"):
                     text = before * pad + fragment + "." * (pad % 5)
                     if rewrite(text) != text:
@@ -99,7 +99,7 @@ def test_plain_strings_at_every_offset_group_as_the_reference(normalize: list[st
     for match, extra in (("observation", {}), ("name-args", {"with_observation": True})):
         cfg = MaxRepeatConfig.from_mapping({"max": 2, "match": match, "normalize": normalize,
                                             **extra})
-        for pad in range(0, 34):
+        for pad in range(34):
             for before in (".", "x"):
                 events = []
                 for k, fragment in enumerate(_FRAGMENTS):

@@ -23,7 +23,8 @@ LONG = ("============================= test session starts =====================
         "FAILED tests/test_io.py::test_read - AssertionError: expected b'abc' got b'abd'\n")
 VOLATILE_OUTPUTS = [
     "1 failed in 0.53s", "1 failed in 0.61s", "1 failed in 1.2s",
-    "\x1b[31m1 failed\x1b[0m in 3ms  \n", "done at 2024-05-01T10:00:01Z", "done at 2024-05-01T10:00:09Z",
+    "\x1b[31m1 failed\x1b[0m in 3ms  \n",
+    "done at 2024-05-01T10:00:01Z", "done at 2024-05-01T10:00:09Z",
     "worker pid 4121 listening on 127.0.0.1:8123", "worker pid 5000 listening on 127.0.0.1:9000",
     "wrote /tmp/tmpa1b2c3/out.txt", "wrote /tmp/tmpzz9x8y/out.txt",
     "id 123e4567-e89b-12d3-a456-426614174000", "id 00000000-e89b-12d3-a456-426614174000",
@@ -148,7 +149,7 @@ def test_with_observation_tells_a_poll_that_progresses_from_a_stuck_one() -> Non
                    [poll] * 4)
     stuck = _loop([f"2026-12-01T02:48:3{i}.91Z GET /health: connection refused"
                    for i in range(4)], [poll] * 4)
-    base = dict(match="name-args", normalize=["volatile"])
+    base = {"match": "name-args", "normalize": ["volatile"]}
     plain = MaxRepeatConfig(2, **base)  # type: ignore[arg-type]
     both = MaxRepeatConfig(2, **base, with_observation=True)  # type: ignore[arg-type]
     assert not grade(moving, plain).passed and grade(moving, both).passed
@@ -214,9 +215,12 @@ def test_similarity_groups_long_outputs() -> None:
     # a number under a key naming a measured time, in JSON, a Python dict or bare
     ('{"output":"FAIL","metadata":{"exit_code":1,"duration_seconds":0.5}}',
      '{"output":"FAIL","metadata":{"exit_code":1,"duration_seconds":<duration>}}'),
-    ("{'elapsed': 3, 'took' : 12, 'n': 4}", "{'elapsed': <duration>, 'took' : <duration>, 'n': 4}"),
-    ('"durationMs":230,"totalDurationMs": 1.5e3', '"durationMs":<duration>,"totalDurationMs": <duration>'),
-    ('"wall_time": -0.25 "wallTime":1 "time_taken":2', '"wall_time": <duration> "wallTime":<duration> "time_taken":<duration>'),
+    ("{'elapsed': 3, 'took' : 12, 'n': 4}",
+     "{'elapsed': <duration>, 'took' : <duration>, 'n': 4}"),
+    ('"durationMs":230,"totalDurationMs": 1.5e3',
+     '"durationMs":<duration>,"totalDurationMs": <duration>'),
+    ('"wall_time": -0.25 "wallTime":1 "time_taken":2',
+     '"wall_time": <duration> "wallTime":<duration> "time_taken":<duration>'),
     ("tool_uses: 2\nduration_ms: 32855", "tool_uses: 2\nduration_ms: <duration>"),
     ("Wall time: 0.0013 seconds", "Wall time: <duration>"),
     # after an escape written out, in output that is itself JSON text (go test's time)
@@ -228,8 +232,11 @@ def test_similarity_groups_long_outputs() -> None:
      '"timeout_duration": 30, "latency_budget_ms": 5, "duration_limit": 9'),
     ('"DURATION": 5 "duration"=5 "duration":"5" "duration\': 5 x"took": 1 éduration: 2',
      '"DURATION": 5 "duration"=5 "duration":"5" "duration\': 5 x"took": 1 éduration: 2'),
-    ('"duration": 0x1f "took": 5abc "took": 5. "took": 5é', '"duration": 0x1f "took": 5abc "took": 5. "took": 5é'),
-    ("Process Group PGID: 18424", "Process Group PGID: <n>"), ("<shellId: 3 completed>", "<shellId: <n> completed>"), ("deadbeef", "deadbeef"), ("version 3.11", "version 3.11"),
+    ('"duration": 0x1f "took": 5abc "took": 5. "took": 5é',
+     '"duration": 0x1f "took": 5abc "took": 5. "took": 5é'),
+    ("Process Group PGID: 18424", "Process Group PGID: <n>"),
+    ("<shellId: 3 completed>", "<shellId: <n> completed>"), ("deadbeef", "deadbeef"),
+    ("version 3.11", "version 3.11"),
 ])
 def test_volatile_normalizers(text: str, want: str) -> None:
     near = near_from({"normalize": ["volatile"]})

@@ -121,7 +121,8 @@ def _patterns(draw: st.DrawFn, depth: int = 0) -> str:
     body = "".join(parts)
     if depth:
         return body
-    return draw(st.sampled_from(["", "^", "(?i)", "(?s)"])) + body + draw(st.sampled_from(["", "$"]))
+    head = draw(st.sampled_from(["", "^", "(?i)", "(?s)"]))
+    return head + body + draw(st.sampled_from(["", "$"]))
 
 
 _NAMES = st.text(alphabet="abcxB_-.0 19é😀\n\u2028É", max_size=12)

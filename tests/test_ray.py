@@ -60,7 +60,8 @@ def test_grade_dataset_of_dict_rows(local_ray: Any) -> None:
     import maxrepeat.engines.ray as mray
 
     ds = local_ray.data.from_items([{"traj": _run(3)}])
-    rows = mray.grade_dataset(ds, maxrepeat.MaxRepeatConfig(2, match="name"), column="traj").take_all()
+    config = maxrepeat.MaxRepeatConfig(2, match="name")
+    rows = mray.grade_dataset(ds, config, column="traj").take_all()
     assert [(r["trajectory"], r["passed"]) for r in rows] == [("r3", False)]
 
 

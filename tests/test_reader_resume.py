@@ -122,7 +122,8 @@ def _ids(reader: str, lines: list[bytes]) -> tuple[list[str], list[str]]:
     return calls or ["none"], messages or ["none"]
 
 
-def _changing(reader: str, kind: int, cid: str, mid: str, template: dict[str, Any]) -> dict[str, Any]:
+def _changing(reader: str, kind: int, cid: str, mid: str, template: dict[str, Any]
+              ) -> dict[str, Any]:
     """A record that changes (or may change) an earlier turn."""
     if reader == "codex":
         return [{"type": "event_msg", "payload": {"type": "exec_command_end", "call_id": cid,

@@ -27,7 +27,8 @@ def test_record_shapes_agree() -> None:
 def test_unreadable_record_gives_error_rows() -> None:
     """Text that is not JSON gives one error result per config, never an exception."""
     rows = maxrepeat.grade_record("{nope", [{"max": 1}, {"max": 2, "name": "two"}], source="x:3")
-    assert [(r["status"], r["name"]) for r in rows] == [("error", "max-repeat(max=1)"), ("error", "two")]
+    assert [(r["status"], r["name"]) for r in rows] == [("error", "max-repeat(max=1)"),
+                                                         ("error", "two")]
     assert rows[0]["trajectory"] == "x:3"
 
 

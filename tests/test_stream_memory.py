@@ -91,7 +91,8 @@ def test_streamed_memory_does_not_grow_with_the_trajectory(
     _graded(small, config, monkeypatch, windowed)  # warm up: imports, caches
     streamed_small, peak_small = _graded(small, config, monkeypatch, windowed)
     streamed_large, peak_large = _graded(large, config, monkeypatch, windowed)
-    print(f"{match} ({'windows' if windowed else 'monitors'}): peak {peak_small / 1e6:.2f} MB at 2,000 calls, "
+    print(f"{match} ({'windows' if windowed else 'monitors'}): "
+          f"peak {peak_small / 1e6:.2f} MB at 2,000 calls, "
           f"{peak_large / 1e6:.2f} MB at 12,000")
     assert peak_large - peak_small < 400_000, (peak_small, peak_large)
     monkeypatch.setenv("MAXREPEAT_STREAM_THRESHOLD", str(1 << 40))

@@ -18,7 +18,8 @@ from maxrepeat.readers._vally_stream import stream_trajectories
 from .conftest import call, result, turn
 
 CONFIGS = [
-    maxrepeat.MaxRepeatConfig(2, max_cycle_period=3, match=m) for m in ("name", "name-args", "observation")
+    maxrepeat.MaxRepeatConfig(2, max_cycle_period=3, match=m)
+    for m in ("name", "name-args", "observation")
 ]
 VALUES: list[Any] = ["ok", "", None, 1, 1.0, 2.5, -0.0, True, [1, 2.0], {"b": 1, "a": [True]}, {},
                      "caf\u00e9 \u2603", {"n": 1e300}]
@@ -81,12 +82,14 @@ def trajectories(draw: st.DrawFn) -> dict[str, Any]:
     return doc
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(doc=trajectories(), wrap=st.sampled_from(["plain", "record", "array"]))
 def test_stream_equals_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                               doc: dict[str, Any], wrap: str) -> None:
     """Random trajectories read by streaming give the in-memory events and results."""
-    shaped: Any = {"trajectory": doc} if wrap == "record" else [doc, doc] if wrap == "array" else doc
+    shaped: Any = ({"trajectory": doc} if wrap == "record" else [doc, doc] if wrap == "array"
+                   else doc)
     _same(_write(tmp_path, shaped), monkeypatch)
 
 
@@ -103,12 +106,15 @@ def test_stream_path_is_taken(tmp_path: Path) -> None:
     b'{"events": [{"type": "tool_call", "data": {"toolName": "bash", "arguments": 1e999}}]}',
     b'{"events": [{"type": "tool_call", "data": {"toolName": "bash"}}',
     b'{"events": [{"type": "tool_call", "data": {"toolName": 5}}]}',
-    b'{"events": [], "trajectory": {"events": [{"type": "tool_call", "data": {"toolName": "x"}}]}}',
-    b'{"events": null, "trajectory": {"events": [{"type": "tool_call", "data": {"toolName": "x"}}]}}',
+    b'{"events": [], "trajectory": {"events": '
+    b'[{"type": "tool_call", "data": {"toolName": "x"}}]}}',
+    b'{"events": null, "trajectory": {"events": '
+    b'[{"type": "tool_call", "data": {"toolName": "x"}}]}}',
     b'{"events": "no"}',
     b'[{"events": []}, 3, {"events": [{"type": 1}]}]',
 ])
-def test_unusual_documents_match(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, raw: bytes) -> None:
+def test_unusual_documents_match(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, raw: bytes
+                                 ) -> None:
     """Lenient, malformed and oddly shaped documents read the same either way."""
     path = tmp_path / "odd.json"
     path.write_bytes(raw)
@@ -137,7 +143,8 @@ def _batch(path: Path, monkeypatch: pytest.MonkeyPatch, stream: bool) -> list[An
         return [r.to_dict() for r in batch.results()] + errors
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(doc=trajectories(), wrap=st.sampled_from(["plain", "record"]))
 def test_bounded_grading_equals_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                        doc: dict[str, Any], wrap: str) -> None:

@@ -72,7 +72,7 @@ def _node(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _compare(patterns: list[str], names: list[str]) -> list[str]:
     cases = [{"pattern": p, "names": names} for p in patterns]
     diffs = []
-    for pattern, js in zip(patterns, _node(cases)):
+    for pattern, js in zip(patterns, _node(cases), strict=True):
         try:
             compiled = compile_pattern(pattern)
         except PatternSyntaxError as exc:
@@ -84,7 +84,7 @@ def _compare(patterns: list[str], names: list[str]) -> list[str]:
             continue
         if is_empty_pattern(pattern) != js["empty"]:
             diffs.append(f"{pattern!r}: empty here {is_empty_pattern(pattern)}, js {js['empty']}")
-        for name, expected in zip(names, js["matches"]):
+        for name, expected in zip(names, js["matches"], strict=True):
             try:
                 got = compiled.search(name)
             except UnsafeMatchError:
