@@ -39,8 +39,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from maxrepeat import MaxRepeatConfig  # noqa: E402
-from maxrepeat.guards.claude_code import guard  # noqa: E402
+from maxrepeat import MaxRepeatConfig
+from maxrepeat.guards.claude_code import guard
 
 FLAGS = ["--max", "3", "--max-cycle-period", "2"]
 OUTPUT = "line of build output that the tool printed, " * 10  # ~450 bytes

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import gc
 import os
 import tempfile
@@ -292,8 +293,8 @@ def main() -> None:
         run = RUNNERS[name]
         run(5, True)  # warm imports and caches
         run(5, False)
-        floor = best(lambda: run(n, False), opts.repeat) / n
-        guarded = best(lambda: run(n, True), opts.repeat) / n
+        floor = best(functools.partial(run, n, False), opts.repeat) / n
+        guarded = best(functools.partial(run, n, True), opts.repeat) / n
         print(f"| {name} | {floor * 1e3:.2f} ms | {guarded * 1e3:.2f} ms | "
               f"{(guarded - floor) * 1e6:.0f} us | {guarded / floor:.2f} |", flush=True)
     print(f"load average at end: {os.getloadavg()}")

@@ -8,8 +8,8 @@ normal order (turn_start, one or two calls, their results, turn_end; loops of pe
 mixed with varied calls) to one monitor, asking for the result after every event as a live
 guard does, and prints events per second, the state size at the end (it must not grow
 with the trajectory, except for the one entry per answered call id that ``observation``
-mode keeps unless ``forget_answers=True``) and, for comparison, how long one `grade()` of the whole trajectory
-takes. A last line measures the out-of-order case: one result that never arrives, which
+mode keeps unless ``forget_answers=True``) and, for comparison, how long one `grade()` of the whole
+trajectory takes. A last line measures the out-of-order case: one result that never arrives, which
 keeps every later step open (see docs/design/monitor.md).
 """
 

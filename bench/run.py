@@ -168,7 +168,8 @@ if kind == "json.load":
     import json
     json.loads(data)
 else:
-    msgspec.json.Decoder(_FloorTrajectoryNoGC if kind == "gc=False" else _FloorTrajectory).decode(data)
+    decoder = msgspec.json.Decoder(_FloorTrajectoryNoGC if kind == "gc=False" else _FloorTrajectory)
+    decoder.decode(data)
 """
 
 
@@ -472,7 +473,8 @@ def main(argv: list[str] | None = None) -> None:
                          f"{max(own, tree):.0f} MB", "< 200 MB", _load()))
     if "startup" in only:
         # The command of issue 17 (item 5), as a user types it; its output (the console
-        # report, the default off a terminal too since issue 29) goes nowhere. CPU time (user + system of the child) is shown beside wall time:
+        # report, the default off a terminal too since issue 29) goes nowhere. CPU time
+        # (user + system of the child) is shown beside wall time:
         # other sessions' load stretches wall time more than CPU time.
         tiny = [*mr, "grade", str(paths["tiny"]), "--max", "3"]
         bare = [sys.executable, "-c", "pass"]

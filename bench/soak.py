@@ -4,8 +4,9 @@ The grader streams (one JSONL record read, graded and written at a time), so its
 memory must stay flat however long the batch is. This script writes N small trajectories
 to one JSONL file in a temporary directory, runs ``maxrepeat grade FILE --max 2 -o jsonl``
 as a subprocess, counts the result lines it writes and samples the child's resident set
-size (RSS, summed over the process and its workers) as it goes. It prints the figures and exits 1 when memory grew by more than
-``--tolerance-mb``: the peak of any later tenth of the run above the peak of its second
+size (RSS, summed over the process and its workers) as it goes. It prints the figures and exits 1
+when memory grew by more than ``--tolerance-mb``: the peak of any later tenth of the run above
+the peak of its second
 tenth (the first holds start-up).
 
     python bench/soak.py                     # 1,000,000 trajectories (about 3 minutes)

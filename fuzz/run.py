@@ -37,9 +37,8 @@ with atheris.instrument_imports():
     from maxrepeat import MaxRepeatConfig, grade
     from maxrepeat.core.errors import TrajectoryFormatError
     from maxrepeat.core.events import Trajectory
-    from maxrepeat.readers import INTERNAL_ERROR, Source, read_source, reader_names
+    from maxrepeat.readers import INTERNAL_ERROR, Source, all_readers, read_source, reader_names
     from maxrepeat.reporters import get_reporter
-    from maxrepeat.readers import all_readers
 
     all_readers()  # readers are imported lazily: load them here so they are instrumented
 

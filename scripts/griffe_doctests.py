@@ -44,6 +44,6 @@ def fence_examples(text: str) -> str:
 class DoctestFences(griffe.Extension):
     """Fences the doctest examples of every docstring griffe loads."""
 
-    def on_instance(self, *, obj: griffe.Object, **kwargs: Any) -> None:  # noqa: D102
+    def on_instance(self, *, obj: griffe.Object, **kwargs: Any) -> None:
         if obj.docstring is not None and ">>>" in obj.docstring.value:
             obj.docstring.value = fence_examples(obj.docstring.value)

@@ -48,7 +48,7 @@ class _Examples(Preprocessor):
 class ClickExamples(Extension):
     """Registers the preprocessor."""
 
-    def extendMarkdown(self, md: Markdown) -> None:  # noqa: N802 (Markdown's API)
+    def extendMarkdown(self, md: Markdown) -> None:  # camelCase: Markdown's API
         md.preprocessors.register(_Examples(md), "click_examples", _PRIORITY)
 
 

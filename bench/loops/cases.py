@@ -94,8 +94,8 @@ def legitimate() -> list[Case]:
     steps = _intro() + [("Bash", {"command": f"pytest -q tests/test_{m}.py"}, f"{n} passed in 0.{n}s")
                         for m, n in (("io", 12), ("core", 30), ("cli", 7), ("api", 19))]
     out.append(("test-each-module", _run(steps), [], [(2, 5, "runs each module's tests once")]))
-    steps = _intro() + [("Bash", {"command": "sleep 5; tail -1 train.log"}, f"epoch {e} loss {l}")
-                        for e, l in ((1, "0.91"), (2, "0.72"), (3, "0.60"), (4, "0.55"))]
+    steps = _intro() + [("Bash", {"command": "sleep 5; tail -1 train.log"}, f"epoch {e} loss {loss}")
+                        for e, loss in ((1, "0.91"), (2, "0.72"), (3, "0.60"), (4, "0.55"))]
     out.append(("watch-training", _run(steps), [], [(2, 5, "watches a training log whose epoch and loss advance")]))
     steps = _intro() + [("Read", {"file_path": f}, f"# {f}\n" + "x = 1\n" * 3)
                         for f in ("a.py", "b.py", "c.py", "d.py")]

@@ -1,4 +1,5 @@
-"""Record the loop benchmark's agent runs: ``python bench/loops/record.py [--agent A] [--scenario S]``.
+"""Record the loop benchmark's agent runs:
+``python bench/loops/record.py [--agent A] [--scenario S]``.
 
 Each scenario below is a fixed list of shell commands that a scripted model (on
 127.0.0.1, the e2e harness of tests/agent_harness.py and tests/scripted_anthropic.py)
@@ -126,7 +127,7 @@ def claude_script(name: str, commands: list[str]) -> list[Any]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--agent", action="append", default=[], choices=AGENTS,
                         help="record only with these agents (repeatable)")
     parser.add_argument("--scenario", action="append", default=[],

@@ -128,9 +128,9 @@ def evaluate(setting: dict[str, Any], runs: list[Labelled], verbose: bool,
     """Totals of one setting over the labelled runs (see the module docstring); ``base``
     the detection the setting's own keys replace."""
     cfg = MaxRepeatConfig.from_mapping({**base, **setting})
-    tot: dict[str, Any] = {k: 0 for k in (
-        "det", "det_ok", "loops", "found", "vol", "vol_found", "rec_vol", "rec_vol_found",
-        "legit", "legit_fp", "real_legit", "real_fp", "st_det", "st_lab", "st_hit")}
+    tot: dict[str, Any] = dict.fromkeys(
+        ("det", "det_ok", "loops", "found", "vol", "vol_found", "rec_vol", "rec_vol_found",
+         "legit", "legit_fp", "real_legit", "real_fp", "st_det", "st_lab", "st_hit"), 0)
     tot["flagged"] = []
     for name, traj, loops, legit, stuck in runs:
         res = grade(traj, cfg)
@@ -150,16 +150,17 @@ def evaluate(setting: dict[str, Any], runs: list[Labelled], verbose: bool,
         tot["loops"] += len(loops)
         tot["found"] += sum(found)
         tot["vol"] += sum(1 for x in loops if x[4])
-        tot["vol_found"] += sum(f for f, x in zip(found, loops) if x[4])
+        tot["vol_found"] += sum(f for f, x in zip(found, loops, strict=True) if x[4])
         if name.startswith("recorded:"):
             tot["rec_vol"] += sum(1 for x in loops if x[4])
-            tot["rec_vol_found"] += sum(f for f, x in zip(found, loops) if x[4])
+            tot["rec_vol_found"] += sum(f for f, x in zip(found, loops, strict=True) if x[4])
         tot["legit"] += len(legit)
         tot["legit_fp"] += sum(fps)
         if real:
             tot["real_legit"] += len(legit)
             tot["real_fp"] += sum(fps)
-        tot["flagged"] += [f"{name} {a}-{b}: {why}" for (a, b, why), f in zip(legit, fps) if f]
+        tot["flagged"] += [f"{name} {a}-{b}: {why}"
+                           for (a, b, why), f in zip(legit, fps, strict=True) if f]
         tot["st_det"] += len(det_steps)
         tot["st_lab"] += len(lab_steps)
         tot["st_hit"] += len(det_steps & lab_steps)
@@ -207,7 +208,7 @@ def cost(turns: int, rounds: int = 7, stamped: bool = False) -> dict[str, tuple[
         text = text.replace(b'"result":"collected', b'"result":"at 2026-12-01T05:01:00Z collected')
 
     def read() -> Any:
-        [traj] = [t for t in read_source(Source.from_bytes(text, "large.json"), "vally")]
+        [traj] = list(read_source(Source.from_bytes(text, "large.json"), "vally"))
         return traj
 
     traj = read()
