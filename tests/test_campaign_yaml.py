@@ -7,9 +7,9 @@ scalars with escapes, standard and non-specific tags, flow and block collections
 anchors and aliases, duplicate keys, comments), asks one `node` process, and compares
 the values (or that both refuse the document); a mismatch fails with the smallest
 document that still differs (lines deleted one at a time). The seed is printed.
-Not drawn: what docs/design/framework-semantics.md lists as deliberate or remaining
-differences (a %YAML 1.1 directive, YAML 1.1 type tags, complex keys, values containing
-themselves, ``[:]``, ``?x`` after a tag or as a value inside flow collections).
+Not drawn: what docs/design/framework-semantics.md lists as deliberate differences (a
+%YAML 1.1 directive, YAML 1.1 type tags, complex keys, values containing themselves).
+Flow collections' YAML 1.2 forms (issue 31, Y7) are drawn, and checked one by one below.
 """
 
 from __future__ import annotations
@@ -48,15 +48,14 @@ def node() -> Iterator[Oracle]:
     yield from oracle()
 
 
-#: not drawn inside flow collections: after a tag or as a mapping's value npm yaml reads
-#: "?x" as text and PyYAML's parser refuses it (docs/design/framework-semantics.md)
-BLOCK_ONLY = ("?x",)
+#: flow entries with an empty key or value, or an explicit one (YAML 1.2's flow rules, Y7)
+FLOW_ODD = [":", ": x", "?", "? ", "? : x", "? ?x", ":x", "?x:", "!!str : x", "&y : x"]
 
 
 def _scalar(rng: random.Random, flow: bool = False) -> str:
     kind = rng.random()
     if kind < 0.6:
-        text = rng.choice([p for p in PLAIN if not (flow and p in BLOCK_ONLY)])
+        text = rng.choice(PLAIN)
     elif kind < 0.8:
         text = "'" + rng.choice(PLAIN).replace("'", "''") + rng.choice(["", "''", " x"]) + "'"
     else:
@@ -68,7 +67,8 @@ def _value(rng: random.Random, depth: int) -> str:
     kind = rng.random()
     if depth > 1 or kind < 0.6:
         return _scalar(rng, flow=depth > 0)
-    items = [_value(rng, depth + 1) for _ in range(rng.randint(0, 3))]
+    items = [rng.choice(FLOW_ODD) if rng.random() < 0.1 else _value(rng, depth + 1)
+             for _ in range(rng.randint(0, 3))]
     if kind < 0.8:
         return "[" + ", ".join(items) + "]"
     return "{" + ", ".join(f"k{i}: {v}" for i, v in enumerate(items)) + "}"
@@ -150,6 +150,20 @@ def _difference(text: str, js: dict[str, Any]) -> str | None:
     if not _same(ours, js["value"]):
         return f"{text!r}: here {json.dumps(ours)}, npm yaml {json.dumps(js['value'])}"
     return None
+
+
+@pytest.mark.parametrize("text", [
+    "[:]", "[-]", "[:, 1]", "[: x]", "{: x}", "{:}", "[{:}]", "[1, :]", "[a, : b]", "x: [:]",
+    "[!!str ?x]", "[! ?x]", "[&a ?x]", "{a: ?x}", "{a: !!str ?x}", "[?x: ?y]", "[a: ?x]",
+    "{?x}", "[!!str ?x: 1]", "{!!str ?x: 1}", "[?]", "{?}", "[a, ?]", "[? : x]", "{? : x}",
+    "[!!str : x]", "[&a : x]", '["a":b]', "[:x]", "{:x}", "[?x:]", "[??x]", "[?-x]", "[? ?x]",
+    "[a?b, c]", "max: [:, ?x]", "[-x]", "[a, -]", "{k: -}",
+])
+def test_y7_flow_collections_read_as_npm_yaml_reads_them(node: Oracle, text: str) -> None:
+    """Y7: ``[:]`` is ``[{"": null}]``, ``?x`` after a tag or as a value is text, a lone
+    ``-`` is refused: the value (or the refusal) of `YAML.parse` itself."""
+    text += "\n"
+    assert _difference(text, node.ask("yaml", [text])[0]) is None
 
 
 def test_random_documents_read_as_npm_yaml_reads_them(node: Oracle) -> None:

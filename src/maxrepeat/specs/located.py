@@ -6,6 +6,8 @@ located problem (`compose_located`). Shared by config files and eval specs.
 
 from __future__ import annotations
 
+import contextlib
+import re
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -26,6 +28,7 @@ from .yaml12 import (
     tagged_value,
     yaml_directive,
 )
+from .yaml12_flow import FlowLoader
 
 __all__ = ["Located", "compose_located", "MAX_VALUES"]
 
@@ -104,6 +107,10 @@ def compose_located(text: str, file: str) -> tuple[Located | None, list[ConfigEr
 def _compose(masks: Masks) -> yaml.Node | None:
     """PyYAML's node tree of the masked text; each surrogate escape it refuses is masked
     in turn (at most 64: a config holds a few)."""
+    if _FLOW_QUESTION.search(masks.text):
+        with contextlib.suppress(yaml.YAMLError):
+            flow: yaml.Node | None = yaml.compose(masks.text, Loader=FlowLoader)
+            return flow
     for _ in range(64):
         try:
             node: yaml.Node | None = yaml.compose(masks.text, Loader=Loader)
@@ -112,10 +119,25 @@ def _compose(masks: Masks) -> yaml.Node | None:
             mark = exc.problem_mark
             if mark is None or "invalid Unicode character escape" not in str(exc.problem) \
                     or not masks.unmask_escape(mark.index):
-                raise
+                return _compose_flow(masks, exc)
     last: yaml.Node | None = yaml.compose(masks.text, Loader=Loader)
     return last
 
+
+def _compose_flow(masks: Masks, exc: yaml.MarkedYAMLError) -> yaml.Node | None:
+    """A text the C loader refused, read again by YAML 1.2's flow rules (Y7: ``[:]``,
+    ``[!!str ?x]``, ``{a: ?x}``); when that fails too, the C loader's error stands."""
+    if "[" not in masks.text and "{" not in masks.text:
+        raise exc
+    try:
+        node: yaml.Node | None = yaml.compose(masks.text, Loader=FlowLoader)
+    except yaml.YAMLError:
+        raise exc from None
+    return node
+
+
+#: a ``?`` inside a flow collection, which PyYAML's C parser reads by YAML 1.1 (Y7)
+_FLOW_QUESTION: Final = re.compile(r"[\[{][^\n]*\?")
 
 #: how many values a config may hold with its aliases expanded: a real config holds a few
 #: dozen, while nine levels of nine aliases (an "alias bomb", 1 KB) hold 387 million
@@ -233,7 +255,7 @@ class _Walk:
         """A plain key right after ``?`` (``{?x: 1}``): YAML 1.2 reads ``?x`` as text."""
         at = knode.start_mark.index
         return isinstance(knode, yaml.ScalarNode) and knode.tag == PLAIN_TAG and \
-            not knode.style and at > 0 and self.text[at - 1] == "?"
+            not knode.style and knode.value != "" and at > 0 and self.text[at - 1] == "?"
 
     def item(self, node: yaml.Node, path: str, flow: bool | None) -> Located:
         """A flow collection's item or value: a lone ``-`` is refused, and ``[?x]`` is the
