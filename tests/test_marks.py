@@ -53,7 +53,9 @@ def test_the_native_scan_wants_a_whole_mark() -> None:
     from maxrepeat.core import _native
 
     with pytest.raises(ValueError):
-        _native.has_mark(b"x" * 16, b"x" * 7)
-    assert _native.has_mark(b"abcdefgh" * 3 + b"tail", b"abcdefgh")
-    assert not _native.has_mark(b"abcdefgh" * 3 + b"tail", b"bcdefgha")  # unaligned only
-    assert not _native.has_mark(b"", b"abcdefgh")
+        _native.has_mark(b"x" * 32, b"x" * 8)
+    word = b"abcdefgh12345678"
+    assert _native.has_mark(word * 3 + b"tail", word)
+    assert not _native.has_mark(word * 3 + b"tail", word[8:] + word[:8])  # unaligned only
+    assert not _native.has_mark(b"", word)
+    assert not _native.has_mark(word[:8] + b"x" * 8, word)  # half a mark is not the mark

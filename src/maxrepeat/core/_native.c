@@ -1473,8 +1473,8 @@ static PyObject *hash128(PyObject *Py_UNUSED(self), PyObject *arg) {
     return PyBytes_FromStringAndSize((const char *)out, 16);
 }
 
-/* has_mark(data, mark): whether the 8-byte ``mark`` is one of the 8-byte words of
- * ``data`` at a multiple of 8 (readers/_marks.py: a hook call looks up a few marks in a
+/* has_mark(data, mark): whether the 16-byte ``mark`` is one of the 16-byte words of
+ * ``data`` at a multiple of 16 (readers/_marks.py: a hook call looks up a few marks in a
  * string of the session's; bytearray.find takes its two-way path on such lengths, about
  * 2 GB/s, and then needs the alignment checked). Words are compared as unaligned loads. */
 static PyObject *has_mark(PyObject *Py_UNUSED(self), PyObject *const *args, Py_ssize_t nargs) {
@@ -1488,23 +1488,27 @@ static PyObject *has_mark(PyObject *Py_UNUSED(self), PyObject *const *args, Py_s
         PyBuffer_Release(&data);
         return NULL;
     }
-    if (mark.len != 8) {
+    if (mark.len != 16) {
         PyBuffer_Release(&data);
         PyBuffer_Release(&mark);
-        PyErr_SetString(PyExc_ValueError, "a mark is 8 bytes");
+        PyErr_SetString(PyExc_ValueError, "a mark is 16 bytes");
         return NULL;
     }
-    uint64_t want, word;
+    uint64_t want, want2, word;
     memcpy(&want, mark.buf, 8);
+    memcpy(&want2, (const uint8_t *)mark.buf + 8, 8);
     const uint8_t *p = (const uint8_t *)data.buf;
-    Py_ssize_t words = data.len / 8;
+    Py_ssize_t words = data.len / 16;
     int found = 0;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < words; i++) {
-        memcpy(&word, p + 8 * i, 8);
+        memcpy(&word, p + 16 * i, 8);
         if (word == want) {
-            found = 1;
-            break;
+            memcpy(&word, p + 16 * i + 8, 8);
+            if (word == want2) {
+                found = 1;
+                break;
+            }
         }
     }
     Py_END_ALLOW_THREADS

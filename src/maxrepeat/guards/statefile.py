@@ -6,9 +6,9 @@ checked against, as one MessagePack record (`_Saved`) behind a marker and a chec
 whole and atomically (a temporary file renamed over it), so it must stay small: what
 grows with the session does not go in it.
 
-**Side files.** The 8-byte digests of the record and call ids a guard has seen (`Marks`,
-``readers/_marks.py``: ~24 bytes a call in a Claude Code session) grow with every call.
-Inside the state they made every call write the whole session's digests again (240 kB
+**Side files.** The 16-byte digests of the record and call ids a guard has seen (`Marks`,
+``readers/_marks.py``: ~48 bytes a call in a Claude Code session) grow with every call.
+Inside the state they made every call write the whole session's digests again (480 kB
 a call at 10,000 calls). So each large set is kept in a side file of its own next to the
 state (``<key>.<part>.<n>.marks``) that a call only appends to; the state holds, for each
 side file, its epoch (a random name given when the file is started afresh), the length
@@ -52,9 +52,9 @@ __all__ = ["CACHE_FORMAT", "Snapshot", "default_cache_dir", "signature_of", "blo
            "save_sides"]
 
 #: Changes whenever the saved layout changes, or what is saved in it (9: results saved
-#: before the readers dropped the agents' chrome are not compared with results after);
-#: part of every saved state.
-CACHE_FORMAT: Final = 9
+#: before the readers dropped the agents' chrome are not compared with results after;
+#: 10: id marks are 16 bytes, not 8); part of every saved state.
+CACHE_FORMAT: Final = 10
 
 
 class Snapshot(msgspec.Struct):

@@ -3,12 +3,17 @@
 The hook's saved state must cost what was appended to the log, not what the log holds:
 a ``set[bytes]`` of 40,000 digests takes milliseconds to encode and decode at every call,
 one byte string of them is copied. A new mark is looked up by scanning that string's
-aligned 8-byte words (the native extension's ``has_mark``, ~10 GB/s; an aligned
+aligned 16-byte words (the native extension's ``has_mark``, ~10 GB/s; an aligned
 ``find`` on the pure path, ~2 GB/s); a call that looks up many marks (a first read of a
 long log) builds the set once instead of scanning the string each time.
 
+A mark is 16 bytes (issue 30: a check whose equality decides a verdict must not be
+forged cheaply): a log's author chooses its call ids, and with 8-byte digests a birthday
+search (~2^32 BLAKE2b calls, minutes) finds two ids with one mark, which would make a
+new call look already logged, or a reused id look new. 16 bytes take ~2^64.
+
 A hook call saves its state at every tool call, and the marks grow with the session
-(~24 bytes a call): written inside the state they would make every call write the whole
+(~48 bytes a call): written inside the state they would make every call write the whole
 session's marks again. So a state that holds marks is encoded with `encode_state` and
 decoded with `decode_state`: inside a hook call (a `Spill` made current by the guard's
 session, ``maxrepeat.guards.statefile``) a set of marks is saved as a reference
@@ -40,14 +45,14 @@ __all__ = ["Marks", "mark", "Spill", "encode_state", "decode_state", "spilling"]
 
 _T = TypeVar("_T")
 
-#: Bytes per mark.
-SIZE: Final = 8
+#: Bytes per mark: 16, so that no log can hold two ids with one mark (2^64 birthday work).
+SIZE: Final = 16
 #: Lookups answered by scanning the string before the set is built.
 _SCANS: Final = 64
 
 
 def mark(text: str) -> bytes:
-    """The 8-byte digest of ``text`` (equal texts, equal marks)."""
+    """The 16-byte digest of ``text`` (equal texts, equal marks)."""
     return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=SIZE).digest()
 
 
@@ -139,7 +144,7 @@ class Spill:
 
     >>> sp = Spill()
     >>> with spilling(sp):
-    ...     raw = encode_state([Marks(bytes(8 * 600))], "reader")
+    ...     raw = encode_state([Marks(bytes(SIZE * 300))], "reader")
     >>> [(name, base, length) for name, (_, _, base, length) in sp.pending.items()]
     [('reader.0', 0, 4800)]
     """

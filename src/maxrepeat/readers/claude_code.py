@@ -55,7 +55,7 @@ class _Group(msgspec.Struct):
     """Conversion state of one trajectory: the open turn and the records already seen."""
 
     turn: str | None = None
-    seen: Marks = msgspec.field(default_factory=Marks)  # 8-byte digests of uuids
+    seen: Marks = msgspec.field(default_factory=Marks)  # 16-byte digests of uuids
     session: str | None = None
     lenient: bool = False  # a record needed lenient JSON reading
 
