@@ -195,9 +195,10 @@ def _read(source: Source) -> Iterator[Item]:
     except TrajectoryFormatError as err:
         yield err
         return
-    for trace_id, members in traces_of(spans).items():
-        if _kind(root_of(members)) == "EVALUATOR":
-            continue
+    traces = {t: m for t, m in traces_of(spans).items() if _kind(root_of(m)) != "EVALUATOR"}
+    if not traces:  # no spans (or only evaluators'): a run without calls, as otel reads it
+        yield Trajectory(events=(), source=source.name, format=NAME, lenient=lenient)
+    for trace_id, members in traces.items():
         yield Trajectory(events=events_from_turns(turns_from_spans(members)), id=trace_id,
                          source=f"{source.name}#trace:{trace_id}", format=NAME,
                          lenient=lenient)
