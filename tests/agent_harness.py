@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-NPM_BIN = Path(os.environ.get("MAXREPEAT_NPM_AGENTS", ROOT / ".npm-agents")) / "node_modules" / ".bin"
+NPM_BIN = (Path(os.environ.get("MAXREPEAT_NPM_AGENTS", ROOT / ".npm-agents"))
+           / "node_modules" / ".bin")
 BINARIES = {"codex": "codex", "gemini-cli": "gemini", "copilot-cli": "copilot"}
 #: the shell tool each agent offers its model, and how it spells one command
 SHELL_CALL = {

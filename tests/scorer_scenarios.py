@@ -91,8 +91,8 @@ def expected(script: list[Turn], config: MaxRepeatConfig, *, call_per_turn: bool
     for t, turn in enumerate(script):
         events.append(turn_start())
         ids = [f"{t}.{i}" for i in range(len(turn))]
-        events += [tool_call(name, cid, args) for (name, args), cid in zip(turn, ids)]
-        for (name, args), cid in zip(turn, ids):
+        events += [tool_call(name, cid, args) for (name, args), cid in zip(turn, ids, strict=True)]
+        for (name, args), cid in zip(turn, ids, strict=True):
             result, error = run_tool(name, args)
             events.append(tool_result(cid, error if error is not None else result,
                                       success=error is None or not error_flag))

@@ -59,7 +59,8 @@ def _scalar(rng: random.Random, flow: bool = False) -> str:
     elif kind < 0.8:
         text = "'" + rng.choice(PLAIN).replace("'", "''") + rng.choice(["", "''", " x"]) + "'"
     else:
-        text = '"' + "".join(rng.choice(ESCAPES + PLAIN[:20]) for _ in range(rng.randint(0, 3))) + '"'
+        picked = (rng.choice(ESCAPES + PLAIN[:20]) for _ in range(rng.randint(0, 3)))
+        text = '"' + "".join(picked) + '"'
     return rng.choice(TAGS) + text
 
 
@@ -131,7 +132,7 @@ def _same(ours: Any, js: Any) -> bool:
     if isinstance(ours, (int, float)) and isinstance(js, (int, float)):
         return float(ours) == float(js)
     if isinstance(ours, list) and isinstance(js, list):
-        return len(ours) == len(js) and all(_same(a, b) for a, b in zip(ours, js))
+        return len(ours) == len(js) and all(_same(a, b) for a, b in zip(ours, js, strict=True))
     if isinstance(ours, dict) and isinstance(js, dict) and "$obj" in ours and "$obj" in js:
         # key order is JavaScript's (integer-like keys first): not a difference
         mine, theirs = dict(ours["$obj"]), dict(js["$obj"])
@@ -172,13 +173,15 @@ def test_random_documents_read_as_npm_yaml_reads_them(node: Oracle) -> None:
     start = time.perf_counter()
     docs = [_document(rng) for _ in range(DOCUMENTS)]
     answers = node.ask("yaml", ["\n".join(d) + "\n" for d in docs])
-    for lines, js in zip(docs, answers):
+    for lines, js in zip(docs, answers, strict=True):
         if _difference("\n".join(lines) + "\n", js) is None:
             continue
 
         def still_fails(cases: list[list[str]]) -> list[bool]:
             texts = ["\n".join(c) + "\n" for c in cases]
-            return [_difference(t, a) is not None for t, a in zip(texts, node.ask("yaml", texts))]
+            answers = node.ask("yaml", texts)
+            return [_difference(t, a) is not None
+                    for t, a in zip(texts, answers, strict=True)]
 
         def smaller(case: list[str]) -> list[list[str]]:
             return drop_one(case)

@@ -25,9 +25,6 @@ from .conftest import ROOT
 
 PAGES = ("claude-code", "codex", "gemini-cli", "copilot-cli", "opencode", "pi", "cline",
          "openclaw", "qwen-code")
-#: an agent whose page is not named after it
-PAGE_FILES = {"opencode": "opencode_DOC", "pi": "pi_DOC", "cline": "cline_DOC",
-              "openclaw": "openclaw_DOC"}
 _BLOCK = re.compile(r"^## Install\n\n```[a-z]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
 _AGENT_HOMES = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME", "GEMINI_CLI_HOME",
                 "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "PI_CODING_AGENT_DIR",
@@ -36,8 +33,7 @@ _AGENT_HOMES = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "COPILOT_HOME", "GEMINI_CLI_H
 
 def install_lines(page: str) -> list[list[str]]:
     """The page's Install lines as argument lists, ``[--user]`` expanded."""
-    name = PAGE_FILES.get(page, page)
-    text = (ROOT / "docs" / "integrations" / f"{name}.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "integrations" / f"{page}.md").read_text(encoding="utf-8")
     block = _BLOCK.search(text)
     assert block is not None, f"{page}.md has no code block under '## Install'"
     lines: list[list[str]] = []

@@ -214,7 +214,7 @@ def test_pre_tool_use_refuses_the_repeat_before_it_runs(tmp_path: Path, pause: f
     how = [(order.index(m[0]), m[1]) for m in messages]
     assert how[0] == (2, "hook_additional_context")
     assert (3, "refused") in how, how
-    refusal = dict((order.index(m[0]), m[2]) for m in messages if m[1] == "refused")[3]
+    refusal = {order.index(m[0]): m[2] for m in messages if m[1] == "refused"}[3]
     assert "did not run" in refusal
     # as the guard predicts it for a transcript that lags (`refusal_result`)
     assert refusal.startswith("PreToolUse:Bash hook error: maxrepeat loop guard (blocked)")

@@ -1,7 +1,7 @@
 """End to end, with the real Cline CLI (npm ``cline@3.0.65``, installed by scripts/test.sh
 into .npm-agents/) run with ``cline -y`` against the scripted Chat Completions model of
 ``tests/cline_harness.py`` on 127.0.0.1, the guard installed with exactly the lines
-docs/integrations/cline_DOC.md shows, in a fresh project folder.
+docs/integrations/cline.md shows, in a fresh project folder.
 
 Four sessions, run at once (one Cline each, its own HOME): a loop (the same failing
 command again and again, guard installed for the project), a cycle of period 2 (two
@@ -42,7 +42,7 @@ from .cline_harness import CLINE, ChatModel, ClineRun, cline_env, run_cline, she
 
 GUARD = "maxrepeat loop guard"
 BIN = Path(sys.executable).parent
-#: the install lines of docs/integrations/cline_DOC.md
+#: the install lines of docs/integrations/cline.md
 PROJECT_LINE = ["maxrepeat", "hook", "install", "cline"]
 USER_LINE = ["maxrepeat", "hook", "install", "cline", "--user"]
 USER_HOOK = b"#!/bin/sh\n# the user's own hook\nexit 0\n"

@@ -2,7 +2,7 @@
 scripts/test.sh into .npm-agents/ with Node.js 24): ``openclaw agent --local`` against the
 scripted Responses model of tests/openclaw_harness.py on 127.0.0.1, with a temporary HOME
 and a fresh project folder as the agent's workspace, the guard installed with exactly the
-lines docs/integrations/openclaw_DOC.md shows (the live preset).
+lines docs/integrations/openclaw.md shows (the live preset).
 
 One OpenClaw session per scenario, each read back from OpenClaw's OWN agent database:
 
@@ -61,7 +61,7 @@ def _line(verb: str, user: bool) -> list[str]:
         if line[:4] == ["maxrepeat", "hook", verb, "openclaw"] and line[4:] == (
                 ["--user"] if user else []):
             return line
-    raise AssertionError(f"openclaw_DOC.md shows no plain {verb} line")
+    raise AssertionError(f"openclaw.md shows no plain {verb} line")
 
 
 def _sh(args: list[str], cwd: Path, env: dict[str, str]) -> str:
@@ -155,8 +155,8 @@ def _check_guarded(run: Run, model: ResponsesModel, guard: dict[str, Any]) -> in
     texts = _texts(run.database)
     spoken = [GUARD in t for t in texts]
     failing, new = _grading(traj, config)
-    assert all(f for s, f in zip(spoken, failing) if s), (spoken, failing)
-    assert all(s for s, n in zip(spoken, new) if n), (spoken, new)
+    assert all(f for s, f in zip(spoken, failing, strict=False) if s), (spoken, failing)
+    assert all(s for s, n in zip(spoken, new, strict=False) if n), (spoken, new)
     at = [i for i, said in enumerate(spoken) if said]
     k = at[0]
     assert k == failing.index(True), (spoken, failing)

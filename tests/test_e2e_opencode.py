@@ -1,7 +1,7 @@
 """End to end with the real OpenCode (``opencode-ai@1.18.33``, installed by scripts/test.sh
 into .npm-agents/): ``opencode run`` against a scripted Chat Completions model on 127.0.0.1
 (`tests/scripted_chat.py`, a custom ``@ai-sdk/openai-compatible`` provider), the guard
-installed with the lines of docs/integrations/opencode_DOC.md, in a fresh project folder
+installed with the lines of docs/integrations/opencode.md, in a fresh project folder
 with files of the user's own (a project ``opencode.json``, a plug-in of theirs).
 
 Three sessions, run at the same time (one each, shared by the tests):

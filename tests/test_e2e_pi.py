@@ -1,7 +1,7 @@
 """End to end with the real Pi coding agent (npm ``@mariozechner/pi-coding-agent@0.73.1``,
 installed by scripts/test.sh into .npm-agents/): ``pi -p`` against the scripted Chat
 Completions model of tests/pi_harness.py on 127.0.0.1, in a fresh project folder with a
-temporary HOME, the guard installed with exactly the lines docs/integrations/pi_DOC.md
+temporary HOME, the guard installed with exactly the lines docs/integrations/pi.md
 shows (the live preset).
 
 One Pi session per scenario, each read back from Pi's OWN session log:
@@ -49,14 +49,14 @@ def _line(user: bool) -> list[str]:
         if line[:4] == ["maxrepeat", "hook", "install", "pi"] and line[4:] == (
                 ["--user"] if user else []):
             return line
-    raise AssertionError("pi_DOC.md shows no plain install line")
+    raise AssertionError("pi.md shows no plain install line")
 
 
 def _uninstall(user: bool) -> list[str]:
     for line in install_lines("pi"):
         if line[:4] == ["maxrepeat", "hook", "uninstall", "pi"] and ("--user" in line) == user:
             return line
-    raise AssertionError("pi_DOC.md shows no uninstall line")
+    raise AssertionError("pi.md shows no uninstall line")
 
 
 def _sh(args: list[str], cwd: Path, env: dict[str, str]) -> str:
@@ -143,8 +143,8 @@ def _check_guarded(run: PiRun, model: ChatModel, guard: dict[str, Any]) -> int:
     # never where grading the log so far passes, first where it first fails, and at every
     # new copy of the loop after that (a partial copy of a cycle is refused once the
     # guard refuses, as the refusal rung says)
-    assert all(f for s, f in zip(spoken, failing) if s), (spoken, failing)
-    assert all(s for s, n in zip(spoken, new) if n), (spoken, new)
+    assert all(f for s, f in zip(spoken, failing, strict=False) if s), (spoken, failing)
+    assert all(s for s, n in zip(spoken, new, strict=False) if n), (spoken, new)
     at = [i for i, said in enumerate(spoken) if said]
     k = at[0]
     assert k == failing.index(True), (spoken, failing)

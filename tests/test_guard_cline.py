@@ -104,10 +104,10 @@ def test_will_load_names_what_is_missing(tmp_path: Path) -> None:
 
 
 def test_the_page_shows_the_file_install_writes(tmp_path: Path) -> None:
-    """docs/integrations/cline_DOC.md shows the ``PreToolUse`` file as install writes it."""
+    """docs/integrations/cline.md shows the ``PreToolUse`` file as install writes it."""
     from .conftest import ROOT
 
-    page = (ROOT / "docs" / "integrations" / "cline_DOC.md").read_text("utf-8")
+    page = (ROOT / "docs" / "integrations" / "cline.md").read_text("utf-8")
     shown = page.split("```sh\n", 1)[1].split("```", 1)[0]
     (f,) = [f for f in cline.ClineWriter().files("project", tmp_path, tmp_path,
                                                   "maxrepeat hook cline --preset live")

@@ -41,7 +41,7 @@ def agent(script: list[Turn]) -> list[dict[str, Any]]:
                   "function": {"name": name, "arguments": json.dumps(args)}}
                  for i, (name, args) in enumerate(turn)]
         messages.append({"role": "assistant", "content": None, "tool_calls": calls})
-        for call, (name, args) in zip(calls, turn):
+        for call, (name, args) in zip(calls, turn, strict=False):
             result, error = run_tool(name, args)
             messages.append({"role": "tool", "tool_call_id": call["id"],
                              "content": error if error is not None else result})

@@ -14,7 +14,7 @@ import sys
 import threading
 import uuid
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -112,9 +112,9 @@ def _expected(steps: list[list[tuple[str, dict[str, Any]]]]) -> Trajectory:
     events = []
     for t, step in enumerate(steps):
         ids = [f"{t}.{i}" for i in range(len(step))]
-        events += [turn_start(), *(tool_call(n, i, a) for (n, a), i in zip(step, ids)),
-                   *(tool_result(i, tool_output(n, a)) for (n, a), i in zip(step, ids)),
-                   turn_end()]
+        pairs = list(zip(step, ids, strict=True))
+        events += [turn_start(), *(tool_call(n, i, a) for (n, a), i in pairs),
+                   *(tool_result(i, tool_output(n, a)) for (n, a), i in pairs), turn_end()]
     return Trajectory(events=events)
 
 
@@ -124,7 +124,7 @@ def test_langsmith_evaluate_results_equal_grade(
     from langsmith.schemas import Example
 
     url, seen = recorder
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     dataset = uuid.uuid4()
     examples = [Example(id=uuid.uuid4(), dataset_id=dataset, created_at=now,
                         inputs={"scenario": s}, outputs={}) for s in STEPS]
@@ -143,7 +143,7 @@ def test_langsmith_evaluate_results_equal_grade(
         scenario = row["example"].inputs["scenario"]
         [result] = row["evaluation_results"]["results"]
         expected = [grade(_expected(STEPS[scenario]), c, name=n)
-                    for c, n in zip(CONFIGS, unique_names(CONFIGS))]
+                    for c, n in zip(CONFIGS, unique_names(CONFIGS), strict=True)]
         passed = all(r.passed for r in expected)
         assert passed == (scenario == "clean")
         assert result.key == "max_repeat"
@@ -219,7 +219,7 @@ def test_the_offline_block_of_the_page_runs_as_written(
     printed = capsys.readouterr().out.splitlines()
     shown = block.group(2).splitlines()
     assert len(printed) == len(shown)
-    for line, want in zip(printed, shown):  # "..." ends a line whose rest varies
+    for line, want in zip(printed, shown, strict=False):  # "..." ends a line whose rest varies
         assert line.startswith(want[:-3]) if want.endswith("...") else line == want
     assert [r for r in seen if r[0] != "GET"] == []
 
@@ -266,12 +266,12 @@ def test_a_langchain_agent_run_tree_is_graded_as_grade_does(
 
     url, _ = recorder
     example = Example(id=uuid.uuid4(), dataset_id=uuid.uuid4(),
-                      created_at=datetime.now(timezone.utc), inputs={"task": "x"}, outputs={})
+                      created_at=datetime.now(UTC), inputs={"task": "x"}, outputs={})
     [row] = evaluate(target, data=[example], evaluators=[max_repeat(CONFIGS)],
                      upload_results=False, max_concurrency=0,
                      client=Client(api_url=url, api_key="unused"))
     [result] = row["evaluation_results"]["results"]
     expected = [grade(_expected(PARALLEL), c, name=n)
-                for c, n in zip(CONFIGS, unique_names(CONFIGS))]
+                for c, n in zip(CONFIGS, unique_names(CONFIGS), strict=True)]
     assert result.score == 0.0
     assert result.comment == "\n".join(f"{r.name}: {r.evidence}" for r in expected)

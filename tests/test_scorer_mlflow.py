@@ -132,8 +132,11 @@ def test_evaluate_logs_the_feedback_on_each_trace(store: dict[tuple[str, str], s
     assert assessment.metadata["occurrences"] == "5"
 
 
-def test_page_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
-    """The runnable example of docs/integrations/mlflow.md, as written (its own store)."""
+def test_page_example_runs(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runnable example of docs/integrations/mlflow.md, as written (its own store), in
+    a fresh folder as a user would run it (its store and artifacts are written there)."""
+    monkeypatch.chdir(tmp_path)
     page = (ROOT / "docs" / "integrations" / "mlflow.md").read_text(encoding="utf-8")
     [code] = re.findall(r"^A complete run.*?^```py\n(.*?)^```", page, re.DOTALL | re.MULTILINE)
     previous = mlflow.get_tracking_uri()

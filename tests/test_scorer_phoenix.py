@@ -163,9 +163,9 @@ def _expected(steps: list[list[tuple[str, dict[str, Any]]]]) -> Trajectory:
     events = []
     for t, step in enumerate(steps):
         ids = [f"{t}.{i}" for i in range(len(step))]
-        events += [turn_start(), *(tool_call(n, i, a) for (n, a), i in zip(step, ids)),
-                   *(tool_result(i, tool_output(n, a)) for (n, a), i in zip(step, ids)),
-                   turn_end()]
+        pairs = list(zip(step, ids, strict=True))
+        events += [turn_start(), *(tool_call(n, i, a) for (n, a), i in pairs),
+                   *(tool_result(i, tool_output(n, a)) for (n, a), i in pairs), turn_end()]
     return Trajectory(events=events)
 
 
@@ -207,7 +207,7 @@ def test_phoenix_annotation_equals_grade(scenario: str, phoenix_url: str,
     client = Client(base_url=phoenix_url)
     project, spans = runs[scenario]
     expected = [grade(_expected(STEPS[scenario]), c, name=n)
-                for c, n in zip(CONFIGS, unique_names(CONFIGS))]
+                for c, n in zip(CONFIGS, unique_names(CONFIGS), strict=True)]
     # the calls as Phoenix stored them: every call, in order, one turn per model response
     traces = traces_of(spans)
     assert len(traces) == 1 + (scenario == "clean")

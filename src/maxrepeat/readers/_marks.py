@@ -179,7 +179,8 @@ class Spill:
         if origin is None and len(marks.data) < self.MIN:
             return bytes(marks.data)
         size = len(marks.data)
-        if origin is not None and origin[0] == name and self.loaded.get(name, ("",))[0] == origin[1]:
+        loaded = self.loaded.get(name, ("",))[0]
+        if origin is not None and origin[0] == name and loaded == origin[1]:
             epoch, base = origin[1], origin[2]
         else:
             epoch, base = os.urandom(8).hex(), 0

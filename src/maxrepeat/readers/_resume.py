@@ -6,7 +6,7 @@ turn of its call however late it comes, Codex writes error flags in other record
 CLI rewrites a message in place and rewinds. So the conversion is split in two:
 
 * the **settled** part: turns whose events are handed out once (the hook feeds them to
-  its monitors) and then forgotten, except for 8-byte digests of their call ids
+  its monitors) and then forgotten, except for 16-byte digests of their call ids
   (`Marks`): which calls were settled, which without a result, which with a failed
   one;
 * the **open** part: the turns that may still change (the last one, and any turn still

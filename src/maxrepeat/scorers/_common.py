@@ -108,4 +108,5 @@ def verdict(run: Sequence[Sequence[Call]] | Trajectory, graders: Graders) -> Ver
     configs = load_graders(graders)
     trajectory = run if isinstance(run, Trajectory) else trajectory_from_turns(run)
     names = unique_names(configs)
-    return verdict_of([grade(trajectory, c, name=n) for c, n in zip(configs, names)], configs)
+    results = [grade(trajectory, c, name=n) for c, n in zip(configs, names, strict=True)]
+    return verdict_of(results, configs)

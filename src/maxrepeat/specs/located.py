@@ -94,7 +94,8 @@ def compose_located(text: str, file: str) -> tuple[Located | None, list[ConfigEr
         return walk.convert(node, ""), walk.problems
     except _TooManyValues:
         return None, [ConfigError(
-            "document", f"small enough: at most {MAX_VALUES:,} values once its aliases are expanded",
+            "document",
+            f"small enough: at most {MAX_VALUES:,} values once its aliases are expanded",
             "more", hint="an alias of an anchor that itself repeats aliases (an alias "
             "bomb) grows exponentially; write the values out", file=file, line=1, col=1)]
     except _Refused as exc:

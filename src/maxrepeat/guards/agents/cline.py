@@ -139,7 +139,7 @@ def _shim(command: str, event: str) -> bytes:
     return (f"#!/bin/sh\n{marker_line(command, '#')}\n"
             f"# The maxrepeat loop guard's {event} hook for Cline, written by `maxrepeat hook "
             "install cline`;\n# `maxrepeat hook uninstall cline` removes it.\n"
-            f"exec {command}\n").encode("utf-8")
+            f"exec {command}\n").encode()
 
 
 class ClineWriter:
