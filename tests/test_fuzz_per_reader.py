@@ -14,7 +14,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import sqlite3
+from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -43,10 +47,15 @@ def _seed(reader: str) -> bytes | None:
 
 
 SEEDS = {name: _seed(name) for name in reader_names()}
+#: readers of an agent's SQLite database (OpenCode, OpenClaw): their fixture database
+DB_SUFFIXES = (".db", ".sqlite")
+DB_SEEDS = {name: dbs[0] for name in reader_names() if SEEDS[name] is None
+            for dbs in [sorted(p for p in FIXTURES.joinpath(name).glob("*")
+                               if p.suffix.lower() in DB_SUFFIXES)] if dbs}
 
 
 def test_every_reader_has_a_seed() -> None:
-    assert not [name for name, data in SEEDS.items() if data is None]
+    assert not [name for name, data in SEEDS.items() if data is None and name not in DB_SEEDS]
 
 
 def _grade_on_both_paths(data: bytes, path: Path) -> None:
@@ -64,7 +73,7 @@ def _grade_on_both_paths(data: bytes, path: Path) -> None:
         json.dumps(native.to_dict(), ensure_ascii=False).encode("utf-8")
 
 
-@pytest.mark.parametrize("reader", sorted(SEEDS))
+@pytest.mark.parametrize("reader", sorted(r for r in SEEDS if r not in DB_SEEDS))
 @settings(max_examples=FUZZ_EXAMPLES, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                  HealthCheck.function_scoped_fixture])
@@ -83,6 +92,49 @@ def test_lone_surrogates_in_any_string(reader: str, data: st.DataObject,
         at = data.draw(st.integers(0, len(text)))
         container[key] = text[:at] + data.draw(st.sampled_from(_LONE)) + text[at:]
     _grade_on_both_paths(_dump(*parsed), tmp_path / f"seed-{reader}.json")
+
+
+def _json_cells(db: sqlite3.Connection) -> list[tuple[str, str, str, Any]]:
+    """(table, column, text, parsed text) of every text cell of ``db`` holding JSON."""
+    cells = []
+    tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+    for table in tables:
+        columns = [r[1] for r in db.execute(f'PRAGMA table_info("{table}")')]
+        for column in columns:
+            for (text,) in db.execute(f'SELECT "{column}" FROM "{table}"'):
+                if isinstance(text, str) and text[:1] in "[{":
+                    try:
+                        cells.append((table, column, text, json.loads(text)))
+                    except ValueError:
+                        pass
+    return cells
+
+
+@pytest.mark.parametrize("reader", sorted(DB_SEEDS))
+@settings(max_examples=FUZZ_EXAMPLES, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_lone_surrogates_in_database_strings(reader: str, data: st.DataObject,
+                                             tmp_path: Path) -> None:
+    """The SQLite readers: lone surrogates (JSON-escaped, as SQLite text can hold them)
+    in the JSON of the database's rows are read and graded like any other text."""
+    path = tmp_path / f"seed-{reader}{DB_SEEDS[reader].suffix}"
+    shutil.copyfile(DB_SEEDS[reader], path)
+    with closing(sqlite3.connect(path)) as db:
+        cells = _json_cells(db)
+        slots = [(cell, container, key) for cell in cells for container, key in _slots(cell[3])
+                 if isinstance(container[key], str)]
+        assert slots, reader
+        for _cell, container, key in data.draw(st.lists(st.sampled_from(slots), min_size=1,
+                                                       max_size=4)):
+            text = container[key]
+            at = data.draw(st.integers(0, len(text)))
+            container[key] = text[:at] + data.draw(st.sampled_from(_LONE[:2])) + text[at:]
+        for table, column, text, value in {id(c): c for c, _, _ in slots}.values():
+            db.execute(f'UPDATE "{table}" SET "{column}" = ? WHERE "{column}" = ?',
+                       (json.dumps(value), text))
+        db.commit()
+    _grade_on_both_paths(path.read_bytes(), path)
 
 
 @pytest.mark.parametrize("reader,document", [
