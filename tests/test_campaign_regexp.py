@@ -86,6 +86,8 @@ def _differences(pattern: str, names: list[str], js: dict[str, Any]) -> list[str
     for name, got, expected in zip(names, ours["matches"], js["matches"], strict=True):
         if expected == "throws":  # V8's stack overflow: the documented choice (R2)
             continue
+        if expected == "timeout":  # V8 backtracked past the oracle's 2 s: no answer
+            continue
         if got == "unsafe" and js["ms"] >= SLOW_V8_MS:
             continue
         if got == "unsafe-depth" and _LARGE_COUNT.search(pattern):

@@ -73,8 +73,9 @@ def test_the_lean_reader_answers_every_command_line_as_click_does(
             answers.append(_run(code, tmp_path, args, stdin))
         assert answers[0] == answers[1], case
         spoke += "maxrepeat loop guard" in answers[0][1]
-    # most command lines graded the loop (Copilot CLI reads no answer after a call)
-    assert spoke >= 6 or agent == "copilot-cli"
+    # most command lines graded the loop (Copilot CLI reads no answer after a call; the
+    # sessions `_hook_session` writes are those of the first four agents' logs)
+    assert spoke >= 6 or agent not in ("claude-code", "codex", "gemini-cli")
 
 
 @pytest.mark.parametrize("stdin", ["", "not json", "[1]", '{"transcript_path": 3}'])

@@ -33,8 +33,10 @@ SKIP_SUFFIXES = (".md", ".txt", ".yaml", ".yml", ".py")
 def _files(base: Path) -> list[Path]:
     if not base.is_dir():
         return []
+    # (a `hooks/` folder holds an agent's recorded hook inputs, not trajectories)
     return sorted(p for p in base.rglob("*") if p.is_file() and not p.name.startswith(".")
-                  and p.suffix not in SKIP_SUFFIXES and p.name != "provenance.jsonl")
+                  and p.suffix not in SKIP_SUFFIXES and p.name != "provenance.jsonl"
+                  and "hooks" not in p.relative_to(base).parts[:-1])
 
 
 def _label(path: Path) -> str:
