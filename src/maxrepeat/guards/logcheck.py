@@ -75,7 +75,9 @@ def file_stat(fd: int) -> tuple[tuple[int, int, int, int, int], bool]:
     are too recent to vouch for it (a later write may keep them: `RACY`).
 
     >>> import tempfile
-    >>> with tempfile.TemporaryFile() as fh:
+    >>> with tempfile.TemporaryFile() as fh:  # modified "an hour ahead": racy however slow
+    ...     ahead = time.time_ns() + 3_600_000_000_000
+    ...     os.utime(fh.fileno(), ns=(ahead, ahead))
     ...     stat, racy = file_stat(fh.fileno())
     >>> stat[2], racy
     (0, True)
