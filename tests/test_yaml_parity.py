@@ -152,3 +152,20 @@ def test_y4_a_quoted_text_continued_further_in_is_read(text: str, value: object)
     root, problems = compose_located(text, "g.yaml")
     assert problems == [] and root is not None
     assert root.plain() == value
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("a: &y 1\nb: &y 2\nc: *y\n", {"a": 1, "b": 2, "c": 2}),
+    ("a: &y [&y 1, *y]\n", {"a": [1, 1]}),
+    ("true: [!!null -0, &y : x, [&y : x, 1.0]]\n",
+     {"true": ["-0", {"": "x"}, [{"": "x"}, 1.0]]}),
+    ('a: &y "\\ud800"\nb: &y 2\nc: [*y]\n', {"a": "\ud800", "b": 2, "c": [2]}),
+])
+def test_an_anchor_defined_again_is_read_as_javascript_reads_it(text: str,
+                                                                value: object) -> None:
+    """YAML 1.2 lets an anchor be defined again (an alias means the nearest definition
+    before it); npm `yaml` reads these, and PyYAML's "found duplicate anchor" is no error
+    here (found by the YAML campaign, seed 2562100473)."""
+    root, problems = compose_located(text, "g.yaml")
+    assert problems == []
+    assert root is not None and root.plain() == value

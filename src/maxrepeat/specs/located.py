@@ -20,10 +20,12 @@ from .yaml12 import (
     SPECIAL_HINT,
     Loader,
     Masks,
+    PyLoader,
     js_key,
     key_identity,
     nonspecific,
     plain_value,
+    redefined_anchor,
     special_tag,
     tagged_value,
     yaml_directive,
@@ -117,12 +119,24 @@ def _compose(masks: Masks) -> yaml.Node | None:
             node: yaml.Node | None = yaml.compose(masks.text, Loader=Loader)
             return node
         except yaml.MarkedYAMLError as exc:
+            if redefined_anchor(exc):
+                return _compose_python(masks)
             mark = exc.problem_mark
             if mark is None or "invalid Unicode character escape" not in str(exc.problem) \
                     or not masks.unmask_escape(mark.index):
                 return _compose_flow(masks, exc)
     last: yaml.Node | None = yaml.compose(masks.text, Loader=Loader)
     return last
+
+
+def _compose_python(masks: Masks) -> yaml.Node | None:
+    """A text the C loader refused for an anchor defined again, composed by `PyLoader`
+    (then by the flow rules, when that refuses it too)."""
+    try:
+        node: yaml.Node | None = yaml.compose(masks.text, Loader=PyLoader)
+    except yaml.MarkedYAMLError as exc:
+        return _compose_flow(masks, exc)
+    return node
 
 
 def _compose_flow(masks: Masks, exc: yaml.MarkedYAMLError) -> yaml.Node | None:

@@ -22,9 +22,10 @@ from typing import Any, Final
 
 import yaml
 
-__all__ = ["Loader", "PLAIN_TAG", "plain_value", "tagged_value", "yaml11_value",
+__all__ = ["Loader", "PyLoader", "PlainScalars", "RedefinableAnchors", "PLAIN_TAG",
+           "plain_value", "tagged_value", "yaml11_value",
            "yaml_directive", "nonspecific", "special_tag", "SPECIAL_HINT", "js_key",
-           "key_identity", "Masks"]
+           "key_identity", "Masks", "redefined_anchor"]
 
 #: the tag `Loader` gives an unquoted, untagged scalar (resolved later by `plain_value`)
 PLAIN_TAG: Final = "tag:maxrepeat.dev,2026:plain"
@@ -45,14 +46,49 @@ except AttributeError:  # pragma: no cover - depends on how PyYAML was built
     _Base = yaml.SafeLoader
 
 
-class Loader(_Base):  # type: ignore[misc]
-    """PyYAML's safe loader that leaves unquoted scalars unresolved (tagged `PLAIN_TAG`)."""
+class PlainScalars:
+    """A resolver mix-in that leaves unquoted scalars unresolved (tagged `PLAIN_TAG`)."""
 
     def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
         """The tag of an untagged node: `PLAIN_TAG` for an unquoted scalar."""
         if kind is yaml.ScalarNode and implicit[0]:
             return PLAIN_TAG
-        return super().resolve(kind, value, implicit)
+        return super().resolve(kind, value, implicit)  # type: ignore[misc]
+
+
+class Loader(PlainScalars, _Base):  # type: ignore[misc]
+    """PyYAML's safe loader that leaves unquoted scalars unresolved (tagged `PLAIN_TAG`)."""
+
+
+class RedefinableAnchors:
+    """A pure-Python composer mix-in where an anchor may be defined again, as YAML 1.2
+    and npm `yaml` allow: an alias means the nearest definition before it. PyYAML refuses
+    a second ``&a`` ("found duplicate anchor"), its C composer too, so a text it refuses
+    that way is composed again by `PyLoader` (``specs/located.py``).
+
+    >>> node = yaml.compose("[&a 1, *a, &a 2, *a]", Loader=PyLoader)
+    >>> [n.value for n in node.value]
+    ['1', '1', '2', '2']
+    """
+
+    anchors: dict[str, Any]
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        """A node, its anchor (if any) first forgotten so that it is defined afresh."""
+        if not self.check_event(yaml.AliasEvent):  # type: ignore[attr-defined]
+            anchor = self.peek_event().anchor  # type: ignore[attr-defined]
+            if anchor is not None:
+                self.anchors.pop(anchor, None)
+        return super().compose_node(parent, index)  # type: ignore[misc]
+
+
+class PyLoader(RedefinableAnchors, PlainScalars, yaml.SafeLoader):
+    """`Loader` on PyYAML's pure-Python parser, with anchors that may be defined again."""
+
+
+def redefined_anchor(exc: yaml.YAMLError) -> bool:
+    """Whether PyYAML refused a text only for an anchor defined twice (legal in 1.2)."""
+    return "found duplicate anchor" in str(getattr(exc, "context", "") or "")
 
 
 def _number(value: int) -> Any:

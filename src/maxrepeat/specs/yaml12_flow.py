@@ -22,7 +22,7 @@ from typing import Any, Final
 import yaml
 from yaml.tokens import KeyToken, ScalarToken
 
-from .yaml12 import PLAIN_TAG
+from .yaml12 import PlainScalars, RedefinableAnchors
 
 __all__ = ["FlowLoader"]
 
@@ -34,14 +34,8 @@ _PAIR: Final = re.compile("[\ud800-\udbff][\udc00-\udfff]")
 _Base: Any = yaml.SafeLoader
 
 
-class FlowLoader(_Base):  # type: ignore[misc]
+class FlowLoader(RedefinableAnchors, PlainScalars, _Base):  # type: ignore[misc]
     """The safe loader, unquoted scalars left unresolved (`PLAIN_TAG`), flow rules of 1.2."""
-
-    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
-        """The tag of an untagged node: `PLAIN_TAG` for an unquoted scalar."""
-        if kind is yaml.ScalarNode and implicit[0]:
-            return PLAIN_TAG
-        return super().resolve(kind, value, implicit)
 
     def check_key(self) -> bool:
         """``?`` is a key indicator before a space (or, in flow, a flow indicator)."""
