@@ -44,7 +44,7 @@ def run_langchain(n: int, guarded: bool) -> None:
     from langchain_core.messages import AIMessage, HumanMessage
     from langchain_core.tools import tool
 
-    from maxrepeat.guards.langchain import loop_guard
+    from maxrepeat.guards.frameworks.langchain import loop_guard
 
     class Model(FakeMessagesListChatModel):
         def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
@@ -70,7 +70,7 @@ def run_pydantic_ai(n: int, guarded: bool) -> None:
     from pydantic_ai.models.function import FunctionModel
     from pydantic_ai.usage import UsageLimits
 
-    from maxrepeat.guards.pydantic_ai import loop_guard
+    from maxrepeat.guards.frameworks.pydantic_ai import loop_guard
 
     script = _script(n)
     count = [0]
@@ -96,7 +96,7 @@ def run_openai_agents(n: int, guarded: bool) -> None:
     from agents import Agent, RunConfig, Runner, function_tool
     from agents.testing import ScriptedModel, assistant_message, function_call
 
-    from maxrepeat.guards.openai_agents import loop_guard
+    from maxrepeat.guards.frameworks.openai_agents import loop_guard
 
     @function_tool
     def edit(path: str, text: str) -> str:
@@ -126,7 +126,7 @@ def run_smolagents(n: int, guarded: bool) -> None:
         MessageRole,
     )
 
-    from maxrepeat.guards.smolagents import loop_guard
+    from maxrepeat.guards.frameworks.smolagents import loop_guard
 
     script = [*_script(n), ("final_answer", {"answer": "done"})]
 
@@ -170,7 +170,7 @@ def run_inspect(n: int, guarded: bool) -> None:
     from inspect_ai.model import ModelOutput, ModelUsage, get_model
     from inspect_ai.tool import Tool, tool
 
-    from maxrepeat.guards.inspect import loop_guard
+    from maxrepeat.guards.frameworks.inspect import loop_guard
 
     @tool
     def edit() -> Tool:

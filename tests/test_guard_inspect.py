@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from maxrepeat import MaxRepeatConfig
-from maxrepeat.guards.inspect import loop_guard
+from maxrepeat.guards.frameworks.inspect import loop_guard
 from maxrepeat.readers.inspect_log import trajectory_from_messages
 
 from .guard_scenarios import NAME_ARGS, OBSERVATION, SCRIPTS, Outcome, check, tool_output

@@ -14,7 +14,11 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from maxrepeat import MaxRepeatConfig, MissingExtraError, grade
-from maxrepeat.guards.langchain import LoopStoppedError, loop_guard, trajectory_from_messages
+from maxrepeat.guards.frameworks.langchain import (
+    LoopStoppedError,
+    loop_guard,
+    trajectory_from_messages,
+)
 
 from .guard_scenarios import (
     MARK,
@@ -131,7 +135,7 @@ def test_langchain_graders_from_a_config_file(tmp_path: Path) -> None:
 def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 
-    import maxrepeat.guards.langchain as mod
+    import maxrepeat.guards.frameworks.langchain as mod
 
     monkeypatch.setattr(mod, "_CLASSES", mod.FrameworkClasses(mod._build))  # not built yet
     monkeypatch.setitem(sys.modules, "langchain.agents.middleware", None)

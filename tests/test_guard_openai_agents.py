@@ -14,7 +14,11 @@ from agents.exceptions import AgentsException
 from agents.testing import ScriptedModel, assistant_message, function_call
 
 from maxrepeat import MaxRepeatConfig, MissingExtraError, grade
-from maxrepeat.guards.openai_agents import loop_guard, stop_error_class, trajectory_from_items
+from maxrepeat.guards.frameworks.openai_agents import (
+    loop_guard,
+    stop_error_class,
+    trajectory_from_items,
+)
 
 from .guard_scenarios import NAME_ARGS, OBSERVATION, SCRIPTS, Outcome, check, tool_output
 
@@ -90,7 +94,7 @@ def test_openai_agents_stop_error_is_an_agents_exception() -> None:
 def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 
-    import maxrepeat.guards.openai_agents as mod
+    import maxrepeat.guards.frameworks.openai_agents as mod
 
     monkeypatch.setattr(mod, "_CLASSES", mod.FrameworkClasses(mod._build))  # not built yet
     monkeypatch.setitem(sys.modules, "agents", None)

@@ -11,7 +11,11 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from maxrepeat import MaxRepeatConfig, MissingExtraError
-from maxrepeat.guards.pydantic_ai import loop_guard, stop_error_class, trajectory_from_messages
+from maxrepeat.guards.frameworks.pydantic_ai import (
+    loop_guard,
+    stop_error_class,
+    trajectory_from_messages,
+)
 
 from .guard_scenarios import (
     MARK,
@@ -102,7 +106,7 @@ def test_pydantic_ai_warning_stays_in_the_history() -> None:
 def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 
-    import maxrepeat.guards.pydantic_ai as mod
+    import maxrepeat.guards.frameworks.pydantic_ai as mod
 
     monkeypatch.setattr(mod, "_CLASSES", mod.FrameworkClasses(mod._build))  # not built yet
     monkeypatch.setitem(sys.modules, "pydantic_ai.capabilities", None)

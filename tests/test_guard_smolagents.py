@@ -17,7 +17,11 @@ from smolagents.models import (
 from smolagents.utils import AgentError
 
 from maxrepeat import MaxRepeatConfig, MissingExtraError
-from maxrepeat.guards.smolagents import loop_guard, stop_error_class, trajectory_from_steps
+from maxrepeat.guards.frameworks.smolagents import (
+    loop_guard,
+    stop_error_class,
+    trajectory_from_steps,
+)
 
 from .guard_scenarios import NAME_ARGS, OBSERVATION, SCRIPTS, Outcome, check, tool_output
 
@@ -108,7 +112,7 @@ def test_smolagents_stop_error_is_an_agent_error() -> None:
 def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 
-    import maxrepeat.guards.smolagents as mod
+    import maxrepeat.guards.frameworks.smolagents as mod
 
     monkeypatch.setattr(mod, "_CLASSES", mod.FrameworkClasses(mod._build))  # not built yet
     monkeypatch.setitem(sys.modules, "smolagents.memory", None)

@@ -16,7 +16,7 @@ import pytest
 
 from maxrepeat import MaxRepeatConfig, Monitor, Trajectory, grade
 from maxrepeat.core import accel
-from maxrepeat.core.normalizers import VOLATILE
+from maxrepeat.core.near.normalizers import VOLATILE
 from maxrepeat.readers import Source, detect, read_trajectories
 
 #: docs/near-duplicates.md's recommended setting (bench/loops/run.py, RECOMMENDED_ARGS)

@@ -19,8 +19,8 @@ import maxrepeat
 from maxrepeat import MaxRepeatConfig
 from maxrepeat.core import accel
 from maxrepeat.core.fingerprints import build_step_table, build_step_table_pure
-from maxrepeat.core.nearnative import native_near_table
-from maxrepeat.core.normalizers import NORMALIZERS, expand_normalizers, native_mask, rewriter
+from maxrepeat.core.near.native import native_near_table
+from maxrepeat.core.near.normalizers import NORMALIZERS, expand_normalizers, native_mask, rewriter
 from maxrepeat.readers.vally import read_bytes_as_trajectories
 
 from .conftest import call, result, turn

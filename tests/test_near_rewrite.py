@@ -23,7 +23,7 @@ import maxrepeat
 from maxrepeat import MaxRepeatConfig
 from maxrepeat.core import accel
 from maxrepeat.core.fingerprints import build_step_table, build_step_table_pure
-from maxrepeat.core.normalizers import NORMALIZERS, expand_normalizers, native_mask
+from maxrepeat.core.near.normalizers import NORMALIZERS, expand_normalizers, native_mask
 from maxrepeat.readers.vally import read_bytes_as_trajectories
 
 from .conftest import call, result
@@ -225,7 +225,7 @@ def test_grading_with_c_rewrites_equals_the_pure_path(calls: list[tuple[str, Any
 def test_volatile_values_stay_in_c(mode: int) -> None:
     """Arguments and results full of volatile text are rewritten in C: near_ids and
     near_keys never call the Python fallbacks (which here fail the test)."""
-    from maxrepeat.core import nearnative
+    from maxrepeat.core.near import native as nearnative
 
     events = []
     for n, fragment in enumerate(_FRAGMENTS):

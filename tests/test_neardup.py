@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from maxrepeat import MaxRepeatConfig, Monitor, grade
 from maxrepeat.core.errors import ConfigError
-from maxrepeat.core.nearconfig import near_from
-from maxrepeat.core.neardup import Clusters, Transform, expand_normalizers, similarity
+from maxrepeat.core.near.config import near_from
+from maxrepeat.core.near.matching import Clusters, Transform, expand_normalizers, similarity
 
 from .conftest import call, result, turn
 
@@ -348,7 +348,7 @@ def test_fast_rewrite_equals_every_substitution_in_order(parts: list[str],
                                                          names: list[str]) -> None:
     """`rewriter` (pre-checks, the combined scan) gives what applying every substitution
     of `NORMALIZERS` in order gives, on texts mixing volatile fragments and noise."""
-    from maxrepeat.core.normalizers import NORMALIZERS, rewriter
+    from maxrepeat.core.near.normalizers import NORMALIZERS, rewriter
 
     text = "".join(parts)
     expanded = expand_normalizers(names)
@@ -396,9 +396,9 @@ def test_arguments_read_from_a_file_key_as_decoded_ones(value: Any) -> None:
 
 
 def test_config_checks_name_every_normalizer() -> None:
-    """nearconfig writes the normalizer names out (checking a config must not compile
-    neardup's regular expressions: start-up); they are neardup's, in its order."""
-    from maxrepeat.core.nearconfig import NORMALIZER_NAMES
-    from maxrepeat.core.neardup import NORMALIZERS
+    """near.config writes the normalizer names out (checking a config must not compile
+    the normalizers' regular expressions: start-up); they are theirs, in their order."""
+    from maxrepeat.core.near.config import NORMALIZER_NAMES
+    from maxrepeat.core.near.matching import NORMALIZERS
 
     assert NORMALIZER_NAMES == (*NORMALIZERS, "volatile")

@@ -30,7 +30,7 @@ finally:
 #: imported only by the paths that need them
 _NOT_ON_THE_GRADE_PATH = (
     "yaml", "rich", "ijson", "re2", "hashlib", "_hashlib", "tempfile", "zipfile",
-    "concurrent.futures.process", "maxrepeat.core.toolmatch", "maxrepeat.core.neardup",
+    "concurrent.futures.process", "maxrepeat.core.toolmatch", "maxrepeat.core.near.matching",
     "maxrepeat.core.monitor", "maxrepeat.readers._vally_stream", "maxrepeat.specs.configfile",
     "maxrepeat.specs.evalspec", "maxrepeat.guards",
 )
@@ -84,7 +84,7 @@ def test_the_paths_that_need_them_still_import_them(tmp_path: Path) -> None:
     config.write_text("graders:\n  - type: max-repeat\n    config:\n      max: 3\n"
                       "      normalize: [numbers]\n")
     mods = _imported(tmp_path, "grade", str(path), "--config", str(config), "-q")
-    assert {"maxrepeat.core.neardup", "maxrepeat.specs.configfile"} <= mods
+    assert {"maxrepeat.core.near.matching", "maxrepeat.specs.configfile"} <= mods
 
 
 _GC_STATES = """
@@ -129,7 +129,7 @@ _NOT_ON_THE_HOOK_PATH = (
     "zipfile", "difflib", "concurrent.futures", "maxrepeat.cli.group", "maxrepeat.cli.hook",
     "maxrepeat.cli.agent_hooks", "maxrepeat.cli.grade", "maxrepeat.guards.install",
     "maxrepeat.specs", "maxrepeat.reporters", "maxrepeat.engines",
-    "maxrepeat.core.toolmatch", "maxrepeat.core.neardup", "maxrepeat.core.normalizers",
+    "maxrepeat.core.toolmatch", "maxrepeat.core.near.matching", "maxrepeat.core.near.normalizers",
 )
 #: what only a first call (no saved state) needs: the monitors built from the batch tables
 _FIRST_CALL_ONLY = ("maxrepeat.core.monitor.frombatch",)

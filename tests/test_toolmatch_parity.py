@@ -93,13 +93,13 @@ def test_case_folding_is_unicode_17_whatever_python_has(unit: int, canonical: in
 
 
 def test_the_pinned_case_table_is_nodes() -> None:
-    """core/es_casetable.py is what Node computes (tests/node/case_table.js)."""
+    """core/toolmatch/_es_casetable.py is what Node computes (tests/node/case_table.js)."""
     import json
     import shutil
     import subprocess
     from pathlib import Path
 
-    from maxrepeat.core.es_casetable import UNICODE_VERSION, canonical_units
+    from maxrepeat.core.toolmatch._es_casetable import UNICODE_VERSION, canonical_units
 
     node = shutil.which("node") or shutil.which("nodejs")
     assert node is not None, "Node.js is needed (bash scripts/test.sh installs it)"

@@ -1,6 +1,6 @@
 // ECMAScript's Canonicalize (ignoreCase without the u flag) as this Node computes it:
 // every BMP code unit whose canonical unit is another, as JSON [[unit, canonical]...]
-// (src/maxrepeat/core/es_casetable.py holds these as runs).
+// (src/maxrepeat/core/toolmatch/_es_casetable.py holds these as runs).
 "use strict";
 const out = [];
 for (let u = 0; u <= 0xffff; u++) {

@@ -36,7 +36,8 @@ __all__ = ["WARM", "serve", "warm"]
 #: (and each agent's module with the modules its descriptor names: `warm`)
 WARM = ("maxrepeat.cli.hookrun", "maxrepeat.cli.options", "maxrepeat.guards.agents",
         "maxrepeat.guards.verdicts", "maxrepeat.core.monitor.frombatch",
-        "maxrepeat.core.neardup", "maxrepeat.core.normalizers", "maxrepeat.core.toolmatch",
+        "maxrepeat.core.near.matching", "maxrepeat.core.near.normalizers",
+        "maxrepeat.core.toolmatch",
         "maxrepeat.core.presets", "maxrepeat.specs.configfile",
         "maxrepeat.core.canonical", "maxrepeat.core.preview", "json", "pathlib", "traceback",
         "atexit")

@@ -1,4 +1,4 @@
-/* Near-duplicate grading in C (core/nearsteps.py; docs/design/near-duplicates.md, "Cost";
+/* Near-duplicate grading in C (core/near/steps.py; docs/design/near-duplicates.md, "Cost";
  * docs/design/native.md).
  *
  * Included by _native.c (one extension module; it uses its JSON canonicalizer, BLAKE2b,
@@ -8,7 +8,7 @@
  * - The built-in normalizers run in C. `near_dirty` (in _nearnorm.c; and `near_plain`, the
  *   same checks fused with the plain-string test for a top-level string) is true for every
  *   string one of the enabled normalizers could change (a superset: the pre-checks of
- *   core/normalizers.py, with any doubt counted as "could"). While a value is
+ *   core/near/normalizers.py, with any doubt counted as "could"). While a value is
  *   canonicalized, `g_near_mask` is set and the canonicalizer writes a dirty string value
  *   as its rewrite (`nz_rewrite`, _nearrewrite.c: every substitution in order, the text
  *   Python's re.sub gives); a clean value's rewrite is itself, so its canonical bytes are
@@ -20,7 +20,7 @@
  * - `near_ids` gives grading what it needs (grouping, step ids from the 128-bit hash of
  *   each key's parts, first results); `near_keys` the BLAKE2b keys, when read.
  * - Only settings whose rewrite is a pure function of each string are taken (no `replace`,
- *   no `similarity`: nearsteps decides). Any exception from the reference (a value that
+ *   no `similarity`: near/steps.py decides). Any exception from the reference (a value that
  *   cannot be compared) makes both return None: the pure path then runs whole and raises
  *   where it must.
  */
@@ -106,7 +106,7 @@ static int near_obs(PyObject *value, PyObject *raw_type, int mask, PyObject *fal
     return 0;
 }
 
-/* digest(a + b"\x01" + key) or digest(a + NO_OBSERVATION): nearsteps.observed_key */
+/* digest(a + b"\x01" + key) or digest(a + NO_OBSERVATION): near.steps.observed_key */
 static void near_observed(const uint8_t *a, Py_ssize_t na, const uint8_t *key, uint8_t out[16]) {
     static const char tag[] = "\x00no-observation";
     if (key == NULL) {

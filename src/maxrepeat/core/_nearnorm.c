@@ -1,16 +1,16 @@
-/* The built-in normalizers of near-duplicate matching in C (core/normalizers.py is the
+/* The built-in normalizers of near-duplicate matching in C (core/near/normalizers.py is the
  * definition; docs/design/native.md, "Near-duplicate keys"). Included by _near.c.
  *
  * near_dirty (and the one-pass variant of near_plain, nz_plain16/nz_plain_at) is true for
  * every text one of the enabled normalizers could change: a superset, the pre-checks of
- * core/normalizers.py with any doubt counted as "could".
+ * core/near/normalizers.py with any doubt counted as "could".
  */
 
-/* the normalizer bits (core.normalizers.NATIVE_BITS) */
+/* the normalizer bits (core.near.normalizers.NATIVE_BITS) */
 enum {
     NZ_ANSI = 1, NZ_TRAIL = 2, NZ_TIME = 4, NZ_TEMP = 8, NZ_NUMBERS = 16, NZ_DUR = 32, NZ_IDS = 64,
     NZ_ADDR = 128, NZ_PIDS = 256,
-    /* the five whose pre-checks one scan does (core.normalizers._BLOCK) */
+    /* the five whose pre-checks one scan does (core.near.normalizers._BLOCK) */
     NZ_BLOCK = NZ_TIME | NZ_DUR | NZ_IDS | NZ_ADDR | NZ_PIDS
 };
 
@@ -63,7 +63,7 @@ static int nz_pair(uint8_t a, uint8_t b) {
 #define nz_at(s, n, p, word) \
     ((p) + (Py_ssize_t)sizeof(word) - 1 <= (n) && memcmp((s) + (p), word, sizeof(word) - 1) == 0)
 
-/* core.normalizers._BLOCK_SCAN at position i (s[i] in [0-9A-Za-fpP], no \w before it). */
+/* core.near.normalizers._BLOCK_SCAN at position i (s[i] in [0-9A-Za-fpP], no \w before it). */
 static int nz_block_at(const uint8_t *s, Py_ssize_t n, Py_ssize_t i) {
     uint8_t c = s[i];
     if (nz_digit(c)) {
@@ -109,7 +109,7 @@ static int nz_block_at(const uint8_t *s, Py_ssize_t n, Py_ssize_t i) {
     return 0;
 }
 
-/* The durations pre-check after an escape (core.normalizers._escaped_check) at the
+/* The durations pre-check after an escape (core.near.normalizers._escaped_check) at the
  * backslash s[i]: \\[ntr][0-9]+(\.[0-9]+)?(m[0-9]| ?[numsµh]) */
 static int nz_escaped_at(const uint8_t *s, Py_ssize_t n, Py_ssize_t i) {
     if (i + 2 >= n || !(s[i + 1] == 'n' || s[i + 1] == 't' || s[i + 1] == 'r') ||
@@ -188,7 +188,7 @@ NZ_INLINE int nz_block16(const uint8_t *s, Py_ssize_t n, Py_ssize_t i, __m128i v
 }
 #endif
 
-/* core.normalizers._BLOCK_SCAN: a character of [0-9A-Za-fpP] with no \w before it where
+/* core.near.normalizers._BLOCK_SCAN: a character of [0-9A-Za-fpP] with no \w before it where
  * one of the branches matches (nz_block_at). 16 bytes at a time where SSE2 exists (every
  * x86-64): the candidates are found by comparisons, then each is checked as below. */
 static int nz_block_scan(const uint8_t *s, Py_ssize_t n) {
@@ -210,7 +210,7 @@ static int nz_block_scan(const uint8_t *s, Py_ssize_t n) {
 }
 
 /* Whether one of the normalizers in mask could change the UTF-8 text s (see above): the
- * substrings the pre-checks look for (core.normalizers._PRECHECKS, _BLOCK_NEEDLES and
+ * substrings the pre-checks look for (core.near.normalizers._PRECHECKS, _BLOCK_NEEDLES and
  * _trailing) are found with memchr, the block scan by nz_block_scan. */
 static int nz_plain_clean(const uint8_t *s, Py_ssize_t m, int mask, int *blank);
 /* whether a duration key's number follows the colon s[c] (core/_nearrewrite.c) */

@@ -1,5 +1,5 @@
 /* The built-in normalizers' rewrites in C: every substitution of
- * core.normalizers.NORMALIZERS, in their order, each applied to the text the previous one
+ * core.near.normalizers.NORMALIZERS, in their order, each applied to the text the previous one
  * left, with the output of Python's re.sub (docs/design/native.md, "Near-duplicate keys").
  * Included by _near.c after _nearnorm.c (the check, whose helpers it uses).
  *
@@ -318,7 +318,7 @@ static Py_ssize_t m_duration(const uint8_t *s, Py_ssize_t n, Py_ssize_t i, NzRep
     return -1;
 }
 
-/* ---- durations: a number under a duration key (core.normalizers._KEYED) ---- */
+/* ---- durations: a number under a duration key (core.near.normalizers._KEYED) ---- */
 /* (?<!\w)((['"]?)([A-Za-z0-9_]+)\2 *: *)-?d+(?:\.d+)?(?:[eE][+-]?d+)?(?![\w.])
  * -> \1<duration> when the key names a duration (_keyed_duration), else kept as it is.
  * Every match holds one colon, after its key: a match is found from its colon, looking

@@ -12,13 +12,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .configrules import MatchMode, check_config, check_name, is_empty_regex
-from .nearconfig import NEAR_KEYS, near_from
+from .near.config import NEAR_KEYS, near_from
 
-# toolmatch (the JavaScript-regex translator) and neardup are imported where a config
+# toolmatch (the JavaScript-regex translator) and near.matching are imported where a config
 # uses them: a grader without tools or near-duplicate keys never needs them, and every
 # ``maxrepeat grade`` builds one (start-up is measured: bench/RESULTS.md).
 if TYPE_CHECKING:
-    from .neardup import NearDup
+    from .near.matching import NearDup
     from .toolmatch import ESPattern
 
 __all__ = ["MaxRepeatConfig", "unique_names"]

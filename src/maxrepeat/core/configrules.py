@@ -21,7 +21,7 @@ import msgspec
 
 from .canonical import ES_WHITESPACE
 from .errors import ConfigError
-from .nearconfig import NEAR_DESCRIPTIONS, NEAR_EXPECT, NEAR_KEYS, check_near
+from .near.config import NEAR_DESCRIPTIONS, NEAR_EXPECT, NEAR_KEYS, check_near
 
 __all__ = [
     "MATCH_MODES",
@@ -129,7 +129,7 @@ CONFIG_SPEC: Final = (
             choices=MATCH_MODES, default="observation"),
     KeySpec("tools", "regex-list", "Watch only tools whose name matches one of these "
             "unanchored regular expressions (default: every tool)."),
-    # Near-duplicate matching (opt-in; rules in nearconfig.py, design in
+    # Near-duplicate matching (opt-in; rules in near/config.py, design in
     # docs/design/near-duplicates.md).
     *(KeySpec(k, "near", NEAR_DESCRIPTIONS[k]) for k in NEAR_KEYS),
 )

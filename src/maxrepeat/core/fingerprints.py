@@ -99,7 +99,7 @@ def build_step_table(events: Sequence[Any], config: MaxRepeatConfig) -> StepTabl
         if table is not None:
             return table
     elif native is not None and config.match != "name":
-        from .nearnative import native_near_table  # it builds on this module
+        from .near.native import native_near_table  # it builds on this module
 
         table = native_near_table(native, events, config)
         if table is not None:
@@ -201,7 +201,7 @@ def build_step_table_pure(events: Sequence[Any], config: MaxRepeatConfig) -> Ste
         steps, _ = group_steps(events, watcher(config), results=False)
         results = LazyResults(events)
     if config.near is not None and config.match != "name":
-        from .nearsteps import near_keys  # it builds on this module
+        from .near.steps import near_keys  # it builds on this module
 
         keys = near_keys(events, steps, config)
     else:

@@ -10,7 +10,7 @@ metadata, so ``inspect view`` shows where the loop is.
 The conversion from messages to events is the Inspect log reader's
 (`maxrepeat.readers.inspect_log.trajectory_from_messages`), so a score and
 ``maxrepeat grade`` of the log written afterwards agree. ``inspect_ai`` is imported only
-when a scorer is made. The live guard for ``react()`` is `maxrepeat.guards.inspect`.
+when a scorer is made. The live guard for ``react()`` is `maxrepeat.guards.frameworks.inspect`.
 """
 
 from __future__ import annotations

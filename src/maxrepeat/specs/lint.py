@@ -13,7 +13,7 @@ from pathlib import Path
 from ..core.config import MaxRepeatConfig
 from ..core.errors import ConfigError
 from ..core.events import Trajectory
-from ..core.nearsteps import collapses
+from ..core.near.steps import collapses
 from .configfile import parse_config_text, read_text
 from .evalspec import is_eval_spec, parse_eval_spec_text
 

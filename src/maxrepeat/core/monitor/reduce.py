@@ -12,7 +12,7 @@ from ..steps import MISSING
 from .state import Answer, Call
 
 if TYPE_CHECKING:  # built by the tracker, only for near-duplicate settings
-    from ..neardup import Transform
+    from ..near.matching import Transform
 
 __all__ = ["TOO_DEEP", "reduce_call", "reduce_answer"]
 

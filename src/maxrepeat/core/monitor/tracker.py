@@ -33,7 +33,7 @@ from .state import STATE_VERSION, Answer, DoneStep, Front, OpenStep, State, Stre
 from .stepview import StepViews
 
 if TYPE_CHECKING:
-    from ..neardup import Transform
+    from ..near.matching import Transform
 
 #: How many distinct first results are shared at most before the table starts afresh.
 SHARED_ANSWERS: Final = 4096
@@ -68,7 +68,7 @@ class Tracker:
         self._forget = forget_answers and self._observation
         self._transform: Transform | None = None
         if config.near is not None and config.match != "name":
-            from ..neardup import Transform  # near-duplicate settings only: start-up
+            from ..near.matching import Transform  # near-duplicate settings only: start-up
 
             self._transform = Transform(config.near, self.st.clusters)
 
@@ -76,7 +76,7 @@ class Tracker:
         """Continue from a saved state (checked by the caller to fit the config)."""
         self.st = state
         if self._transform is not None:
-            from ..neardup import Transform
+            from ..near.matching import Transform
 
             self._transform = Transform(self._transform.near, state.clusters)
         self._pending = {}

@@ -15,13 +15,13 @@ from typing import Any, Final
 
 import msgspec
 
-from .canonical import canonical_bytes, comparison_value, decode_value, is_empty, normalized_bytes
-from .config import MaxRepeatConfig
-from .events import TOOL_RESULT
-from .fingerprints import digest, name_bytes, step_key
-from .neardup import Transform
-from .rules import step_is_empty
-from .steps import SingleCallSteps
+from ..canonical import canonical_bytes, comparison_value, decode_value, is_empty, normalized_bytes
+from ..config import MaxRepeatConfig
+from ..events import TOOL_RESULT
+from ..fingerprints import digest, name_bytes, step_key
+from ..rules import step_is_empty
+from ..steps import SingleCallSteps
+from .matching import Transform
 
 __all__ = ["near_keys", "observed_key", "arguments_body", "NO_OBSERVATION"]
 
@@ -205,7 +205,7 @@ def collapses(trajectory: Any, config: MaxRepeatConfig) -> tuple[int, int] | Non
     >>> collapses(t, cfg)
     (3, 3)
     """
-    from .fingerprints import build_step_table  # the exact path, for the comparison
+    from ..fingerprints import build_step_table  # the exact path, for the comparison
 
     if config.near is None or config.match == "name":
         return None

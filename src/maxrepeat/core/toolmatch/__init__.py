@@ -5,7 +5,7 @@ taking ``flags`` from a leading inline group such as ``(?i)``. This module parse
 pattern by the ECMAScript grammar *without* the ``u`` flag, Annex B included (the
 web-compatible syntax every JavaScript engine accepts: ``]`` and ``{`` as literals,
 ``\\8`` as ``8``, legacy octal escapes, quantified lookaheads, ``\\c`` without a letter
-as a backslash), into a small tree (`core.es_parser`, over the code-unit sets of
+as a backslash), into a small tree (`toolmatch._es_parser`, over the code-unit sets of
 `core.es_charsets`), then decides matches with ECMAScript's semantics:
 
 - the subject is the tool name as UTF-16 code units (an emoji is two units, as in JS);
@@ -41,11 +41,11 @@ import importlib
 from dataclasses import dataclass
 from typing import Any, Final
 
-from .errors import PatternSyntaxError, UnsafeMatchError
-from .es_backtrack import MATCH_STEP_BUDGET, _Budget, _Matcher
-from .es_charsets import Ranges, to_units
-from .es_parser import INF, Node, _Parser
-from .es_tree import depth, simplify
+from ..errors import PatternSyntaxError, UnsafeMatchError
+from ._es_backtrack import MATCH_STEP_BUDGET, _Budget, _Matcher
+from ._es_charsets import Ranges, to_units
+from ._es_parser import INF, Node, _Parser
+from ._es_tree import depth, simplify
 
 __all__ = ["ESPattern", "PatternSyntaxError", "UnsafeMatchError", "compile_pattern",
            "split_flags", "is_empty_pattern", "MATCH_STEP_BUDGET", "DEPTH_REASON"]

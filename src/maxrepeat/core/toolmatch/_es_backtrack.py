@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
-from .es_charsets import _LINE_TERMINATORS, _WORD, _canon_table, _contains
-from .es_parser import INF, Node
+from ._es_charsets import _LINE_TERMINATORS, _WORD, _canon_table, _contains
+from ._es_parser import INF, Node
 
 #: the backtracking matcher's budget of steps for one name (then `UnsafeMatchError`)
 MATCH_STEP_BUDGET: Final = 200_000

@@ -40,10 +40,10 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
-from ..core.canonical import canonical_bytes
-from ..core.errors import MissingExtraError
-from ..core.events import Trajectory, tool_call, tool_result, turn_end, turn_start
-from ._live import (
+from ...core.canonical import canonical_bytes
+from ...core.errors import MissingExtraError
+from ...core.events import Trajectory, tool_call, tool_result, turn_end, turn_start
+from .._live import (
     FrameworkClasses,
     Graders,
     LoopStopped,
@@ -52,7 +52,7 @@ from ._live import (
     ToolCall,
     load_graders,
 )
-from .policy import Action, Policy, loop_message
+from ..policy import Action, Policy, loop_message
 
 __all__ = ["loop_guard", "trajectory_from_steps", "stop_error_class", "NOTE_MARK"]
 

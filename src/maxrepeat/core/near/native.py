@@ -1,6 +1,6 @@
 """Near-duplicate step tables by the C extension (core/_near.c), for `build_step_table`
 when the native path is active: the bridge between the config and ``near_ids`` /
-``near_keys``, whose fallbacks are the pure path's own functions (core/nearsteps.py), so
+``near_keys``, whose fallbacks are the pure path's own functions (core/near/steps.py), so
 both paths give the same keys. See docs/design/native.md, "Near-duplicate keys".
 """
 
@@ -13,13 +13,13 @@ from typing import Any
 
 import msgspec
 
-from .canonical import canonical_bytes, decode_value, is_empty
-from .config import MaxRepeatConfig
-from .fingerprints import NativeKeys, StepTable, name_bytes
-from .neardup import Transform
-from .nearsteps import arguments_body
+from ..canonical import canonical_bytes, decode_value, is_empty
+from ..config import MaxRepeatConfig
+from ..fingerprints import NativeKeys, StepTable, name_bytes
+from ..steps import LazyResults, SingleCallSteps, watcher
+from .matching import Transform
 from .normalizers import native_mask
-from .steps import LazyResults, SingleCallSteps, watcher
+from .steps import arguments_body
 
 __all__ = ["native_near_table"]
 
@@ -105,7 +105,7 @@ class _NearKeys(NativeKeys):
             shape = steps.calls.tolist() if single else steps
             got = self._native.near_keys(events, shape, single, *rest)
             if got is None:  # a value the reference rejects: near_ids handed it back too
-                from .fingerprints import build_step_table_pure
+                from ..fingerprints import build_step_table_pure
 
                 got = (list(build_step_table_pure(self._events, self._config).keys), None)
             self._keys = list(got[0])

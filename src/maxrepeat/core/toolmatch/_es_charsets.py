@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from .canonical import ES_WHITESPACE
-from .es_casetable import canonical_units
+from ..canonical import ES_WHITESPACE
+from ._es_casetable import canonical_units
 
 MAX_UNIT: Final = 0xFFFF
 

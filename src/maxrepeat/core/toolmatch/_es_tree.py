@@ -1,4 +1,4 @@
-"""The parse tree of an ECMAScript pattern (`core.es_parser`) made plain before matching,
+"""The parse tree of an ECMAScript pattern (`toolmatch._es_parser`) made plain before matching,
 without changing which names it matches. Iterative throughout: a tree may nest 10,000
 groups deep.
 
@@ -16,7 +16,7 @@ its stack (``RangeError``) when a match needs about 3.3 million empty iterations
 (``(?:a?){99999999999}``); maxrepeat answers as ECMAScript specifies (see
 docs/design/framework-semantics.md). No I/O here.
 
->>> from maxrepeat.core.es_parser import _Parser
+>>> from maxrepeat.core.toolmatch._es_parser import _Parser
 >>> simplify(_Parser([ord(c) for c in "(?:(?:a))|(?:b|c)"], "").parse())
 ('alt', [('set', ((97, 97),)), ('set', ((98, 98),)), ('set', ((99, 99),))])
 >>> simplify(_Parser([ord(c) for c in "(){2147483647}"], "").parse())
@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from .es_parser import MAX_COUNT, Node
+from ._es_parser import MAX_COUNT, Node
 
 __all__ = ["simplify", "depth"]
 

@@ -23,10 +23,10 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from ..core.errors import MissingExtraError
-from ..core.events import Trajectory, tool_call, tool_result, turn_end, turn_start
-from ._live import FrameworkClasses, Graders, LoopStopped, StepGuard, ToolCall, load_graders
-from .policy import Action, Decision, Policy
+from ...core.errors import MissingExtraError
+from ...core.events import Trajectory, tool_call, tool_result, turn_end, turn_start
+from .._live import FrameworkClasses, Graders, LoopStopped, StepGuard, ToolCall, load_graders
+from ..policy import Action, Decision, Policy
 
 if TYPE_CHECKING:
     from langchain.agents.middleware import AgentMiddleware

@@ -20,10 +20,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from ..core.errors import MissingExtraError
-from ..core.events import Trajectory, tool_call, tool_result, turn_end, turn_start
-from ._live import FrameworkClasses, Graders, LoopStopped, StepGuard, ToolCall, load_graders
-from .policy import Action, Policy
+from ...core.errors import MissingExtraError
+from ...core.events import Trajectory, tool_call, tool_result, turn_end, turn_start
+from .._live import FrameworkClasses, Graders, LoopStopped, StepGuard, ToolCall, load_graders
+from ..policy import Action, Policy
 
 if TYPE_CHECKING:
     from pydantic_ai.capabilities import AbstractCapability

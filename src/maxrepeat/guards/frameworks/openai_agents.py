@@ -33,9 +33,9 @@ import weakref
 from collections.abc import Sequence
 from typing import Any, Final
 
-from ..core.errors import MissingExtraError
-from ..core.events import Trajectory, tool_call, tool_result, turn_end, turn_start
-from ._live import (
+from ...core.errors import MissingExtraError
+from ...core.events import Trajectory, tool_call, tool_result, turn_end, turn_start
+from .._live import (
     FrameworkClasses,
     Graders,
     LoopStopped,
@@ -44,7 +44,7 @@ from ._live import (
     ToolCall,
     load_graders,
 )
-from .policy import Action, Decision, Policy
+from ..policy import Action, Decision, Policy
 
 __all__ = ["loop_guard", "trajectory_from_items", "stop_error_class"]
 

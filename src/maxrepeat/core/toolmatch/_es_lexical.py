@@ -1,5 +1,5 @@
 """The lexical parts of the ECMAScript pattern grammar (Annex B, without the ``u`` flag) as
-V8 reads them: character escapes, character classes and group names, for `core.es_parser`.
+V8 reads them: character escapes, character classes and group names, for `toolmatch._es_parser`.
 No I/O here.
 """
 
@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import PatternSyntaxError
-from .es_charsets import _CLASS_ESCAPES, _case_closure, _negate, _normalize
+from ..errors import PatternSyntaxError
+from ._es_charsets import _CLASS_ESCAPES, _case_closure, _negate, _normalize
 
-# Nodes of the tree are tuples (see core.es_parser)
+# Nodes of the tree are tuples (see toolmatch._es_parser)
 Node = tuple[Any, ...]
 
 

@@ -13,10 +13,10 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
-from ..core.errors import MissingExtraError
-from ..readers.inspect_log import events_from_messages
-from ._live import Graders, StepGuard, ToolCall, load_graders
-from .policy import Action, Decision, Policy
+from ...core.errors import MissingExtraError
+from ...readers.inspect_log import events_from_messages
+from .._live import Graders, StepGuard, ToolCall, load_graders
+from ..policy import Action, Decision, Policy
 
 __all__ = ["loop_guard", "LoopGuard"]
 

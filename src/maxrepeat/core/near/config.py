@@ -8,15 +8,15 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
-from .errors import ConfigError
+from ..errors import ConfigError
 
 if TYPE_CHECKING:
-    from .neardup import NearDup
+    from .matching import NearDup
 
 __all__ = ["NEAR_KEYS", "NEAR_EXPECT", "NEAR_SCHEMAS", "NEAR_DESCRIPTIONS", "check_near",
            "near_from", "PROBES"]
 
-#: the names of ``neardup.NORMALIZERS`` (in its order) and ``volatile``: written out so
+#: the names of ``normalizers.NORMALIZERS`` (in its order) and ``volatile``: written out so
 #: that checking a config does not compile the normalizers' regular expressions (every
 #: ``maxrepeat grade`` checks one; start-up is measured); tests/test_neardup.py pins them.
 NORMALIZER_NAMES: Final = ("ansi", "trailing-whitespace", "timestamps", "durations", "ids",
@@ -79,7 +79,7 @@ PROBES: Final = ("ls -la src", "FAILED tests/test_io.py::test_read", "{}", "x")
 
 
 def _show(value: Any) -> str:
-    from .configrules import show_value  # configrules imports this module
+    from ..configrules import show_value  # configrules imports this module
 
     return show_value(value)
 
@@ -95,7 +95,7 @@ def _names(path: str, value: Any) -> list[ConfigError]:
 def _regex(path: str, value: Any, ecma: bool) -> ConfigError | None:
     if not isinstance(value, str) or not value.strip():
         return ConfigError(path, "a non-blank regular expression", _show(value))
-    from .toolmatch import compile_pattern
+    from ..toolmatch import compile_pattern
 
     try:
         compile_pattern(value) if ecma else re.compile(value)
@@ -149,7 +149,7 @@ def check_near(config: Mapping[str, Any]) -> list[tuple[ConfigError, str | None]
             else:
                 for i, name in enumerate(value):
                     if name not in NORMALIZER_NAMES:
-                        from .configrules import did_you_mean
+                        from ..configrules import did_you_mean
 
                         errs.append(ConfigError(
                             f"{key}[{i}]", "one of " + ", ".join(NORMALIZER_NAMES),
@@ -218,8 +218,8 @@ def near_from(config: Mapping[str, Any]) -> NearDup | None:
     if not any(k in config for k in NEAR_KEYS if k != "with_observation") \
             and not config.get("with_observation"):
         return None  # with_observation: false alone is exact matching
-    from .neardup import NearDup, expand_normalizers
-    from .toolmatch import compile_pattern
+    from ..toolmatch import compile_pattern
+    from .matching import NearDup, expand_normalizers
 
     ignore = config.get("ignore_arguments")
     ignore_all: frozenset[str] = frozenset()

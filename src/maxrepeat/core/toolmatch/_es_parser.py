@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from .es_charsets import _ALL, _CLASS_ESCAPES, _DOT, Ranges, _case_closure
-from .es_lexical import Node, _Lexical
+from ._es_charsets import _ALL, _CLASS_ESCAPES, _DOT, Ranges, _case_closure
+from ._es_lexical import Node, _Lexical
 
 __all__ = ["Node", "INF", "MAX_COUNT", "MAX_NESTING"]
 
