@@ -55,8 +55,14 @@ FAST_EXAMPLES = 10
 settings.register_profile("default", settings.get_profile("default"), deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("fast", settings.get_profile("default"), max_examples=FAST_EXAMPLES)
+# In a repeatable run (``MAXREPEAT_REPEATABLE=1``, set by ``.ci/run``) the examples derive
+# from each test alone: CI passes or fails on the code, never on the draw; a contributor's
+# run draws new ones each time (and the campaigns new seeds: tests/campaigns.py).
+settings.register_profile("ci", settings.get_profile("default"), derandomize=True)
 if os.environ.get("HYPOTHESIS_PROFILE"):
     settings.load_profile(os.environ["HYPOTHESIS_PROFILE"])
+elif os.environ.get("MAXREPEAT_REPEATABLE") == "1":
+    settings.load_profile("ci")
 
 
 def _fewer_examples(item: pytest.Item) -> None:
