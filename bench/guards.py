@@ -1,302 +1,196 @@
-"""What a framework guard costs per tool call (issue 13).
+"""What a framework guard costs per tool call, early and late in a long run (issue 13,
+issue 27 item 3).
 
-For each framework, the same agent runs a clean session of N single-call steps with the
-framework's own scripted model, once without the guard (the floor: the framework's own
-cost per step) and once with it; the guard's cost per call is the difference divided by
-N. CPU seconds of this process (``time.process_time``), best of ``--repeat`` runs, which
-other load on the machine inflates less than wall time. Also the bare `StepGuard` (the
-monitors and the policy, no framework) over 10,000 steps.
+Each framework is one driver module under ``bench/frameworks/`` (the interface is in
+that package's docstring); this script runs every driver whose framework is installed.
+For each, the same clean session of N single-call steps (mostly distinct calls, some
+repeated once: under every limit) runs twice, in one process:
 
-    python bench/guards.py [--steps 200] [--repeat 3] [--only langchain,...]
-    python bench/guards.py --hooks --steps 1000   # pydantic-ai's hooks, first/last tenth
+* without the guard: the framework's own CPU per step (the floor), from one model request
+  to the next, as the mean over the first tenth and over the last tenth of the steps;
+* with ``loop_guard(MaxRepeatConfig.preset("live"))``: the CPU spent inside the guard's
+  own hooks (the driver names them; each wrapped with a timer) per step, first tenth and
+  last tenth, less the garbage collections of the whole heap that start inside a hook
+  (their cost grows with the framework's history, not the guard's). A guard whose cost
+  does not grow with the history has the two about equal.
+  (The difference of two whole runs cannot show this: the frameworks' own steps grow with
+  the history, to tens of ms, and their noise hides the guard.)
 
-Needs the extras: pip install -e '.[langchain,openai-agents,smolagents,pydantic-ai,inspect]'.
+CPU seconds of this process (``time.process_time``), which other load on the machine
+inflates less than wall time; the load average is printed before and after. Also the bare
+`StepGuard` (the monitors and the policy, no framework) over the same session.
+
+    python bench/guards.py [--calls 10000] [--only langchain,pydantic-ai,...]
+
+Needs the frameworks' extras, e.g. pip install -e '.[langchain,pydantic-ai,...]'.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import functools
 import gc
+import inspect
 import os
-import tempfile
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from frameworks import Driver, Session, drivers
 
 from maxrepeat import MaxRepeatConfig
 
-CONFIG = MaxRepeatConfig(max=3, max_cycle_period=3)  # observation mode, cycles up to 3
+CONFIG = MaxRepeatConfig.preset("live")
 
 
-def _script(n: int) -> list[tuple[str, dict[str, Any]]]:
-    return [("edit", {"path": f"src/f{i}.py", "text": "x = 1"}) for i in range(n)]
+def _timed(session: Session, inner: Callable[..., Any], depth: list[int],
+           count: bool) -> Callable[..., Any]:
+    """``inner`` adding its CPU time to the session's current step (once when nested);
+    with ``count``, also the Python function calls made inside it (``session.ops``)."""
+
+    def enter() -> float:
+        depth[0] += 1
+        if count and depth[0] == 1:
+            def profile(frame: Any, event: str, arg: Any) -> None:
+                if event == "call":
+                    session.ops[-1] += 1
+            sys.setprofile(profile)
+        return time.process_time()
+
+    def leave(start: float) -> None:
+        depth[0] -= 1
+        if not depth[0]:
+            session.spent[-1] += time.process_time() - start
+            if count:
+                sys.setprofile(None)
+
+    if inspect.iscoroutinefunction(inner):
+        @functools.wraps(inner)
+        async def async_hook(*args: Any, **kwargs: Any) -> Any:
+            start = enter()
+            try:
+                return await inner(*args, **kwargs)
+            finally:
+                leave(start)
+        return async_hook
+
+    @functools.wraps(inner)
+    def hook(*args: Any, **kwargs: Any) -> Any:
+        start = enter()
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            leave(start)
+    return hook
 
 
-def _edit_output(path: str) -> str:
-    return f"wrote {path}"
+@contextmanager
+def timing(session: Session, hooks: Sequence[tuple[Any, str]],
+           count: bool = False) -> Iterator[None]:
+    """The guard's hooks timed into ``session.spent`` (and their Python calls counted
+    into ``session.ops`` with ``count``) while inside."""
+    saved = [(owner, name, owner.__dict__[name]) for owner, name in hooks]
+    depth = [0]
+    collecting = [0.0]
+
+    def collector(phase: str, info: dict[str, int]) -> None:
+        # A collection of the whole heap (the framework's history, mostly) that happens
+        # to start inside a hook is not the guard's work: taken off its time.
+        if not depth[0]:
+            return
+        if phase == "start":
+            collecting[0] = time.process_time()
+        else:
+            session.spent[-1] -= time.process_time() - collecting[0]
+
+    for owner, name, inner in saved:
+        setattr(owner, name, _timed(session, inner, depth, count))
+    gc.callbacks.append(collector)
+    try:
+        yield
+    finally:
+        gc.callbacks.remove(collector)
+        for owner, name, inner in saved:
+            setattr(owner, name, inner)
 
 
-def run_langchain(n: int, guarded: bool) -> None:
-    from langchain.agents import create_agent
-    from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
-    from langchain_core.messages import AIMessage, HumanMessage
-    from langchain_core.tools import tool
-
-    from maxrepeat.guards.frameworks.langchain import loop_guard
-
-    class Model(FakeMessagesListChatModel):
-        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
-            return self
-
-    @tool
-    def edit(path: str, text: str) -> str:
-        """Write text to path."""
-        return _edit_output(path)
-
-    responses: list[Any] = [
-        AIMessage(content="", tool_calls=[{"id": f"c{i}", "name": name, "args": args}])
-        for i, (name, args) in enumerate(_script(n))]
-    responses.append(AIMessage(content="done"))
-    agent = create_agent(Model(responses=responses), [edit],
-                         middleware=[loop_guard(CONFIG)] if guarded else [])
-    agent.invoke({"messages": [HumanMessage("go")]}, {"recursion_limit": 4 * n + 20})
+def tenths(values: Sequence[float]) -> tuple[float, float]:
+    """The mean of the first tenth of ``values`` and of the last tenth."""
+    k = max(1, len(values) // 10)
+    return sum(values[:k]) / k, sum(values[-k:]) / k
 
 
-def run_pydantic_ai(n: int, guarded: bool) -> None:
-    from pydantic_ai import Agent
-    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
-    from pydantic_ai.models.function import FunctionModel
-    from pydantic_ai.usage import UsageLimits
-
-    from maxrepeat.guards.frameworks.pydantic_ai import loop_guard
-
-    script = _script(n)
-    count = [0]
-
-    def model(messages: Any, info: Any) -> ModelResponse:
-        count[0] += 1
-        if count[0] > n:
-            return ModelResponse(parts=[TextPart("done")])
-        name, args = script[count[0] - 1]
-        return ModelResponse(parts=[ToolCallPart(name, args, tool_call_id=f"c{count[0]}")])
-
-    agent = Agent(FunctionModel(model), capabilities=[loop_guard(CONFIG)] if guarded else [])
-
-    @agent.tool_plain
-    def edit(path: str, text: str) -> str:
-        """Write text to path."""
-        return _edit_output(path)
-
-    asyncio.run(agent.run("go", usage_limits=UsageLimits(request_limit=n + 10)))
+def measure(driver: Driver, n: int) -> dict[str, float]:
+    """CPU seconds per step: the floor and the guard, first and last tenth."""
+    floor = Session(n)
+    gc.collect()
+    driver.run(floor, None)
+    steps = [b - a for a, b in zip(floor.starts, floor.starts[1:], strict=False)]
+    guarded = Session(n)
+    gc.collect()
+    with timing(guarded, driver.hooks()):
+        driver.run(guarded, CONFIG)
+    for s in (floor, guarded):
+        if s.executed != n:
+            raise AssertionError(f"{driver.name}: {s.executed} of {n} calls ran (a clean run)")
+    spent = guarded.spent[1:1 + n]  # the steps with a tool call
+    f_first, f_last = tenths(steps[:n])
+    g_first, g_last = tenths(spent)
+    return {"floor_first": f_first, "floor_last": f_last, "first": g_first, "last": g_last}
 
 
-def run_openai_agents(n: int, guarded: bool) -> None:
-    from agents import Agent, RunConfig, Runner, function_tool
-    from agents.testing import ScriptedModel, assistant_message, function_call
-
-    from maxrepeat.guards.frameworks.openai_agents import loop_guard
-
-    @function_tool
-    def edit(path: str, text: str) -> str:
-        """Write text to path."""
-        return _edit_output(path)
-
-    steps: list[Any] = [[function_call(name, args, call_id=f"c{i}")]
-                        for i, (name, args) in enumerate(_script(n))]
-    steps.append([assistant_message("done")])
-    config = RunConfig(tracing_disabled=True)
-    if guarded:
-        guard = loop_guard(CONFIG)
-        agent = Agent(name="a", model=ScriptedModel(steps), tools=guard.tools([edit]))
-        asyncio.run(Runner.run(agent, "go", hooks=guard, run_config=guard.run_config(config),
-                               max_turns=n + 5))
-    else:
-        agent = Agent(name="a", model=ScriptedModel(steps), tools=[edit])
-        asyncio.run(Runner.run(agent, "go", run_config=config, max_turns=n + 5))
-
-
-def run_smolagents(n: int, guarded: bool) -> None:
-    from smolagents import Model, ToolCallingAgent, tool
-    from smolagents.models import (
-        ChatMessage,
-        ChatMessageToolCall,
-        ChatMessageToolCallFunction,
-        MessageRole,
-    )
-
-    from maxrepeat.guards.frameworks.smolagents import loop_guard
-
-    script = [*_script(n), ("final_answer", {"answer": "done"})]
-
-    class Scripted(Model):
-        def __init__(self) -> None:
-            super().__init__(model_id="scripted")
-            self.i = 0
-
-        def generate(self, messages: Any, stop_sequences: Any = None,
-                     response_format: Any = None, tools_to_call_from: Any = None,
-                     **kwargs: Any) -> ChatMessage:
-            name, args = script[self.i]
-            self.i += 1
-            call = ChatMessageToolCall(id=f"c{self.i}", type="function",
-                                       function=ChatMessageToolCallFunction(name=name,
-                                                                            arguments=args))
-            return ChatMessage(role=MessageRole.ASSISTANT, content="", tool_calls=[call])
-
-    @tool
-    def edit(path: str, text: str) -> str:
-        """Write a file.
-
-        Args:
-            path: The file.
-            text: What to write.
-        """
-        return _edit_output(path)
-
-    guard = loop_guard(CONFIG) if guarded else None
-    tools = guard.tools([edit]) if guard is not None else [edit]
-    agent = ToolCallingAgent(tools=tools, model=Scripted(),
-                             step_callbacks=[guard] if guard is not None else [],
-                             max_steps=n + 5, verbosity_level=-1)
-    agent.run("go")
-
-
-def run_inspect(n: int, guarded: bool) -> None:
-    from inspect_ai import Task, eval
-    from inspect_ai.agent import react
-    from inspect_ai.dataset import Sample
-    from inspect_ai.model import ModelOutput, ModelUsage, get_model
-    from inspect_ai.tool import Tool, tool
-
-    from maxrepeat.guards.frameworks.inspect import loop_guard
-
-    @tool
-    def edit() -> Tool:
-        async def execute(path: str, text: str) -> str:
-            """Write a file.
-
-            Args:
-                path: The file.
-                text: What to write.
-            """
-            return _edit_output(path)
-
-        return execute
-
-    outputs = [ModelOutput.for_tool_call("mockllm/model", name, args, tool_call_id=f"c{i}")
-               for i, (name, args) in enumerate(_script(n))]
-    outputs.append(ModelOutput.for_tool_call("mockllm/model", "submit", {"answer": "done"},
-                                             tool_call_id="s"))
-    for o in outputs:
-        o.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
-    if guarded:
-        guard = loop_guard(CONFIG)
-        agent = react(tools=[edit()], on_continue=guard.on_continue, approval=guard.approval)
-    else:
-        from inspect_ai.approval import ApprovalPolicy, auto_approver
-
-        # the same approval machinery, so the difference is the guard's own work
-        agent = react(tools=[edit()], approval=[ApprovalPolicy(auto_approver(), "*")])
-    with tempfile.TemporaryDirectory() as logs:
-        eval(Task(dataset=[Sample(input="go")], solver=agent, message_limit=3 * n + 20),
-             model=get_model("mockllm/model", custom_outputs=outputs), log_dir=logs,
-             display="none")
-
-
-def bare(n: int) -> float:
-    """CPU seconds per step of `StepGuard` alone (start, answer, finish)."""
+def bare(n: int) -> tuple[float, float]:
+    """CPU seconds per step of `StepGuard` alone (start, answer, finish), by tenths."""
     from maxrepeat.guards._live import StepGuard, ToolCall
 
     guard = StepGuard(CONFIG)
-    start = time.process_time()
-    for i, (name, args) in enumerate(_script(n)):
-        guard.start([ToolCall(f"c{i}", name, args)])
-        guard.answer(f"c{i}", _edit_output(args["path"]))
-        guard.finish()
-    return (time.process_time() - start) / n
-
-
-def pydantic_ai_hooks(n: int) -> tuple[float, float]:
-    """CPU seconds per step in the pydantic-ai guard's own hooks over a guarded run of
-    ``n`` steps: the mean of the first tenth of the steps and of the last tenth. (The
-    difference of two whole runs cannot show this: the framework's own step grows with
-    the history, to tens of ms at 1,000 steps, and its noise hides the guard.)"""
-    from maxrepeat.guards import pydantic_ai
-
-    cls = pydantic_ai._CLASSES.guard
-    spent: list[float] = []
-    saved = {}
-    for name in ("before_model_request", "after_model_request", "before_tool_execute"):
-        inner = saved[name] = getattr(cls, name)
-
-        def timed(inner: Any = inner, first: bool = name == "before_model_request") -> Any:
-            async def hook(self: Any, *args: Any, **kwargs: Any) -> Any:
-                start = time.process_time()
-                try:
-                    return await inner(self, *args, **kwargs)
-                finally:
-                    if first:
-                        spent.append(0.0)  # a new step
-                    spent[-1] += time.process_time() - start
-            return hook
-
-        setattr(cls, name, timed())
-    try:
-        run_pydantic_ai(n, True)
-    finally:
-        for name, inner in saved.items():
-            setattr(cls, name, inner)
-    k = max(1, len(spent) // 10)
-    return sum(spent[:k]) / k, sum(spent[-k:]) / k
-
-
-RUNNERS: dict[str, Callable[[int, bool], None]] = {
-    "langchain": run_langchain,
-    "pydantic-ai": run_pydantic_ai,
-    "openai-agents": run_openai_agents,
-    "smolagents": run_smolagents,
-    "inspect": run_inspect,
-}
-
-
-def best(fn: Callable[[], None], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        gc.collect()
+    spent = []
+    for i, (name, args) in enumerate(Session(n).calls):
         start = time.process_time()
-        fn()
-        times.append(time.process_time() - start)
-    return min(times)
+        guard.start([ToolCall(f"c{i}", name, args)])
+        guard.answer(f"c{i}", f"wrote {args['path']}")
+        guard.finish()
+        spent.append(time.process_time() - start)
+    return tenths(spent)
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.2f} ms"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=200)
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--only", default=",".join(RUNNERS))
-    parser.add_argument("--hooks", action="store_true",
-                        help="time the pydantic-ai guard's own hooks by tenths instead")
+    parser.add_argument("--calls", type=int, default=10_000)
+    parser.add_argument("--only", default="", help="comma-separated driver names")
     opts = parser.parse_args()
-    n = opts.steps
-    if opts.hooks:
-        first, last = pydantic_ai_hooks(n)
-        print(f"pydantic-ai guard hooks, {n} steps: first tenth {first * 1e6:.0f} us, "
-              f"last tenth {last * 1e6:.0f} us per step (load {os.getloadavg()})")
-        return
-    print(f"load average at start: {os.getloadavg()}")
-    print(f"bare StepGuard: {bare(10_000) * 1e6:.0f} us per step (10,000 steps)")
-    print("| framework | floor per step (no guard) | with guard | guard per call | ratio |")
+    n = opts.calls
+    known = drivers()
+    names = opts.only.split(",") if opts.only else list(known)
+    print(f"load average at start: {os.getloadavg()}; {n} calls a run; "
+          f"config {CONFIG.display_name}")
+    first, last = bare(n)
+    print(f"bare StepGuard: first tenth {_ms(first)}, last tenth {_ms(last)} per call")
+    print("| framework | guard, first tenth | guard, last tenth | floor, first tenth "
+          "| floor, last tenth |")
     print("|---|---|---|---|---|")
-    for name in opts.only.split(","):
-        run = RUNNERS[name]
-        run(5, True)  # warm imports and caches
-        run(5, False)
-        floor = best(functools.partial(run, n, False), opts.repeat) / n
-        guarded = best(functools.partial(run, n, True), opts.repeat) / n
-        print(f"| {name} | {floor * 1e3:.2f} ms | {guarded * 1e3:.2f} ms | "
-              f"{(guarded - floor) * 1e6:.0f} us | {guarded / floor:.2f} |", flush=True)
+    for name in names:
+        driver = known[name]
+        if not driver.installed:
+            print(f"| {name} | not installed ({driver.requires}) | | | |", flush=True)
+            continue
+        try:
+            driver.run(Session(5), CONFIG)  # warm imports and caches
+            r = measure(driver, n)
+        except Exception as exc:  # one framework's failure does not hide the others
+            print(f"| {name} | failed: {type(exc).__name__}: {exc} | | | |", flush=True)
+            continue
+        print(f"| {name} | {_ms(r['first'])} | {_ms(r['last'])} | {_ms(r['floor_first'])} "
+              f"| {_ms(r['floor_last'])} |", flush=True)
     print(f"load average at end: {os.getloadavg()}")
 
 
