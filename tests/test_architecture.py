@@ -153,10 +153,10 @@ def test_py_typed_is_shipped() -> None:
 
 def test_readers_and_reporters_import() -> None:
     """Every registered reader and reporter module imports."""
-    from maxrepeat.readers.registry import _MODULES
+    from maxrepeat.readers.registry import reader_modules
     from maxrepeat.reporters import OUTPUTS
 
-    for module in [*_MODULES.values(), *OUTPUTS.values()]:
+    for module in [*reader_modules().values(), *OUTPUTS.values()]:
         importlib.import_module(module)
 
 

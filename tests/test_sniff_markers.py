@@ -1,4 +1,5 @@
-"""Detection's import shortcut (``readers.registry._SNIFF_HINTS``) never changes what is detected.
+"""Detection's import shortcut (each `Reader`'s ``markers`` and ``top``, read from its
+module's source) never changes what is detected.
 
 Detection skips, without importing it, a reader none of whose marker byte strings is in
 the head (its sniffer would score 0) or whose highest score cannot beat the best so far.
@@ -24,7 +25,7 @@ from maxrepeat.readers import (
     detect,
     get_reader,
 )
-from maxrepeat.readers.registry import _MODULES, _SNIFF_HINTS
+from maxrepeat.readers.registry import reader_modules
 
 from .conftest import CORPUS, EXAMPLES, FIXTURES, ROOT
 
@@ -51,6 +52,10 @@ def _samples(*roots: Path) -> list[Path]:
                                                           ".ndjson"))
 
 
+#: format name -> module, in registry order (ties go to the earlier reader)
+_MODULES = reader_modules()
+
+
 def _exhaustive(head: bytes, source: Source) -> tuple[int, str] | None:
     """Detection's choice as it was before the shortcut: every reader scores."""
     best: tuple[int, str] | None = None
@@ -70,10 +75,10 @@ def _check(paths: list[Path]) -> int:
             for name in _MODULES:
                 score = get_reader(name).sniff(head, source)
                 if score > 0:
-                    markers = _SNIFF_HINTS[name][1]
+                    markers = get_reader(name).markers
                     assert any(m in head for m in markers), (
                         f"{path}: {name} scores {score} but none of its markers is in the head")
-                    assert score <= _SNIFF_HINTS[name][0], (path, name, score)
+                    assert score <= get_reader(name).top, (path, name, score)
             checked += 1
         want = _exhaustive(source.head, source)
         try:
@@ -86,11 +91,10 @@ def _check(paths: list[Path]) -> int:
 
 
 def test_every_format_has_hints_with_its_highest_score() -> None:
-    assert list(_SNIFF_HINTS) == list(_MODULES)
     for name in _MODULES:
-        top, markers = _SNIFF_HINTS[name]
-        assert markers, name
-        assert max(_returned_ints(get_reader(name))) == top, name
+        reader = get_reader(name)
+        assert reader.markers, name
+        assert max(_returned_ints(reader)) == reader.top, name
 
 
 def test_markers_hold_on_every_committed_sample() -> None:

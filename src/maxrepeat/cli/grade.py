@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
@@ -32,6 +32,10 @@ if TYPE_CHECKING:
     from ..specs.evalspec import EvalSpec
 
 __all__ = ["grade_cmd"]
+
+#: the report's format when neither --output-format nor an --output-file ending picks one:
+#: the same report in a terminal, a CI log or `> out.txt`
+DEFAULT_OUTPUT = "console"
 
 def _eval_spec(
     path: str | None, stimulus: str | None, quiet: bool, other_graders: bool
@@ -60,6 +64,37 @@ def _eval_spec(
         say(str(note))
     return spec
 
+class DerivedHelp(click.Option):
+    """An option whose help is made when help is shown (``derive()``), from what the
+    plug-ins declare: no reporter is listed or imported to start a command."""
+
+    def __init__(self, *args: Any, derive: Callable[[], str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.derive = derive
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        self.help = self.derive()
+        return super().get_help_record(ctx)
+
+
+def _output_help() -> str:
+    from ..reporters import output_names, reporter_class
+
+    outputs = [f"{n} ({reporter_class(n).help})" for n in output_names()]
+    return (f"The report's format (default: {DEFAULT_OUTPUT}, on a terminal or not): "
+            f"{', '.join(outputs[:-1])} or {outputs[-1]}.")
+
+
+def _output_file_help() -> str:
+    from ..reporters import output_names, reporter_class
+
+    endings = [s if s[1:] == n else f"{s} {n}"
+               for n in output_names() for s in reporter_class(n).suffixes]
+    return ("Write the report to FILE instead of standard output, whole or not at all (a "
+            "temporary file renamed into place); its ending picks the format "
+            f"({', '.join(endings)}; other endings: jsonl) unless --output-format is given.")
+
+
 @click.command("grade", epilog=EXIT_CODES_HELP)
 @click.argument("paths", nargs=-1, metavar="[PATH|-]...")
 @grader_options("fail")
@@ -69,18 +104,14 @@ def _eval_spec(
 @click.option("--stimulus", metavar="NAME",
               help="With --eval-spec: use this stimulus's graders for every trajectory.")
 @click.option("-o", "--output-format", "--output", "output", default=None, metavar="FORMAT",
-              help="The report's format: console (the default, on a terminal or not), "
-                   "json, jsonl, junit, markdown or html.")
+              cls=DerivedHelp, derive=lambda: _output_help())
 @click.option("-f", "--input-format", "--format", "fmt", default="auto", metavar="NAME",
               help="The trajectories' format (default: auto-detect; see 'maxrepeat "
                    "formats').")
 @color_option()
 @click.option("-q", "--quiet", is_flag=True, help="No progress or summary on standard error.")
 @click.option("--output-file", "output_file", metavar="FILE", default=None,
-              help="Write the report to FILE instead of standard output, whole or not at all "
-                   "(a temporary file renamed into place); its ending picks the format "
-                   "(.json, .jsonl, .xml junit, .html, .md, .txt console) unless "
-                   "--output-format is given.")
+              cls=DerivedHelp, derive=lambda: _output_file_help())
 @click.option("-j", "--jobs", type=count_type(1), default=None, metavar="N",
               help="Worker processes (default: the number of cores). Results keep input order.")
 @click.option("--engine", type=click.Choice(["local", "ray"]), default="local",
@@ -224,22 +255,20 @@ def _check_inputs(
 ) -> str:
     """Stop on a usage error in the paths, --input-format or --output-format; the output
     format (from --output-format, else the --output-file ending, else console)."""
-    from ..readers import reader_names
-    from ..reporters import OUTPUTS
+    from ..readers import is_format, reader_names
+    from ..reporters import is_output, output_for, output_names
 
     if not paths:
         die("give at least one PATH (a file, a directory, or - for standard input)")
-    if fmt != "auto" and fmt not in reader_names():
+    if fmt != "auto" and not is_format(fmt):
         die(f"--input-format must be one of auto, {', '.join(reader_names())} (got {fmt})")
     if output is None and output_file is not None:
-        from ..reporters._atomic import OUTPUT_BY_SUFFIX
-
-        output = OUTPUT_BY_SUFFIX.get(os.path.splitext(output_file)[1].lower(), "jsonl")
+        output = output_for(output_file) or "jsonl"
     if output is None:
         # the same report in a terminal, a CI log or `> out.txt`: JSON only when asked for
-        output = "console"
-    if output not in OUTPUTS:
-        die(f"--output-format must be one of {', '.join(OUTPUTS)} (got {output})")
+        output = DEFAULT_OUTPUT
+    if not is_output(output):
+        die(f"--output-format must be one of {', '.join(output_names())} (got {output})")
     return output
 
 

@@ -9,10 +9,13 @@ The package's own modules, by job: `source` (`Source`: one input, a stream spool
 `walk` (paths and directories to trajectory files), `registry` (`Reader`, the format
 table, `detect` and the reading entry points). This namespace gathers their public names.
 
-Adding a format: write ``readers/<name>.py`` with a module-level ``READER`` (a `Reader`)
-and list it in ``registry._MODULES`` and ``registry._SNIFF_HINTS``. Detection asks every
-reader to score the first bytes of the file (and its name); the highest score wins, and
-when no score is sure the next, longer prefix is scored (see `detect`).
+Adding a format is one module: ``readers/<name>.py`` declaring ``READER = Reader(...)``
+with its name, its sniffer and the sniffer's ``markers`` and ``top`` score (see
+`Reader`), plus its tests and its docs page. The registry finds it by listing this
+package; nothing else names it. Another package adds a format under the
+``maxrepeat.readers`` entry-point group. Detection asks every reader to score the first
+bytes of the file (and its name); the highest score wins, and when no score is sure the
+next, longer prefix is scored (see `detect`).
 
 >>> from maxrepeat.readers import Source, read_source
 >>> [t.label for t in read_source(Source.from_bytes(b'{"id": "run-1", "events": []}'))]
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 from .registry import (
     DECIDED,
+    ENTRY_POINTS,
     INTERNAL_ERROR,
     SNIFF_LIMIT,
     Item,
@@ -30,6 +34,7 @@ from .registry import (
     all_readers,
     detect,
     get_reader,
+    is_format,
     read_source,
     read_trajectories,
     reader_names,
@@ -45,7 +50,9 @@ __all__ = [
     "HEAD_BYTES",
     "DECIDED",
     "SNIFF_LIMIT",
+    "ENTRY_POINTS",
     "reader_names",
+    "is_format",
     "get_reader",
     "all_readers",
     "detect",

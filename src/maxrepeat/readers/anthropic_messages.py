@@ -108,6 +108,9 @@ READER = Reader(
     description="Anthropic Messages API lists with tool_use / tool_result blocks, bare or "
     "under messages",
     extensions=(".json", ".jsonl"),
+    markers=(b'"role"',),
+    top=85,
+    order=220,
     sniff=_sniff,
     read=_read,
 )

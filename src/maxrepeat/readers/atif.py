@@ -254,6 +254,9 @@ READER = Reader(
     description="Agent Trajectory Interchange Format v1.0-v1.7 (Harbor / Terminal-Bench), "
     "incl. the JSONL header dialect",
     extensions=(".json", ".jsonl"),
+    markers=(b'"schema_version"', b'"step_id"'),
+    top=95,
+    order=20,
     sniff=_sniff,
     read=_read,
 )

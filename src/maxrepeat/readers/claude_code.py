@@ -257,6 +257,9 @@ READER = Reader(
     description="Claude Code session JSONL (~/.claude/projects/…/<session>.jsonl, subagent "
     "files, claude -p --output-format stream-json)",
     extensions=(".jsonl",),
+    markers=(b'"sessionId"', b'"session_id"', b'"parentUuid"'),
+    top=92,
+    order=30,
     sniff=_sniff,
     read=_read,
 )

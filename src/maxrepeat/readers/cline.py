@@ -147,6 +147,9 @@ READER = Reader(
     description="Cline CLI 3.x sessions (<id>.messages.json: assistant tool_use, "
     "user tool_result)",
     extensions=(".json",),
+    markers=(b'"updated_at"',),
+    top=96,
+    order=80,
     sniff=_sniff,
     read=_read,
 )

@@ -316,6 +316,9 @@ READER = Reader(
     description="OpenAI Codex CLI rollout JSONL (response_item calls and outputs, "
     "task_started/task_complete)",
     extensions=(".jsonl",),
+    markers=(b'"payload"',),
+    top=90,
+    order=40,
     sniff=_sniff,
     read=_read,
 )

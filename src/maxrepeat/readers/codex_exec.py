@@ -169,6 +169,9 @@ READER: Final = Reader(
     description="codex exec --json event stream (thread.started, item.started/"
     "item.completed with command_execution, file_change, mcp_tool_call, web_search)",
     extensions=(".jsonl",),
+    markers=(b'"thread.started"', b'"turn.started"', b'"item.started"', b'"item.completed"'),
+    top=92,
+    order=50,
     sniff=_sniff,
     read=_read,
 )

@@ -249,6 +249,9 @@ READER = Reader(
     description="GitHub Copilot CLI session events.jsonl (assistant.turn_start/turn_end, "
     "tool.execution_start/complete)",
     extensions=(".jsonl",),
+    markers=(b'"session.', b'"user.message"', b'"assistant.', b'"tool.execution_'),
+    top=90,
+    order=70,
     sniff=_sniff,
     read=_read,
 )

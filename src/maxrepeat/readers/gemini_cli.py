@@ -245,6 +245,9 @@ READER = Reader(
     description="Gemini CLI chat sessions: legacy single JSON and the JSONL of >= 0.40 "
     "(last write of a message wins, $rewindTo)",
     extensions=(".json", ".jsonl"),
+    markers=(b'"projectHash"',),
+    top=85,
+    order=60,
     sniff=_sniff,
     read=_read,
 )

@@ -329,6 +329,9 @@ READER = Reader(
     description="Inspect AI logs: .eval (zip) and legacy .json; one trajectory per sample "
     "and epoch",
     extensions=(".eval", ".json"),
+    markers=(b'PK\x03\x04', b'"eval"'),
+    top=95,
+    order=200,
     sniff=_sniff,
     read=_read,
 )

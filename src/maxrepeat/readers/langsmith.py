@@ -159,6 +159,9 @@ READER = Reader(
     description="LangSmith run trees (Run JSON with child_runs; tool runs, turns from "
     "llm runs; one trajectory per root run)",
     extensions=(".json", ".jsonl"),
+    markers=(b'"child_runs"',),
+    top=92,
+    order=150,
     sniff=_sniff,
     read=_read,
 )

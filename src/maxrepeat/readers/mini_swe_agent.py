@@ -148,6 +148,10 @@ READER = Reader(
     description="mini-swe-agent trajectory JSON (v1 bash-block text actions, v2 "
     "extra.actions / tool calls)",
     extensions=(".json",),
+    markers=(b'```mswea_bash_command', b'<returncode>', b'"mini-swe-agent-1', b'"mini_version"',
+             b'"info"'),
+    top=92,
+    order=180,
     sniff=_sniff,
     read=_read,
 )

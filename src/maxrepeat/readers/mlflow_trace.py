@@ -114,6 +114,9 @@ READER = Reader(
     description="MLflow traces (Trace.to_json(): info + data.spans; TOOL spans, turns "
     "from LLM / CHAT_MODEL spans; one trajectory per trace)",
     extensions=(".json", ".jsonl"),
+    markers=(b'"spans"',),
+    top=95,
+    order=140,
     sniff=_sniff,
     read=_read,
 )

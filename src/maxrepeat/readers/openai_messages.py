@@ -85,6 +85,9 @@ READER = Reader(
     description="OpenAI chat-completions message lists with tool_calls and role tool "
     "results, bare or embedded (tau-bench results, {messages: [...]})",
     extensions=(".json", ".jsonl"),
+    markers=(b'"tool_use"', b'"tool_result"', b'"traj"', b'"task_id"', b'"role"'),
+    top=88,
+    order=210,
     sniff=_sniff,
     read=_read,
 )

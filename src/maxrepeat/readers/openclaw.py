@@ -192,6 +192,9 @@ READER = Reader(
     description="OpenClaw agent database openclaw-agent.sqlite (transcript_events: Pi "
     "session entries, assistant toolCall blocks and toolResult messages)",
     extensions=(".sqlite",),
+    markers=(b'session_nodes',),
+    top=95,
+    order=90,
     sniff=_sniff,
     read=_read,
 )

@@ -166,6 +166,9 @@ READER = Reader(
     name="opencode",
     description="OpenCode session database opencode.db (SQLite: session, message, part)",
     extensions=(".db",),
+    markers=(b'SQLite format 3\x00',),
+    top=90,
+    order=100,
     sniff=_sniff,
     read=_read,
 )

@@ -310,6 +310,9 @@ READER = Reader(
     description="OpenHands event lists (JSON arrays) and evaluation output.jsonl (one "
     "instance per line, history inside)",
     extensions=(".json", ".jsonl"),
+    markers=(b'"instance_id"', b'"source"', b'"kind"'),
+    top=90,
+    order=190,
     sniff=_sniff,
     read=_read,
 )

@@ -218,6 +218,9 @@ READER = Reader(
     description="Phoenix / OpenInference spans as Phoenix exports them (REST / client span "
     "JSON or JSONL; TOOL spans, turns from LLM spans; one trajectory per trace)",
     extensions=(".json", ".jsonl"),
+    markers=(b'"openinference.span.kind"', b'"span_kind"'),
+    top=92,
+    order=160,
     sniff=_sniff,
     read=_read,
 )

@@ -244,6 +244,9 @@ READER = Reader(
     description="OpenTelemetry GenAI spans as OTLP JSON (execute_tool spans; turns from "
     "model-call spans; one trajectory per conversation or trace)",
     extensions=(".json", ".jsonl"),
+    markers=(b'"resourceSpans"',),
+    top=90,
+    order=130,
     sniff=_sniff,
     read=_read,
 )

@@ -187,6 +187,9 @@ READER = Reader(
     description="Pi coding agent session .jsonl (a session header, then message entries: "
     "assistant toolCall blocks, toolResult messages)",
     extensions=(".jsonl",),
+    markers=(b'"session"', b'"toolCall"'),
+    top=95,
+    order=110,
     sniff=_sniff,
     read=_read,
 )

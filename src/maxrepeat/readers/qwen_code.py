@@ -200,6 +200,9 @@ READER = Reader(
     description="Qwen Code chat recording .jsonl (~/.qwen/projects/<folder>/chats/: "
     "assistant functionCall parts, tool_result functionResponse records)",
     extensions=(".jsonl",),
+    markers=(b'"parts"',),
+    top=95,
+    order=120,
     sniff=_sniff,
     read=_read,
 )

@@ -1,6 +1,15 @@
-"""The registry of input formats: `Reader`, format names to reader modules (imported on
-first use), content sniffing (`detect`) and reading an input with the right reader
-(`read_source`, `read_trajectories`).
+"""The registry of input formats: `Reader`, the formats found by listing this package
+(each reader module declares its own `Reader`; nothing else names it), content sniffing
+(`detect`) and reading an input with the right reader (`read_source`, `read_trajectories`).
+
+A module of this package that defines ``READER = Reader(...)`` is a format. Its
+``name``, ``order``, ``top`` and ``markers`` are read from that one statement's source
+text, so listing the formats and skipping the readers that cannot win a detection
+import nothing (start-up is measured: bench/RESULTS.md); the module is imported when its
+reader is used. Formats of other packages register under the ``maxrepeat.readers``
+entry-point group (name: the format, value: ``module:READER``); package metadata is
+read only for a name no module here declares, or when no built-in reader is sure of an
+input (see `detect`).
 
 >>> reader_names()[:3]
 ['vally', 'atif', 'claude-code']
@@ -10,10 +19,13 @@ first use), content sniffing (`detect`) and reading an input with the right read
 
 from __future__ import annotations
 
+import ast
+import functools
 import importlib
 import os
+import re
 from collections.abc import Callable, Iterator
-from typing import Final, Literal, overload
+from typing import Any, Final, Literal, overload
 
 import msgspec
 
@@ -22,69 +34,12 @@ from ..core.events import Trajectory
 from .source import HEAD_BYTES, Source
 from .walk import expand_paths, no_trajectory
 
-__all__ = ["INTERNAL_ERROR", "Reader", "Item", "DECIDED", "SNIFF_LIMIT", "reader_names",
-           "get_reader", "all_readers", "detect", "read_source", "read_trajectories"]
+__all__ = ["INTERNAL_ERROR", "Reader", "Item", "DECIDED", "SNIFF_LIMIT", "ENTRY_POINTS",
+           "reader_names", "reader_modules", "is_format", "get_reader", "all_readers",
+           "detect", "read_source", "read_trajectories"]
 
-#: format name -> module (imported on first use, so start-up stays cheap)
-_MODULES: Final[dict[str, str]] = {
-    "vally": "maxrepeat.readers.vally",
-    "atif": "maxrepeat.readers.atif",
-    "claude-code": "maxrepeat.readers.claude_code",
-    "codex": "maxrepeat.readers.codex",
-    "codex-exec": "maxrepeat.readers.codex_exec",
-    "gemini-cli": "maxrepeat.readers.gemini_cli",
-    "copilot-cli": "maxrepeat.readers.copilot_cli",
-    "cline": "maxrepeat.readers.cline",
-    "openclaw": "maxrepeat.readers.openclaw",
-    "opencode": "maxrepeat.readers.opencode",
-    "pi": "maxrepeat.readers.pi",
-    "qwen-code": "maxrepeat.readers.qwen_code",
-    "otel": "maxrepeat.readers.otel",
-    "mlflow-trace": "maxrepeat.readers.mlflow_trace",
-    "langsmith": "maxrepeat.readers.langsmith",
-    "openinference": "maxrepeat.readers.openinference",
-    "swe-agent": "maxrepeat.readers.swe_agent",
-    "mini-swe-agent": "maxrepeat.readers.mini_swe_agent",
-    "openhands": "maxrepeat.readers.openhands",
-    "inspect": "maxrepeat.readers.inspect_log",
-    "openai-messages": "maxrepeat.readers.openai_messages",
-    "anthropic-messages": "maxrepeat.readers.anthropic_messages",
-}
-
-#: format name -> (the highest score its sniffer gives, byte strings one of which is in
-#: every head it scores above 0). Detection consults these before importing a reader: a
-#: reader that cannot score (none of its markers) or cannot win (its highest score does
-#: not beat the best so far; ties go to the earlier reader) is never imported, so grading
-#: one native file imports one reader, not fourteen (start-up is measured:
-#: bench/RESULTS.md). Derived from each ``_sniff``; tests/test_sniff_markers.py checks
-#: them against the sniffers' return values and real files of every format.
-_SNIFF_HINTS: Final[dict[str, tuple[int, tuple[bytes, ...]]]] = {
-    "vally": (90, (b'"events"',)),
-    "atif": (95, (b'"schema_version"', b'"step_id"')),
-    "claude-code": (92, (b'"sessionId"', b'"session_id"', b'"parentUuid"')),
-    "codex": (90, (b'"payload"',)),
-    "codex-exec": (92, (b'"thread.started"', b'"turn.started"', b'"item.started"',
-                        b'"item.completed"')),
-    "gemini-cli": (85, (b'"projectHash"',)),
-    "copilot-cli": (90, (b'"session.', b'"user.message"', b'"assistant.', b'"tool.execution_')),
-    "cline": (96, (b'"updated_at"',)),
-    "openclaw": (95, (b"session_nodes",)),
-    "opencode": (90, (b"SQLite format 3\x00",)),
-    "pi": (95, (b'"session"', b'"toolCall"')),
-    "qwen-code": (95, (b'"parts"',)),
-    "otel": (90, (b'"resourceSpans"',)),
-    "mlflow-trace": (95, (b'"spans"',)),
-    "langsmith": (92, (b'"child_runs"',)),
-    "openinference": (92, (b'"openinference.span.kind"', b'"span_kind"')),
-    "swe-agent": (90, (b'"trajectory"', b'"history"')),
-    "mini-swe-agent": (92, (b"```mswea_bash_command", b"<returncode>", b'"mini-swe-agent-1',
-                            b'"mini_version"', b'"info"')),
-    "openhands": (90, (b'"instance_id"', b'"source"', b'"kind"')),
-    "inspect": (95, (b"PK\x03\x04", b'"eval"')),
-    "openai-messages": (88, (b'"tool_use"', b'"tool_result"', b'"traj"', b'"task_id"',
-                             b'"role"')),
-    "anthropic-messages": (85, (b'"role"',)),
-}
+#: the entry-point group of formats from other packages
+ENTRY_POINTS: Final = "maxrepeat.readers"
 
 Item = Trajectory | TrajectoryFormatError
 
@@ -92,11 +47,18 @@ Item = Trajectory | TrajectoryFormatError
 # A msgspec Struct, not a dataclass: a dataclass compiles its methods from source when
 # the module is imported (~0.5 ms each), and every ``maxrepeat grade`` imports this one.
 class Reader(msgspec.Struct, frozen=True):
-    """One input format.
+    """One input format, declared by its module as ``READER``.
 
     ``sniff(head, source)`` scores how sure the reader is that the input is its format
     (0: not mine; 100: certain); ``read(source)`` yields trajectories and per-record
     errors. ``extensions`` are the file endings a directory walk picks up.
+
+    Detection consults ``markers`` and ``top`` before importing a reader: ``markers`` are
+    byte strings one of which is in every head ``sniff`` scores above 0 (empty: no such
+    promise), ``top`` the highest score it gives. A reader none of whose markers is in
+    the head, or whose ``top`` cannot beat the best score so far, is skipped unimported;
+    tests/test_sniff_markers.py checks both against every sniffer. ``order`` places the
+    format in listings, and an equal score goes to the lower ``order``.
     """
 
     name: str
@@ -104,32 +66,143 @@ class Reader(msgspec.Struct, frozen=True):
     extensions: tuple[str, ...]
     sniff: Callable[[bytes, Source], int]
     read: Callable[[Source], Iterator[Item]]
+    markers: tuple[bytes, ...] = ()
+    top: int = 100
+    order: int = 1000
 
 
+class _Entry(msgspec.Struct, frozen=True):
+    """What the registry knows of a format before importing its module."""
+
+    name: str
+    module: str
+    order: int
+    top: int
+    markers: tuple[bytes, ...]
+
+
+_HERE: Final = os.path.dirname(__file__)
+#: the modules of this package that are not formats (and do not start with ``_``)
+_MACHINERY: Final = frozenset({"registry", "source", "walk"})
+#: the fields read from a ``READER = Reader(...)`` statement without importing it
+_STATIC: Final = ("name", "order", "top", "markers")
 _LOADED: dict[str, Reader] = {}
 
 
+def _constant(text: str, ident: str) -> Any:
+    """The literal value of a module-level ``IDENT = literal`` in ``text``."""
+    found = re.search(rf"^{ident}(?:: *Final)? *= *(.+)$", text, re.MULTILINE)
+    if found is None:
+        raise ValueError(f"no constant {ident}")
+    return ast.literal_eval(found.group(1))
+
+
+def _static(text: str) -> dict[str, Any] | None:
+    """The registry's fields of the ``READER = Reader(...)`` statement in a module's
+    source, or None when the module declares no reader."""
+    start = text.find("\nREADER")
+    if start < 0:
+        return None
+    end = text.find("\n)\n", start)
+    statement = ast.parse(text[start + 1:end + 2]).body[0]
+    call = statement.value if isinstance(statement, (ast.Assign, ast.AnnAssign)) else None
+    if not isinstance(call, ast.Call):
+        raise ValueError("READER is not a Reader(...) call")
+    fields = {}
+    for keyword in call.keywords:
+        if keyword.arg in _STATIC:
+            value = keyword.value
+            fields[keyword.arg] = (_constant(text, value.id) if isinstance(value, ast.Name)
+                                   else ast.literal_eval(value))
+    return fields
+
+
+def _declared(stem: str) -> _Entry | None:
+    """The entry of module ``stem`` of this package, read from its source (imported only
+    when the source cannot be read so); None when it declares no reader."""
+    module = f"{__package__}.{stem}"
+    try:
+        with open(os.path.join(_HERE, f"{stem}.py"), encoding="utf-8") as fh:
+            fields = _static(fh.read())
+    except (OSError, SyntaxError, ValueError):
+        reader = getattr(importlib.import_module(module), "READER", None)
+        if not isinstance(reader, Reader):
+            return None
+        fields = {f: getattr(reader, f) for f in _STATIC}
+    if fields is None:
+        return None
+    defaults = {"order": 1000, "top": 100, "markers": ()}
+    return _Entry(module=module, **{**defaults, **fields})
+
+
+@functools.cache
+def _table() -> tuple[_Entry, ...]:
+    """The built-in formats in ``order`` (listed and read once per process)."""
+    stems = (f[:-3] for f in os.listdir(_HERE) if f.endswith(".py")
+             and not f.startswith("_") and f[:-3] not in _MACHINERY)
+    entries = [e for e in map(_declared, stems) if e is not None]
+    return tuple(sorted(entries, key=lambda e: (e.order, e.name)))
+
+
+@functools.cache
+def _plugins() -> dict[str, str]:
+    """Formats of other packages: name -> ``module:attribute``, sorted by name (package
+    metadata read once per process)."""
+    from importlib.metadata import entry_points
+
+    builtin = {e.name for e in _table()}
+    found = {ep.name: ep.value for ep in entry_points(group=ENTRY_POINTS)}
+    return dict(sorted((n, v) for n, v in found.items() if n not in builtin))
+
+
 def reader_names() -> list[str]:
-    """The names of every known format, in registry order."""
-    return list(_MODULES)
+    """The names of every known format: the built-in ones in ``order``, then those of
+    other packages' entry points."""
+    return [e.name for e in _table()] + list(_plugins())
+
+
+def reader_modules() -> dict[str, str]:
+    """Built-in format name -> the module declaring its reader."""
+    return {e.name: e.module for e in _table()}
+
+
+def is_format(name: str) -> bool:
+    """Whether ``name`` is a known format (package metadata read only for a name no
+    module here declares)."""
+    return any(e.name == name for e in _table()) or name in _plugins()
 
 
 def get_reader(name: str) -> Reader:
     """The reader of one format; `TrajectoryFormatError` for an unknown name."""
     reader = _LOADED.get(name)
     if reader is None:
-        module = _MODULES.get(name)
-        if module is None:
-            raise TrajectoryFormatError(
-                None, f"format must be one of {', '.join(['auto', *_MODULES])} (got {name!r})"
-            )
-        reader = _LOADED[name] = importlib.import_module(module).READER
+        reader = _LOADED[name] = _load(name)
+    return reader
+
+
+def _load(name: str) -> Reader:
+    module = reader_modules().get(name)
+    where = module or _plugins().get(name)
+    if where is None:
+        raise TrajectoryFormatError(
+            None, f"format must be one of {', '.join(['auto', *reader_names()])} "
+            f"(got {name!r})")
+    path, _, attribute = where.partition(":")
+    try:
+        reader = getattr(importlib.import_module(path), attribute or "READER")
+    except (ImportError, AttributeError) as exc:
+        if module is not None:
+            raise
+        raise TrajectoryFormatError(
+            None, f"format {name} cannot be loaded from {where} ({exc})") from None
+    if not isinstance(reader, Reader) or reader.name != name:
+        raise TrajectoryFormatError(None, f"{where} must be a Reader named {name!r}")
     return reader
 
 
 def all_readers() -> list[Reader]:
-    """Every reader, in registry order."""
-    return [get_reader(n) for n in _MODULES]
+    """Every reader, built-in ones first, in ``order``."""
+    return [get_reader(n) for n in reader_names()]
 
 
 #: A sniffing score from which the bytes read so far decide the format; below it detection
@@ -139,17 +212,29 @@ DECIDED: Final = 80
 SNIFF_LIMIT: Final = 64 * 1024 * 1024
 
 
+def _could_win(top: int, markers: tuple[bytes, ...], head: bytes,
+               best: tuple[int, Reader] | None) -> bool:
+    """Whether a reader can score above ``best`` (see `Reader`: markers and top)."""
+    return (best is None or top > best[0]) and (not markers or any(m in head for m in markers))
+
+
 def _best(head: bytes, source: Source) -> tuple[int, Reader] | None:
     best: tuple[int, Reader] | None = None
-    for name in _MODULES:
-        top, markers = _SNIFF_HINTS[name]
-        if (best is not None and top <= best[0]) or not any(m in head for m in markers):
-            continue  # it would score 0, or could not win: not imported (see _SNIFF_HINTS)
-        reader = get_reader(name)
-        score = reader.sniff(head, source)
-        if score > 0 and (best is None or score > best[0]):
-            best = (score, reader)
+    for entry in _table():
+        if _could_win(entry.top, entry.markers, head, best):  # else: not imported
+            best = _better(best, get_reader(entry.name), head, source)
+    if best is None or best[0] < DECIDED:  # no built-in reader is sure: ask the others
+        for name in _plugins():
+            reader = get_reader(name)
+            if _could_win(reader.top, reader.markers, head, best):
+                best = _better(best, reader, head, source)
     return best
+
+
+def _better(best: tuple[int, Reader] | None, reader: Reader, head: bytes,
+            source: Source) -> tuple[int, Reader] | None:
+    score = reader.sniff(head, source)
+    return (score, reader) if score > 0 and (best is None or score > best[0]) else best
 
 
 def detect(source: Source) -> Reader:
@@ -174,7 +259,7 @@ def detect(source: Source) -> Reader:
         what = "an empty file" if not head.strip() else "a shape no reader knows"
         raise TrajectoryFormatError(
             source.name,
-            f"cannot tell the format: {what}; known formats: {', '.join(_MODULES)} "
+            f"cannot tell the format: {what}; known formats: {', '.join(reader_names())} "
             "(force one with --format)",
         )
     return best[1]

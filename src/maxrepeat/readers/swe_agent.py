@@ -209,6 +209,9 @@ READER = Reader(
     description="SWE-agent .traj: 0.x trajectory[] action strings and 1.x function-calling "
     "history",
     extensions=(".traj", ".json"),
+    markers=(b'"trajectory"', b'"history"'),
+    top=90,
+    order=170,
     sniff=_sniff,
     read=_read,
 )

@@ -285,6 +285,9 @@ READER = Reader(
     description="native trajectory JSON/JSONL of the spec (events with tool_call, "
     "tool_result, turn_start, turn_end)",
     extensions=(".json", ".jsonl"),
+    markers=(b'"events"',),
+    top=90,
+    order=10,
     sniff=_sniff,
     read=_read,
 )

@@ -25,11 +25,7 @@ import tempfile
 from collections.abc import Iterable
 from types import TracebackType
 
-__all__ = ["AtomicTextFile", "OUTPUT_BY_SUFFIX", "refusal"]
-
-#: the output format a report file's ending implies when ``--output`` is not given
-OUTPUT_BY_SUFFIX = {".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".xml": "junit",
-                    ".html": "html", ".htm": "html", ".md": "markdown", ".txt": "console"}
+__all__ = ["AtomicTextFile", "refusal"]
 
 _KINDS = ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a directory"),
           (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),

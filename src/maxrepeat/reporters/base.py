@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from ..core.result import GraderResult
 from ..core.steps import Step
@@ -31,8 +31,19 @@ class Reporter(ABC):
     >>> reporter = get_reporter("json")
     >>> reporter.add(results[0]), reporter.finish(summarize(results)).count('"trajectory"')
     ('', 1)
+
+    A format declares itself on its class: ``name`` (``--output-format NAME``; its module
+    is ``reporters/NAME.py``), ``suffixes`` (the report file endings that pick it when
+    ``--output-format`` is not given), ``help`` (what it writes, for ``--help``) and
+    ``order`` (where it is listed, lower first). The registry reads ``order`` and
+    ``suffixes`` from the module's source without importing it, so each is written on
+    one line as a literal.
     """
 
+    name: ClassVar[str] = ""
+    suffixes: ClassVar[tuple[str, ...]] = ()
+    help: ClassVar[str] = ""
+    order: ClassVar[int] = 1000
 
     def __init__(self, color: bool | None = False) -> None:
         self.color = color

@@ -112,6 +112,11 @@ def render(results: Sequence[GraderResult], summary: Summary, color: bool | None
 class ConsoleReporter(LineReporter):
     """``--output console``: a line per result as it arrives, then the summary."""
 
+    name = "console"
+    suffixes = (".txt",)
+    help = "a line per result, then a summary"
+    order = 10
+
     def line(self, result: GraderResult) -> str:
         return line(result, self.color)
 

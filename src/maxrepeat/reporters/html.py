@@ -231,6 +231,11 @@ class HtmlReporter(Reporter):
     """``--output html``: one page, written at the end, with a `Timeline` per result made
     by the grading driver from the steps it built (`timeline`)."""
 
+    name = "html"
+    suffixes = (".html", ".htm")
+    help = "one page with a timeline of each trajectory"
+    order = 60
+
     def detail(self) -> Callable[[Sequence[Step]], Timeline]:
         return timeline
 

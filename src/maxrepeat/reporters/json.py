@@ -23,6 +23,11 @@ def render(results: Sequence[GraderResult], summary: Summary) -> str:
 class JsonReporter(Reporter):
     """``--output json``: the whole batch as one document, written at the end."""
 
+    name = "json"
+    suffixes = (".json",)
+    help = "one document of results and summary"
+    order = 20
+
     def render(
         self, results: Sequence[GraderResult], summary: Summary,
         details: Sequence[Any] | None = None,

@@ -33,6 +33,11 @@ def render(results: Sequence[GraderResult], summary: Summary) -> str:
 class JsonlReporter(LineReporter):
     """``--output jsonl``: each result written as it arrives."""
 
+    name = "jsonl"
+    suffixes = (".jsonl", ".ndjson")
+    help = "one result per line, as it is graded"
+    order = 30
+
     def line(self, result: GraderResult) -> str:
         return line(result)
 

@@ -99,6 +99,11 @@ def render(results: Sequence[GraderResult], summary: Summary) -> str:
 class JunitReporter(Reporter):
     """``--output junit``: one XML document, written at the end."""
 
+    name = "junit"
+    suffixes = (".xml",)
+    help = "JUnit XML for CI test views"
+    order = 40
+
     def render(
         self, results: Sequence[GraderResult], summary: Summary,
         details: Sequence[Any] | None = None,

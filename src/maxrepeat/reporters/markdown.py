@@ -98,6 +98,11 @@ def render(results: Sequence[GraderResult], summary: Summary) -> str:
 class MarkdownReporter(Reporter):
     """``--output markdown``: one document, written at the end."""
 
+    name = "markdown"
+    suffixes = (".md",)
+    help = "a summary for pull requests and CI job summaries"
+    order = 50
+
     def render(
         self, results: Sequence[GraderResult], summary: Summary,
         details: Sequence[Any] | None = None,
