@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from .config import MaxRepeatConfig
 from .errors import MalformedValueError, TrajectoryFormatError, UnsafeMatchError
 from .events import Trajectory, trajectory_from_dict
 from .fingerprints import StepTable, build_step_table, make_steps
-from .preview import inert, shorten, step_preview
-from .result import GraderResult, ResultMetadata, Run
-from .rules import DEFAULT_MAX_RUNS, covered_steps, largest, rank
-from .search import Span, search
-from .steps import MISSING, Step
+from .preview import inert, shorten
+from .result import GraderResult, ResultMetadata, Run, RunOutcome, Watched
+from .rules import DEFAULT_MAX_RUNS, rank
+from .search import find_runs
+from .steps import Step
 
 __all__ = [
     "grade",
@@ -78,48 +78,9 @@ def error_result(
     )
 
 
-def _pattern(events: Sequence[Any], table: StepTable, span: Span, match: str) -> tuple[str, ...]:
-    out = []
-    for s in range(span.start, span.start + span.period):
-        calls = []
-        for i in table.steps[s]:
-            data = events[i].data
-            cid = data.tool_call_id
-            # Only observation previews show results (looking them up builds the table
-            # of results, which the other modes skip).
-            obs = (table.results.get(cid, MISSING)
-                   if cid is not None and match == "observation" else MISSING)
-            calls.append((data.tool_name, data.arguments, obs))
-        out.append(step_preview(calls, match))
-    return tuple(out)
-
-
-def _run(events: Sequence[Any], table: StepTable, span: Span, match: str) -> Run:
-    return Run(
-        period=span.period,
-        occurrences=span.occurrences,
-        start_step=span.start,
-        end_step=span.end,
-        start_event=min(table.steps[span.start]),
-        end_event=max(table.steps[span.end]),
-        pattern=_pattern(events, table, span, match),
-    )
-
-
-def _tools(events: Sequence[Any], table: StepTable, span: Span) -> tuple[str, ...]:
-    names = {events[i].data.tool_name for s in range(span.start, span.start + span.period)
-             for i in table.steps[s]}
-    return tuple(sorted(names))
-
-
 def run_rank(run: Run) -> tuple[int, int, int]:
     """A listed run's `rules.rank` (which runs a capped ``metadata.runs`` keeps)."""
     return rank(run.occurrences, run.period, run.start_step)
-
-
-def _loop_steps(runs: Sequence[Run]) -> int:
-    """How many steps lie in at least one run."""
-    return covered_steps((r.start_step, r.end_step) for r in runs)
 
 
 def _times(k: int) -> str:
@@ -162,55 +123,17 @@ def result_from_table(
     max_runs: int = DEFAULT_MAX_RUNS,
 ) -> GraderResult:
     """The result for a fingerprinted step table (listing at most ``max_runs`` runs)."""
-    span, spans = search(table.ids, config.max_cycle_period, config.max)
-    events = trajectory.events
-    # previews show the results whenever the keys hold them (with_observation too)
-    shown = "observation" if config.observes else config.match
-    best = _run(events, table, span, shown) if span is not None else None
-    # Only the listed runs get a Run (and its previews); the step count covers them all.
-    listed = largest(spans, lambda s: rank(s.occurrences, s.period, s.start), max_runs)
-    runs = tuple(_run(events, table, s, shown) for s in listed)
-    return build_result(
-        trajectory,
-        config,
-        name,
-        best=best,
-        best_tools=_tools(events, table, span) if span is not None else (),
-        runs=runs,
-        watched_steps=len(table.steps),
-        watched_calls=table.calls,
-        empty_steps=table.empty_steps,
-        runs_total=len(spans),
-        loop_steps=covered_steps((s.start, s.end) for s in spans),
-    )
+    outcome = find_runs(trajectory.events, table, config, max_runs)
+    watched = Watched(steps=len(table.steps), calls=table.calls, empty=table.empty_steps)
+    return build_result(trajectory, config, name, outcome, watched)
 
 
-def build_result(
-    trajectory: Trajectory,
-    config: MaxRepeatConfig,
-    name: str,
-    *,
-    best: Run | None,
-    best_tools: tuple[str, ...],
-    runs: tuple[Run, ...],
-    watched_steps: int,
-    watched_calls: int,
-    empty_steps: int,
-    loop_steps: int | None = None,
-    runs_total: int | None = None,
-    max_runs: int = DEFAULT_MAX_RUNS,
-) -> GraderResult:
-    """The result from the reported run, the runs above ``max`` (sorted by start, period,
-    occurrences) and the step counts (shared by `grade` and the monitor).
-
-    ``runs`` are all of them, capped here to the ``max_runs`` largest (`rules.largest`);
-    or, when ``runs_total`` and ``loop_steps`` are given, the caller has capped them
-    already and these count all runs."""
-    if runs_total is None:
-        runs_total = len(runs)
-        if loop_steps is None:
-            loop_steps = _loop_steps(runs)
-        runs = tuple(largest(runs, run_rank, max_runs))
+def build_result(trajectory: Trajectory, config: MaxRepeatConfig, name: str,
+                 outcome: RunOutcome, watched: Watched) -> GraderResult:
+    """The result of a run finder's ``outcome`` over the ``watched`` steps: the verdict,
+    its evidence and the metadata (shared by every engine: `grade`, the windowed engine
+    and the monitor)."""
+    best = outcome.best
     occurrences = best.occurrences if best is not None else 0
     passed = occurrences <= config.max
     base = _base_metadata(config, trajectory)
@@ -225,14 +148,14 @@ def build_result(
         end_step=best.end_step if best is not None else None,
         start_event=best.start_event if best is not None else None,
         end_event=best.end_event if best is not None else None,
-        watched_steps=watched_steps,
-        watched_calls=watched_calls,
-        empty_steps=empty_steps,
+        watched_steps=watched.steps,
+        watched_calls=watched.calls,
+        empty_steps=watched.empty,
         pattern=best.pattern if best is not None else (),
-        pattern_tools=tuple(inert(t) for t in best_tools),
-        runs=runs,
-        runs_total=runs_total,
-        loop_steps=_loop_steps(runs) if loop_steps is None else loop_steps,
+        pattern_tools=tuple(inert(t) for t in outcome.best_tools),
+        runs=outcome.runs,
+        runs_total=outcome.total,
+        loop_steps=outcome.covered,
         format=base.format,
         lenient=base.lenient,
         source=base.source,
@@ -243,7 +166,7 @@ def build_result(
         status="ok",
         passed=passed,
         score=1.0 if passed else 0.0,
-        evidence=_evidence(config, watched_steps, best, passed),
+        evidence=_evidence(config, watched.steps, best, passed),
         metadata=metadata,
     )
 

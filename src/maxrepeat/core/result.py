@@ -13,7 +13,7 @@ from typing import Any, Literal, cast
 
 import msgspec
 
-__all__ = ["Run", "ResultMetadata", "GraderResult"]
+__all__ = ["Run", "RunOutcome", "Watched", "ResultMetadata", "GraderResult"]
 
 # to_dict is the encoded JSON read back: lists for tuples, exactly what a report writes
 _ENCODE = msgspec.json.Encoder().encode
@@ -41,6 +41,40 @@ class Run(msgspec.Struct, frozen=True, rename="camel"):
     def to_dict(self) -> dict[str, Any]:
         """The run as JSON-ready data (camelCase keys)."""
         return cast("dict[str, Any]", _DECODE(_ENCODE(self)))
+
+
+class RunOutcome(msgspec.Struct, frozen=True):
+    """What a run finder hands over (`core.search.find_runs`, `core.windowsearch`, the
+    monitor's `core.monitor.build`): every engine gives this one value, and
+    `core.grade.build_result` turns it into a result.
+
+    ``best`` is the reported run (None: no non-empty step) and ``best_tools`` the tool
+    names of its block, sorted; ``runs`` the listed runs above ``max`` (the ``max_runs``
+    largest, `rules.largest`, in `rules.run_order`); ``total`` how many runs there are
+    above ``max`` and ``covered`` how many steps lie in at least one of them.
+
+    >>> RunOutcome(None, (), (), 0, 0).total
+    0
+    """
+
+    best: Run | None
+    best_tools: tuple[str, ...]
+    runs: tuple[Run, ...]
+    total: int
+    covered: int
+
+
+class Watched(msgspec.Struct, frozen=True):
+    """The counts of what a grader watched: steps, calls, and steps whose observations
+    are all empty (the step grouping's, beside the run finder's `RunOutcome`).
+
+    >>> Watched(steps=2, calls=3, empty=0).calls
+    3
+    """
+
+    steps: int
+    calls: int
+    empty: int
 
 
 class ResultMetadata(msgspec.Struct, frozen=True, rename="camel"):

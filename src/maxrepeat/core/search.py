@@ -14,13 +14,27 @@ import re
 from array import array
 from collections.abc import Sequence
 from itertools import islice
+from typing import Any
 
 import msgspec
 
 from . import accel
-from .rules import copies, is_primitive, rank, run_end, run_order
+from .config import MaxRepeatConfig
+from .fingerprints import StepTable
+from .preview import step_preview
+from .result import Run, RunOutcome
+from .rules import (
+    copies,
+    covered_steps,
+    is_primitive,
+    largest,
+    rank,
+    run_end,
+    run_order,
+)
+from .steps import MISSING
 
-__all__ = ["Span", "search"]
+__all__ = ["Span", "search", "find_runs", "step_view"]
 
 
 # A msgspec Struct, not a dataclass: a dataclass compiles its methods from source when
@@ -113,3 +127,74 @@ def search(ids: Sequence[int], max_period: int, above: int) -> tuple[Span | None
                 runs.append(Span(start, p, k))
     runs.sort(key=lambda s: run_order(s.start, s.period, s.occurrences))
     return best, runs
+
+
+def find_runs(events: Sequence[Any], table: StepTable, config: MaxRepeatConfig,
+              max_runs: int) -> RunOutcome:
+    """The `RunOutcome` of a fingerprinted step table: `search` over its ids (natively
+    where the extension is active), the reported run and the ``max_runs`` largest runs
+    above ``max`` (0: all) made `Run`s with their previews; the count and the covered
+    steps are over all runs.
+
+    >>> from maxrepeat.core.events import trajectory_from_dict
+    >>> from maxrepeat.core.fingerprints import build_step_table
+    >>> t = trajectory_from_dict({"events": [
+    ...     {"type": "tool_call", "data": {"toolName": "ls"}} for _ in range(3)]})
+    >>> cfg = MaxRepeatConfig(2, match="name")
+    >>> out = find_runs(t.events, build_step_table(t.events, cfg), cfg, 10)
+    >>> out.best.occurrences, out.best_tools, out.total, out.covered
+    (3, ('ls',), 1, 3)
+    """
+    span, spans = search(table.ids, config.max_cycle_period, config.max)
+    # previews show the results whenever the keys hold them (with_observation too)
+    shown = "observation" if config.observes else config.match
+    # Only the listed runs get a Run (and its previews); the step count covers them all.
+    listed = largest(spans, lambda s: rank(s.occurrences, s.period, s.start), max_runs)
+    return RunOutcome(
+        best=_run(events, table, span, shown) if span is not None else None,
+        best_tools=_tools(events, table, span) if span is not None else (),
+        runs=tuple(_run(events, table, s, shown) for s in listed),
+        total=len(spans),
+        covered=covered_steps((s.start, s.end) for s in spans),
+    )
+
+
+def step_view(events: Sequence[Any], table: StepTable, s: int,
+              match: str) -> tuple[str, tuple[str, ...]]:
+    """Step ``s``'s preview in ``match`` mode and its distinct tool names, sorted (what a
+    run's report shows of a step; `core.windowsearch.Described`)."""
+    calls = []
+    names = set()
+    for i in table.steps[s]:
+        data = events[i].data
+        cid = data.tool_call_id
+        # Only observation previews show results (looking them up builds the table of
+        # results, which the other modes skip).
+        obs = (table.results.get(cid, MISSING)
+               if cid is not None and match == "observation" else MISSING)
+        calls.append((data.tool_name, data.arguments, obs))
+        names.add(data.tool_name)
+    return step_preview(calls, match), tuple(sorted(names))
+
+
+def _pattern(events: Sequence[Any], table: StepTable, span: Span, match: str) -> tuple[str, ...]:
+    return tuple(step_view(events, table, s, match)[0]
+                 for s in range(span.start, span.start + span.period))
+
+
+def _run(events: Sequence[Any], table: StepTable, span: Span, match: str) -> Run:
+    return Run(
+        period=span.period,
+        occurrences=span.occurrences,
+        start_step=span.start,
+        end_step=span.end,
+        start_event=min(table.steps[span.start]),
+        end_event=max(table.steps[span.end]),
+        pattern=_pattern(events, table, span, match),
+    )
+
+
+def _tools(events: Sequence[Any], table: StepTable, span: Span) -> tuple[str, ...]:
+    names = {events[i].data.tool_name for s in range(span.start, span.start + span.period)
+             for i in table.steps[s]}
+    return tuple(sorted(names))

@@ -21,8 +21,8 @@ by comparing ids directly (at most ``least`` comparisons). See docs/design/strea
 >>> s = WindowSearch(max_period=2, above=2)
 >>> s.push([b"a", b"a"], [0, 1], [0, 1], lambda j: ("a", ("a",)))
 >>> s.push([b"a", b"b"], [2, 3], [2, 3], lambda j: ("ab"[j], ("ab"[j],)))
->>> best, tools, runs, total, covered = s.finish()
->>> best.occurrences, best.start_step, best.end_step, total, covered
+>>> out = s.finish()
+>>> out.best.occurrences, out.best.start_step, out.best.end_step, out.total, out.covered
 (3, 0, 2, 1, 3)
 """
 
@@ -35,7 +35,7 @@ from itertools import count
 from typing import Final
 
 from . import accel
-from .result import Run
+from .result import Run, RunOutcome
 from .rules import Cover, copies, is_primitive, rank, run_end, run_order
 
 __all__ = ["WindowSearch", "Described"]
@@ -80,9 +80,9 @@ class WindowSearch:
     ``push(keys, firsts, lasts, describe)`` adds one window's steps: their keys (None
     for an empty step), the event index of each one's first and last watched call, and
     ``describe(j)`` giving step j's preview and tool names (asked only for the steps a
-    run or the carried state needs). ``finish()`` gives the reported run (a `Run`), the
-    listed runs (the ``max_runs`` largest, in `rules.run_order`; 0: all), how many runs
-    there are above ``above`` and how many steps they cover.
+    run or the carried state needs). ``finish()`` gives the `RunOutcome`: the reported
+    run, the listed runs (the ``max_runs`` largest, in `rules.run_order`; 0: all), how
+    many runs there are above ``above`` and how many steps they cover.
     """
 
     def __init__(self, max_period: int, above: int, max_runs: int = 0) -> None:
@@ -272,9 +272,8 @@ class WindowSearch:
 
     # --- the end -----------------------------------------------------------------------
 
-    def finish(self) -> tuple[Run | None, tuple[str, ...], tuple[Run, ...], int, int]:
-        """Close the open stretches; (reported run, its tool names, listed runs, runs
-        above ``above``, steps they cover)."""
+    def finish(self) -> RunOutcome:
+        """Close the open stretches; the `RunOutcome` of every step pushed."""
         t = len(self.tail)
         g0 = self.steps - t
         tail = self.tail
@@ -296,7 +295,8 @@ class WindowSearch:
             tools = tuple(sorted({name for s in block for name in s.tools}))
         runs = sorted((run for _, run in self.heap),
                       key=lambda r: run_order(r.start_step, r.period, r.occurrences))
-        return best, tools, tuple(runs), self.total, self.covered
+        return RunOutcome(best=best, best_tools=tools, runs=tuple(runs), total=self.total,
+                          covered=self.covered)
 
 
 def _ids(keys: list[bytes | None]) -> list[int]:

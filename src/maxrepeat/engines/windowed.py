@@ -35,8 +35,8 @@ from ..core.errors import MalformedValueError, TrajectoryFormatError, UnsafeMatc
 from ..core.events import TOOL_CALL, TOOL_RESULT, TURN_END, TURN_START, Trajectory
 from ..core.fingerprints import build_step_table
 from ..core.grade import build_result, error_result, internal_error
-from ..core.preview import step_preview
-from ..core.result import GraderResult
+from ..core.result import GraderResult, Watched
+from ..core.search import step_view
 from ..core.steps import MISSING, SingleCallSteps
 from ..core.windowsearch import Described, WindowSearch
 from ..readers._windows import WindowedDocument, _NotWindowed
@@ -183,20 +183,10 @@ class _Grader:
         else:
             firsts = [shift + steps[j][0] for j in new]
             lasts = [shift + steps[j][-1] for j in new]
-        match = config.match
         results = table.results
 
         def describe(w: int) -> Described:
-            calls = []
-            names = set()
-            for i in steps[t + w]:
-                data = events[i].data
-                cid = data.tool_call_id
-                obs = (results.get(cid, MISSING)
-                       if cid is not None and match == "observation" else MISSING)
-                calls.append((data.tool_name, data.arguments, obs))
-                names.add(data.tool_name)
-            return step_preview(calls, match), tuple(sorted(names))
+            return step_view(events, table, t + w, config.match)
 
         self.search.push_ids(table.ids, firsts, lasts, describe)
         self.calls += table.calls - sum(len(steps[j]) for j in range(t))
@@ -225,11 +215,9 @@ class _Grader:
         if self.error is not None:
             return error_result(traj.label, self.config, self.error, name=self.name,
                                 trajectory=traj)
-        best, tools, runs, total, covered = self.search.finish()
-        return build_result(traj, self.config, self.name, best=best, best_tools=tools,
-                            runs=runs, watched_steps=self.search.steps,
-                            watched_calls=self.calls, empty_steps=self.search.empty,
-                            loop_steps=covered, runs_total=total)
+        watched = Watched(steps=self.search.steps, calls=self.calls,
+                          empty=self.search.empty)
+        return build_result(traj, self.config, self.name, self.search.finish(), watched)
 
 
 # --- observation mode: each id's first result -------------------------------------------

@@ -1,4 +1,4 @@
-"""Result building: the `GraderResult` of the events fed so far, from the front and the
+"""The monitor's `RunOutcome`: the runs of the events fed so far, from the front and the
 open turn's step, without changing either (the open step is searched on copies)."""
 
 from __future__ import annotations
@@ -6,18 +6,17 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..config import MaxRepeatConfig
-from ..events import Trajectory
-from ..grade import build_result, run_rank
-from ..result import GraderResult, Run
+from ..grade import run_rank
+from ..result import Run, RunOutcome
 from ..rules import DEFAULT_MAX_RUNS, Cover, largest
-from .search import StretchSearch, best_rank, copy_stretches, make_run, run_key
+from .search import close_front, make_run, run_key
 from .state import Best, DoneStep, Front
 
 __all__ = ["ResultBuilder"]
 
 
 class ResultBuilder:
-    """Assembles results; caches the parts that only change when the front does.
+    """Assembles outcomes; caches the parts that only change when the front does.
 
     Call `forget` whenever the front is replaced or a run above ``max`` is added to it.
     """
@@ -36,67 +35,30 @@ class ResultBuilder:
         self.best_run = None
         self.runs_tuple = None
 
-    def build(
-        self,
-        front: Front,
-        open_step: DoneStep | None,
-        equals_open: Callable[[DoneStep], bool],
-        *,
-        trajectory: Trajectory,
-        name: str,
-        watched_steps: int,
-        watched_calls: int,
-    ) -> GraderResult:
-        """The result with ``open_step`` (if any) counted as closed; ``equals_open(d)``
+    def outcome(self, front: Front, open_step: DoneStep | None,
+                equals_open: Callable[[DoneStep], bool]) -> RunOutcome:
+        """The outcome with ``open_step`` (if any) counted as closed; ``equals_open(d)``
         says whether the open step's fingerprint equals pushed step ``d``'s."""
-        config = self.config
-        tail = [open_step] if open_step is not None else []
-        window = front.window
-        base = front.settled - len(window)
+        best, extra = close_front(front, open_step, equals_open, self.config.max)
+        run, tools = self._best_run(best)
+        runs, total, covered = self._listed(front, extra)
+        return RunOutcome(best=run, best_tools=tools, runs=runs, total=total,
+                          covered=covered)
 
-        def at(i: int) -> DoneStep:
-            j = i - base
-            return window[j] if j < len(window) else tail[j - len(window)]
-
-        best = front.best
-        extra: list[Run] = []
-
-        def finish(found: Best) -> None:
-            nonlocal best
-            if best is None or best_rank(found) > best_rank(best):
-                best = found
-            if found.occurrences > config.max:
-                extra.append(make_run(found))
-
-        if tail or any(s.length for s in front.stretches):
-            stretches = copy_stretches(front.stretches)
-            search = StretchSearch(stretches, at, finish)
-            if open_step is not None:
-                i = front.settled
-                empty = open_step.key is None
-                search.push_eq(i, [
-                    i >= p and not empty and equals_open(at(i - p))
-                    for p in range(1, config.max_cycle_period + 1)
-                ])
-            for p, s in enumerate(stretches, 1):
-                if s.length:
-                    search.close(p, s)
-
+    def _best_run(self, best: Best | None) -> tuple[Run | None, tuple[str, ...]]:
+        """The reported run and its tool names (cached while the best stays the same)."""
         if best is None:
-            first = front.first_nonempty
-            if first is None:
-                first = next((d for d in tail if d.key is not None), None)
-            if first is not None:
-                best = Best(1, 1, first.index, [first], first.last)
-        run: Run | None = None
-        tools: tuple[str, ...] = ()
-        if best is not None:
-            if self.best_run is not None and self.best_run[0] is best:
-                _, run, tools = self.best_run
-            else:
-                run = make_run(best)
-                tools = tuple(sorted({n for d in best.block for n in d.tools}))
-                self.best_run = (best, run, tools)
+            return None, ()
+        if self.best_run is not None and self.best_run[0] is best:
+            return self.best_run[1], self.best_run[2]
+        run = make_run(best)
+        tools = tuple(sorted({n for d in best.block for n in d.tools}))
+        self.best_run = (best, run, tools)
+        return run, tools
+
+    def _listed(self, front: Front, extra: list[Run]) -> tuple[tuple[Run, ...], int, int]:
+        """(listed runs, runs above ``max``, steps they cover) of the settled runs and
+        the runs still growing (``extra``)."""
         cap = self.max_runs
         if self.runs_tuple is None:
             # The listed settled runs: the largest of all runs are the largest of these
@@ -116,16 +78,4 @@ class ResultBuilder:
             runs = tuple(largest(runs, run_rank, cap))
             cover = Cover(front.cover_starts, front.cover_ends)
             loops += cover.uncovered((r.start_step, r.end_step) for r in extra)
-        return build_result(
-            trajectory,
-            config,
-            name,
-            best=run,
-            best_tools=tools,
-            runs=runs,
-            watched_steps=watched_steps,
-            watched_calls=watched_calls,
-            empty_steps=front.settled_empty + sum(1 for d in tail if d.key is None),
-            loop_steps=loops,
-            runs_total=total,
-        )
+        return runs, total, loops

@@ -12,7 +12,8 @@ from ..result import Run
 from ..rules import Cover, copies, is_primitive, rank, run_end, run_order
 from .state import Best, DoneStep, Front, Stretch
 
-__all__ = ["StretchSearch", "make_run", "run_key", "best_rank", "advance", "copy_stretches"]
+__all__ = ["StretchSearch", "make_run", "run_key", "best_rank", "advance", "copy_stretches",
+           "close_front"]
 
 
 def make_run(best: Best) -> Run:
@@ -125,3 +126,48 @@ def advance(front: Front, done: DoneStep, period: int, above: int) -> bool:
     elif front.first_nonempty is None:
         front.first_nonempty = done
     return added
+
+
+def close_front(front: Front, open_step: DoneStep | None,
+                equals_open: Callable[[DoneStep], bool], above: int
+                ) -> tuple[Best | None, list[Run]]:
+    """The reported run once ``open_step`` (if any) is pushed and every open stretch
+    closed, and the runs above ``above`` that closing them adds (the front is left as it
+    is: the search runs on copies). ``equals_open(d)`` says whether the open step's
+    fingerprint equals pushed step ``d``'s."""
+    tail = [open_step] if open_step is not None else []
+    window = front.window
+    base = front.settled - len(window)
+
+    def at(i: int) -> DoneStep:
+        j = i - base
+        return window[j] if j < len(window) else tail[j - len(window)]
+
+    best = front.best
+    extra: list[Run] = []
+
+    def finish(found: Best) -> None:
+        nonlocal best
+        if best is None or best_rank(found) > best_rank(best):
+            best = found
+        if found.occurrences > above:
+            extra.append(make_run(found))
+
+    if tail or any(s.length for s in front.stretches):
+        stretches = copy_stretches(front.stretches)
+        search = StretchSearch(stretches, at, finish)
+        if open_step is not None:
+            i = front.settled
+            empty = open_step.key is None
+            search.push_eq(i, [i >= p and not empty and equals_open(at(i - p))
+                               for p in range(1, len(stretches) + 1)])
+        for p, s in enumerate(stretches, 1):
+            if s.length:
+                search.close(p, s)
+    if best is None:
+        first = front.first_nonempty
+        if first is None:
+            first = next((d for d in tail if d.key is not None), None)
+        if first is not None:
+            best = Best(1, 1, first.index, [first], first.last)
+    return best, extra

@@ -23,7 +23,8 @@ from ..events import (
     Trajectory,
     event_from_dict,
 )
-from ..result import GraderResult
+from ..grade import build_result
+from ..result import GraderResult, RunOutcome, Watched
 from ..rules import ALONE, DEFAULT_MAX_RUNS, JOIN, place_call
 from ..steps import watcher
 from .build import ResultBuilder
@@ -263,28 +264,28 @@ class Tracker:
 
     def compute(self, trajectory: Trajectory, name: str) -> GraderResult:
         """The result of the events taken so far."""
+        outcome, watched = self.outcome()
+        return build_result(trajectory, self._config, name, outcome, watched)
+
+    def outcome(self) -> tuple[RunOutcome, Watched]:
+        """The run finder's outcome and the watched counts of the events taken so far."""
         st = self.st
-        answers = st.answers
-        views = self._views
         # Only the open turn's step is ever left unpushed (closed steps are pushed).
         if not st.tail:
-            return self._builder.build(
-                st.front, None, _never,
-                trajectory=trajectory, name=name,
-                watched_steps=st.steps, watched_calls=st.calls,
-            )
-        open_view, live = views.live_view(st.tail[-1], answers)
+            open_view: DoneStep | None = None
+            equals = _never
+        else:
+            answers = st.answers
+            views = self._views
+            open_view, live = views.live_view(st.tail[-1], answers)
 
-        def equals(other: DoneStep) -> bool:
-            return views.live_equals(live, other, answers)
+            def equals(other: DoneStep) -> bool:
+                return views.live_equals(live, other, answers)
 
-        return self._builder.build(
-            st.front, open_view, equals,
-            trajectory=trajectory, name=name,
-            watched_steps=st.steps, watched_calls=st.calls,
-        )
-
-
+        empty = st.front.settled_empty + (1 if open_view is not None and open_view.key is None
+                                          else 0)
+        return (self._builder.outcome(st.front, open_view, equals),
+                Watched(steps=st.steps, calls=st.calls, empty=empty))
 
 
 def _never(other: DoneStep) -> bool:
