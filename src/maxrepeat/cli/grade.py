@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
@@ -25,17 +25,17 @@ from .options import (
     say,
     write,
 )
+from .outputhelp import DEFAULT_OUTPUT, DerivedHelp, output_file_help, output_help
 
 # Modules needed only on some paths (YAML, eval specs, engines) are imported where they
 # are used: start-up time is measured (bench/RESULTS.md).
 if TYPE_CHECKING:
+    from ..core.summary import Summary
+    from ..engines.grading import Grading
     from ..specs.evalspec import EvalSpec
 
 __all__ = ["grade_cmd"]
 
-#: the report's format when neither --output-format nor an --output-file ending picks one:
-#: the same report in a terminal, a CI log or `> out.txt`
-DEFAULT_OUTPUT = "console"
 
 def _eval_spec(
     path: str | None, stimulus: str | None, quiet: bool, other_graders: bool
@@ -64,37 +64,6 @@ def _eval_spec(
         say(str(note))
     return spec
 
-class DerivedHelp(click.Option):
-    """An option whose help is made when help is shown (``derive()``), from what the
-    plug-ins declare: no reporter is listed or imported to start a command."""
-
-    def __init__(self, *args: Any, derive: Callable[[], str], **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.derive = derive
-
-    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
-        self.help = self.derive()
-        return super().get_help_record(ctx)
-
-
-def _output_help() -> str:
-    from ..reporters import output_names, reporter_class
-
-    outputs = [f"{n} ({reporter_class(n).help})" for n in output_names()]
-    return (f"The report's format (default: {DEFAULT_OUTPUT}, on a terminal or not): "
-            f"{', '.join(outputs[:-1])} or {outputs[-1]}.")
-
-
-def _output_file_help() -> str:
-    from ..reporters import output_names, reporter_class
-
-    endings = [s if s[1:] == n else f"{s} {n}"
-               for n in output_names() for s in reporter_class(n).suffixes]
-    return ("Write the report to FILE instead of standard output, whole or not at all (a "
-            "temporary file renamed into place); its ending picks the format "
-            f"({', '.join(endings)}; other endings: jsonl) unless --output-format is given.")
-
-
 @click.command("grade", epilog=EXIT_CODES_HELP)
 @click.argument("paths", nargs=-1, metavar="[PATH|-]...")
 @grader_options("fail")
@@ -104,14 +73,14 @@ def _output_file_help() -> str:
 @click.option("--stimulus", metavar="NAME",
               help="With --eval-spec: use this stimulus's graders for every trajectory.")
 @click.option("-o", "--output-format", "--output", "output", default=None, metavar="FORMAT",
-              cls=DerivedHelp, derive=lambda: _output_help())
+              cls=DerivedHelp, derive=output_help)
 @click.option("-f", "--input-format", "--format", "fmt", default="auto", metavar="NAME",
               help="The trajectories' format (default: auto-detect; see 'maxrepeat "
                    "formats').")
 @color_option()
 @click.option("-q", "--quiet", is_flag=True, help="No progress or summary on standard error.")
 @click.option("--output-file", "output_file", metavar="FILE", default=None,
-              cls=DerivedHelp, derive=lambda: _output_file_help())
+              cls=DerivedHelp, derive=output_file_help)
 @click.option("-j", "--jobs", type=count_type(1), default=None, metavar="N",
               help="Worker processes (default: the number of cores). Results keep input order.")
 @click.option("--engine", type=click.Choice(["local", "ray"]), default="local",
@@ -153,8 +122,6 @@ def grade_cmd(
       maxrepeat grade 'runs/**/*.jsonl' -j 8 --config graders.yaml -o jsonl > results.jsonl
       maxrepeat grade runs/ --config graders.yaml --output-file report.html
     """
-    from ..reporters import get_reporter
-
     output = _check_inputs(paths, fmt, output, output_file)
     from ..core.preview import inert
     from ..engines.units import expand_inputs
@@ -172,82 +139,72 @@ def grade_cmd(
                Graders(configs_from_flags(config_file, max_, period, match, tools, name,
                                          preset)))
     graders.max_runs = max_runs
+    from ..engines.grading import Grading
+    from ..reporters import get_reporter
+
     color = wants_color(color_choice, output_file is None and sys.stdout.isatty(), os.environ)
-    reporter = get_reporter(output, color)
-    from ..core.summary import SummaryBuilder
-
-    builder = SummaryBuilder(len(graders.configs))
+    grading = Grading(paths, graders, get_reporter(output, color), fmt=fmt, engine=engine,
+                      jobs=jobs, address=ray_address, quiet=quiet,
+                      on_error=None if output == "console" else say)
     sink = _open_output_file(output_file, given) if output_file is not None else None
-    batch = None
+    summary = _report(grading, sink, output_file, _show_bar(paths, quiet))
+    if output != "console" and not quiet:
+        from ..reporters.console import summary_text
 
-    def on_error(message: str) -> None:
-        if output != "console":
-            say(str(message))
+        click.echo(summary_text(summary).rstrip("\n"), err=True)
+    if summary.total == 0 and not summary.interrupted:
+        click.echo("maxrepeat: no trajectory found in the inputs", err=True)
+        sys.exit(2)
+    sys.exit(summary.exit_code)
 
-    from ..engines.batch import BatchGrader
+
+def _report(grading: Grading, sink: Any, output_file: str | None, bar: bool) -> Summary:
+    """Run the batch into standard output or ``sink`` (an `AtomicTextFile`, committed
+    whole or discarded); what a signal or a closed pipe ends is handled here."""
     from ..engines.progress import progress_bar
     from . import _gc
     from .sigint import SigintGuard
 
     _gc.resume()  # the modules are imported: the work starts (cli/_gc.py)
-
     try:
-        with SigintGuard() as guard, progress_bar(_show_bar(paths, quiet)) as on_unit:
+        with SigintGuard() as guard, progress_bar(bar) as on_unit:
+            grading.on_unit = on_unit
+            _start(grading, sink)
             # looked up here: the bar shows standard output above itself
             out: Any = sink if sink is not None else sys.stdout
-            if engine == "ray":
-                from .rayengine import on_ray
-
-                stream = on_ray(paths, graders, fmt, ray_address, on_error, reporter.detail(),
-                                quiet, sink)
-            else:
-                batch = BatchGrader(paths, graders, fmt=fmt, jobs=jobs, on_error=on_error,
-                                    on_unit=on_unit, detail=reporter.detail())
-                stream = batch.graded()
-            from ..core.runnames import RunNames
-
-            runs = RunNames()
-            for graded in stream:
-                with guard.critical():  # Ctrl-C lands between results, never inside one
-                    builder.count_trajectory()
-                details = graded.details or (None,) * len(graded.results)
-                for result, detail in zip(graded.results, details, strict=True):
-                    with guard.critical():
-                        result = runs.rename(result)
-                        write(out, reporter.add(result, detail))
-                        builder.add(result)
+            grading.stream(lambda text: write(out, text), guard.critical)
         out = sink if sink is not None else sys.stdout
-        summary = builder.build()
-        write(out, reporter.finish(summary))
+        summary = grading.finish(lambda text: write(out, text))
         if sink is not None:
             try:
                 sink.commit()
             except OSError as exc:
                 die(f"--output-file could not be written (got {output_file}: "
                     f"{exc.strerror or exc}); the previous file is unchanged")
-        if output != "console" and not quiet:
-            from ..reporters.console import summary_text
-
-            click.echo(summary_text(summary).rstrip("\n"), err=True)
+        return summary
     except BrokenPipeError:
         # The reader of our output went away (| head): the report is incomplete, so the
         # run has no verdict (exit 2, never 0 or 1). The workers are killed here; the one
         # line and the exit (at once, past the pool's exit-time join, which can wait for
         # ever) are `maxrepeat.cli.main`'s, whether or not standard error is the same pipe.
-        if batch is not None:
-            batch.close(kill=True)
+        grading.close(kill=True)
         from .group import _CutShort
 
         raise _CutShort() from None
     except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM or SIGHUP (cli/sigint.py)
-        _interrupted(batch, sink, builder.build(interrupted=True), stop)
+        _interrupted(grading, sink, stop)
     finally:
         if sink is not None:
             sink.discard()  # nothing, after a commit; else no half report is left behind
-    if summary.total == 0 and not summary.interrupted:
-        click.echo("maxrepeat: no trajectory found in the inputs", err=True)
-        sys.exit(2)
-    sys.exit(summary.exit_code)
+
+
+def _start(grading: Grading, sink: Any) -> None:
+    if grading.engine == "ray":
+        from .rayengine import start_on_ray
+
+        start_on_ray(grading, sink)
+    else:
+        grading.start()
 
 
 def _check_inputs(
@@ -292,7 +249,7 @@ def _open_output_file(path: str, inputs: Sequence[str]) -> Any:
         die(f"--output-file must be a file in a writable directory (got {path}: "
              f"{exc.strerror or exc})")
 
-def _interrupted(batch: Any, sink: Any, summary: Any, stop: BaseException) -> NoReturn:
+def _interrupted(grading: Grading, sink: Any, stop: BaseException) -> NoReturn:
     """Ctrl-C, SIGTERM or SIGHUP: stop the workers now, drop a half-written report file,
     print the summary of the results written so far, exit 128 + the signal's number (130
     for Ctrl-C, as shells do)."""
@@ -302,8 +259,7 @@ def _interrupted(batch: Any, sink: Any, summary: Any, stop: BaseException) -> No
 
     for signum in STOP_SIGNALS:  # a second signal ends the process at once
         signal.signal(signum, signal.SIG_DFL)
-    if batch is not None:
-        batch.close(kill=True)
+    grading.close(kill=True)
     if sink is not None:
         sink.discard()
     from ..reporters.console import summary_text
@@ -314,8 +270,8 @@ def _interrupted(batch: Any, sink: Any, summary: Any, stop: BaseException) -> No
         pass
     click.echo("maxrepeat: interrupted; partial summary of the results written so far:",
                err=True)
-    click.echo(summary_text(summary).rstrip("\n"), err=True)
-    if batch is not None and getattr(batch, "used_pool", False):
+    click.echo(summary_text(grading.partial()).rstrip("\n"), err=True)
+    if grading.used_pool:
         # The executor registers an exit-time join of its threads, which can wait forever
         # after its workers were killed; everything is written and flushed, so leave now.
         sys.stderr.flush()

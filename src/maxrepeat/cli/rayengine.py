@@ -1,31 +1,25 @@
-"""``maxrepeat grade --engine ray``: the batch graded on a Ray cluster, with the errors
-of reaching one said in one line (exit 2)."""
+"""``maxrepeat grade --engine ray``: the batch's Ray engine started, with the errors of
+reaching a cluster said in one line (exit 2)."""
 
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import MissingExtraError
 from .options import die, say
 
 if TYPE_CHECKING:
-    from ..engines.driver import Graded, Graders
+    from ..engines.grading import Grading
 
-__all__ = ["on_ray"]
+__all__ = ["start_on_ray"]
 
 
-def on_ray(
-    paths: Sequence[str], graders: Graders, fmt: str, address: str | None,
-    on_error: Callable[[str], None], detail: Any, quiet: bool, sink: Any,
-) -> Iterator[Graded]:
-    from ..engines.ray import grade_paths_on_ray
-
+def start_on_ray(grading: Grading, sink: Any) -> None:
+    """`Grading.start` on Ray; no Ray installed, or no cluster reached: one line, exit 2."""
     try:
-        return grade_paths_on_ray(paths, graders, fmt, address=address, on_error=on_error,
-                                  detail=detail, quiet=quiet)
+        grading.start()
     except MissingExtraError as err:
         die(str(err))
     except ConnectionError as err:

@@ -14,7 +14,7 @@ register under the ``maxrepeat.reporters`` entry-point group (name: the output, 
 ``module:Class``); package metadata is read only for a name or a file ending no module
 here declares.
 
->>> list(OUTPUTS)[:3]
+>>> output_names()[:3]
 ['console', 'json', 'jsonl']
 >>> output_for("report.xml"), output_for("report.ndjson"), output_for("report.bin")
 ('junit', 'jsonl', None)
@@ -83,6 +83,15 @@ def _builtin() -> dict[str, str]:
     return {name: f"{__name__}.{name}" for _, name, _ in _table()}
 
 
+def _module(name: str) -> str | None:
+    """The module of built-in output ``name`` (its one file read, not the package's)."""
+    if name.isidentifier() and not name.startswith("_") and name != "base" \
+            and os.path.isfile(os.path.join(_HERE, f"{name}.py")) \
+            and _declared(name) is not None:
+        return f"{__name__}.{name}"
+    return None
+
+
 def __getattr__(attribute: str) -> Any:
     if attribute == "OUTPUTS":  # derived on first use: the package is listed then
         return _builtin()
@@ -97,12 +106,12 @@ def output_names() -> list[str]:
 def is_output(name: str) -> bool:
     """Whether ``name`` is an output (package metadata read only for a name no module
     here declares)."""
-    return name in _builtin() or name in _plugins()
+    return _module(name) is not None or name in _plugins()
 
 
 def reporter_class(name: str) -> type[Reporter]:
     """The `Reporter` class of output ``name``; `ValueError` for an unknown name."""
-    where = _builtin().get(name) or _plugins().get(name)
+    where = _module(name) or _plugins().get(name)
     if where is None:
         raise ValueError(f"output must be one of {', '.join(output_names())} (got {name!r})")
     module, _, attribute = where.partition(":")
