@@ -184,14 +184,17 @@ def test_every_reporter_module_declares_what_the_registry_reads_from_its_source(
     assert len(every) == len(set(every))  # one output per file ending
 
 
-def test_the_static_read_falls_back_to_importing_a_module(tmp_path: Path) -> None:
-    """A declaration the source reader cannot take (not a literal) is read by importing."""
+def test_the_static_read_refuses_what_it_cannot_take() -> None:
+    """A declaration the source reader cannot take (not a literal, no name) is a
+    `ValueError`, on which the registry imports the module instead (`_declared`)."""
     text = textwrap.dedent("""
         READER = Reader(
             name=make_name(),
             sniff=_sniff,
         )
-        """)
+        """).encode()
     with pytest.raises(ValueError):
         registry._static(text)
-    assert registry._static("x = 1\n") is None
+    with pytest.raises(ValueError):  # no name: not taken for a format with defaults
+        registry._static(b"\nREADER = Reader(\n    top=90,\n)\n")
+    assert registry._static(b"x = 1\n") is None

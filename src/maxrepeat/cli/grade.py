@@ -275,8 +275,6 @@ def _interrupted(grading: Grading, sink: Any, stop: BaseException) -> NoReturn:
         # The executor registers an exit-time join of its threads, which can wait forever
         # after its workers were killed; everything is written and flushed, so leave now.
         sys.stderr.flush()
-        from ..engines.batch import release_ipc
-
-        release_ipc()
+        grading.release_ipc()
         os._exit(exit_code(stop))
     sys.exit(exit_code(stop))

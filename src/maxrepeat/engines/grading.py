@@ -142,6 +142,14 @@ class Grading:
         """Whether worker processes were started (an interrupted run then exits hard)."""
         return self.batch is not None and self.batch.used_pool
 
+    def release_ipc(self) -> None:
+        """Before a quick exit (``os._exit``) after `close`: unlink the worker pool's
+        semaphores as a normal exit would (`batch.release_ipc`)."""
+        if self.used_pool:
+            from .batch import release_ipc
+
+            release_ipc()
+
     def close(self, kill: bool = False) -> None:
         """Stop the local engine's workers (``kill``: at once, for an interruption)."""
         if self.batch is not None:

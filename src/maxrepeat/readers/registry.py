@@ -89,32 +89,37 @@ _STATIC: Final = ("name", "order", "top", "markers")
 _LOADED: dict[str, Reader] = {}
 
 
-def _constant(text: str, ident: str) -> Any:
-    """The literal value of a module-level ``IDENT = literal`` in ``text``."""
-    found = re.search(rf"^{ident}(?:: *Final)? *= *(.+)$", text, re.MULTILINE)
-    if found is None:
-        raise ValueError(f"no constant {ident}")
-    return ast.literal_eval(found.group(1))
+#: one of the registry's fields in a ``READER = Reader(...)`` statement: a keyword at the
+#: statement's indent, its value up to the next keyword or the closing parenthesis
+_FIELD: Final = re.compile(rb"^    (name|order|top|markers)=(.*?),\n(?=    \w+=|\))",
+                           re.MULTILINE | re.DOTALL)
 
 
-def _static(text: str) -> dict[str, Any] | None:
+def _static(text: bytes) -> dict[str, Any] | None:
     """The registry's fields of the ``READER = Reader(...)`` statement in a module's
-    source, or None when the module declares no reader."""
-    start = text.find("\nREADER")
+    source, or None when the module declares no reader. A value is a literal, or the
+    name of a module-level constant (``name=NAME``); anything else is a `ValueError`.
+
+    >>> _static(b'NAME = "x"\\nREADER = Reader(\\n    name=NAME,\\n    top=90,\\n)\\n')
+    {'name': 'x', 'top': 90}
+    """
+    start = text.find(b"\nREADER")
     if start < 0:
         return None
-    end = text.find("\n)\n", start)
-    statement = ast.parse(text[start + 1:end + 2]).body[0]
-    call = statement.value if isinstance(statement, (ast.Assign, ast.AnnAssign)) else None
-    if not isinstance(call, ast.Call):
-        raise ValueError("READER is not a Reader(...) call")
-    fields = {}
-    for keyword in call.keywords:
-        if keyword.arg in _STATIC:
-            value = keyword.value
-            fields[keyword.arg] = (_constant(text, value.id) if isinstance(value, ast.Name)
-                                   else ast.literal_eval(value))
-    return fields
+    end = text.find(b"\n)\n", start)
+    keys, values = [], []
+    for key, value in _FIELD.findall(text, start, end + 2):
+        if value.decode("utf-8").isidentifier():  # a constant: NAME[: Final] = "..."
+            found = re.search(rb"^" + value + rb"(?:: *Final)? *= *(.+)$", text, re.MULTILINE)
+            if found is None:
+                raise ValueError(f"no constant {value.decode()}")
+            value = found.group(1)
+        keys.append(key.decode())
+        values.append(value.decode("utf-8"))
+    if "name" not in keys:
+        raise ValueError("READER names no format")
+    # one parse for every value (the registry reads the package at every start)
+    return dict(zip(keys, ast.literal_eval(f"({', '.join(values)},)"), strict=True))
 
 
 def _declared(stem: str) -> _Entry | None:
@@ -122,7 +127,7 @@ def _declared(stem: str) -> _Entry | None:
     when the source cannot be read so); None when it declares no reader."""
     module = f"{__package__}.{stem}"
     try:
-        with open(os.path.join(_HERE, f"{stem}.py"), encoding="utf-8") as fh:
+        with open(os.path.join(_HERE, f"{stem}.py"), "rb") as fh:
             fields = _static(fh.read())
     except (OSError, SyntaxError, ValueError):
         reader = getattr(importlib.import_module(module), "READER", None)
