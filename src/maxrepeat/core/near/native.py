@@ -28,8 +28,9 @@ def native_near_table(native: Any, events: Sequence[Any],
                       config: MaxRepeatConfig) -> StepTable | None:
     """`build_step_table` with near-duplicate settings by the C extension (core/_near.c),
     or None when the pure path must run: settings whose rewrite of a string depends on
-    more than the string (``replace`` is user code, ``similarity`` keeps clusters), an
-    unusual trajectory, or a value the reference cannot compare.
+    more than the string (``replace`` is user code, ``similarity`` keeps clusters), a
+    normalizer without C matchers (`native_mask` is None), an unusual trajectory, or a
+    value the reference cannot compare.
 
     C only proves strings unchanged: a value holding a string that a normalizer could
     change is rewritten and encoded here, by the same functions as the pure path
@@ -40,7 +41,8 @@ def native_near_table(native: Any, events: Sequence[Any],
     """
     near = config.near
     assert near is not None
-    if near.replace or near.similarity is not None or config.match == "name":
+    if near.replace or near.similarity is not None or config.match == "name" \
+            or native_mask(near.normalizers) is None:
         return None
     mode, mask, *callbacks = _native_args(config)
     watches = watcher(config) if config.patterns else None
@@ -83,7 +85,9 @@ def _native_args(config: MaxRepeatConfig) -> tuple[Any, ...]:
         return None if is_empty(value) else canonical_bytes(value)
 
     mode = (2 if config.match == "observation" else 3 if near.observation else 1)
-    return (mode, native_mask(near.normalizers), tool_info, partial(arguments_body, transform),
+    mask = native_mask(near.normalizers)
+    assert mask is not None  # native_near_table declines otherwise
+    return (mode, mask, tool_info, partial(arguments_body, transform),
             fallback_obs)
 
 

@@ -19,8 +19,8 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Final
 
-__all__ = ["NORMALIZERS", "VOLATILE", "NATIVE_BITS", "expand_normalizers", "native_mask",
-           "rewriter"]
+__all__ = ["NORMALIZERS", "VOLATILE", "NATIVE", "NATIVE_BITS", "PATTERN_OF",
+           "expand_normalizers", "native_mask", "rewriter"]
 
 _Sub = tuple["re.Pattern[str]", "str | Callable[[re.Match[str]], str]"]
 
@@ -343,21 +343,44 @@ def _volatile() -> Callable[[str], str]:
 _rewrite_volatile: Final = _volatile()
 
 
-#: The native path's bit (core/_nearnorm.c, ``near_dirty``; core/_nearrewrite.c,
-#: ``nz_rewrite``) per normalizer. The check is true for every text a normalizer with
-#: its bit could change (the five of `_BLOCK` share one combined scan); such a text is
-#: rewritten there, in C, exactly as here (tests/test_near_native.py).
-NATIVE_BITS: Final = {"ansi": 1, "trailing-whitespace": 2, "timestamps": 4, "temp-paths": 8,
-                      "numbers": 16, "durations": 32, "ids": 64, "addresses": 128, "pids": 256}
+#: The C matchers of a normalizer that has them (core/_nearrewrite.c, ``nz_rewrite``): its
+#: bit and, for each of its substitutions in order, the C function doing it (its comment
+#: gives the pattern it implements). C checks a text (core/_nearnorm.c, ``near_dirty``; the
+#: five of `_BLOCK` share one combined scan) and rewrites it exactly as here. A normalizer
+#: missing here is graded in Python only (`native_mask` is None: the C path declines), so
+#: adding one to `NORMALIZERS` alone is right, just slower.
+#: tests/test_normalizers_one_source.py holds this table, the C sources and their
+#: comments one for one, and each normalizer's C rewrite to its Python one.
+NATIVE: Final[dict[str, tuple[int, tuple[str, ...]]]] = {
+    "ansi": (1, ("m_ansi",)),
+    "trailing-whitespace": (2, ("nz_trailing",)),
+    "timestamps": (4, ("m_date", "m_dayname", "m_month", "m_clock", "m_epoch")),
+    "durations": (32, ("m_minsec", "m_duration", "nz_keyed")),
+    "ids": (64, ("m_uuid", "m_hexid")),
+    "addresses": (128, ("m_addr",)),
+    "pids": (256, ("m_pid", "m_port", "m_bracket")),
+    "temp-paths": (8, ("m_tmp", "m_wintmp")),
+    "numbers": (16, ("m_number",)),
+}
+#: The native path's bit per normalizer (core/_nearnorm.c's ``NZ_*``).
+NATIVE_BITS: Final = {name: bit for name, (bit, _) in NATIVE.items()}
+
+#: The pattern a function substitution applies (its replacement is its own code).
+PATTERN_OF: Final[dict[Callable[[str], str], re.Pattern[str]]] = {
+    _trailing: _TRAIL, _keyed_durations: _KEYED}
 
 
-def native_mask(names: Sequence[str]) -> int:
-    """The `NATIVE_BITS` of the normalizers ``names``.
+def native_mask(names: Sequence[str]) -> int | None:
+    """The `NATIVE_BITS` of the normalizers ``names``, or None when one of them has no C
+    matcher for each of its substitutions (the C path then declines: pure Python).
 
     >>> native_mask(["ansi", "numbers"]), native_mask(VOLATILE)
     (17, 495)
     """
     mask = 0
     for name in names:
-        mask |= NATIVE_BITS[name]
+        native = NATIVE.get(name)
+        if native is None or len(native[1]) != len(NORMALIZERS[name]):
+            return None
+        mask |= native[0]
     return mask
