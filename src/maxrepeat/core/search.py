@@ -91,12 +91,14 @@ def _stretches(ids: Sequence[int], p: int, least: int | None = None,
     return [(m.start(), m.end() - m.start()) for m in pattern.finditer(eq)]
 
 
-def search(ids: Sequence[int], max_period: int, above: int) -> tuple[Span | None, list[Span]]:
+def search(ids: Sequence[int], max_period: int, above: int, *,
+           settled: bool = False) -> tuple[Span | None, list[Span]]:
     """The reported run, and every primitive maximal run with more than ``above`` copies.
 
     ``ids`` are step fingerprints (negative = empty, equal to nothing). The reported run
     has the most complete copies; ties go to the smaller period, then the earlier start.
-    With no non-empty step there is no run.
+    With no non-empty step there is no run. ``settled``: leave out the stretches that
+    reach the last step (a monitor's front holds them open: `core.monitor.frombatch`).
 
     >>> search([0, 0, 0, 0], 2, 3)[0]
     Span(start=0, period=1, occurrences=4)
@@ -112,12 +114,15 @@ def search(ids: Sequence[int], max_period: int, above: int) -> tuple[Span | None
         return None, []
     runs: list[Span] = []
     packed = _packed(ids)
+    last = len(ids) - 1 if settled else -1
     for p in range(1, max_period + 1):
         # Spans are visited by period, then start, so a tie never displaces the best:
         # only a stretch with more copies than the best so far, or than ``above``, can
         # matter, and the regex skips every shorter one (most of them, on real runs).
         least = p * min(best.occurrences, above)
         for start, m in _stretches(ids, p, least, packed):
+            if start + m - 1 + p == last:
+                continue  # still open
             k = copies(m, p)
             if p > 1 and not is_primitive(ids[start:start + p]):
                 continue

@@ -35,7 +35,7 @@ twice), every event is fed, as before.
 from __future__ import annotations
 
 from collections import Counter, deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from itertools import accumulate, compress, islice, repeat
 from operator import attrgetter
 from typing import Any, Final
@@ -43,12 +43,11 @@ from typing import Any, Final
 from ..errors import TrajectoryFormatError
 from ..events import TOOL_RESULT, TURN_END, TURN_START, EventLike, event_from_dict
 from ..fingerprints import StepTable, build_step_table
-from ..result import Run
-from ..rules import Cover, copies, is_primitive, rank, run_end
-from ..search import _packed, _stretches
+from ..rules import Cover, is_primitive
+from ..search import Span, search
 from ..steps import SingleCallSteps
 from .reduce import reduce_answer, reduce_call
-from .search import make_run, run_key
+from .search import make_run
 from .state import STATE_VERSION, Answer, Best, DoneStep, Front, OpenStep, State, Stretch
 from .tracker import Tracker
 
@@ -202,62 +201,7 @@ def _build(tracker: Tracker, events: Sequence[Any], table: StepTable, t: int, k:
             d = made[s] = views.done(OpenStep(s, reduced_calls, closed=True), local)
         return d
 
-    def last_event(s: int) -> int:
-        return steps[s][-1]
-
-    front = Front(settled=t)
-    # Empty steps are those with negative ids (their keys, None, are made only when
-    # read on the native path: fingerprints.NativeKeys).
-    front.settled_empty = sum(1 for i in ids if i < 0)
-    nonempty = next((s for s in range(t) if ids[s] >= 0), None)
-    front.first_nonempty = done(nonempty) if nonempty is not None else None
-    front.window = [done(s) for s in range(max(0, t - 2 * period), t)]
-    last = t - 1
-    for p in range(1, period + 1):
-        length = 0
-        j = last
-        while j >= p and ids[j] == ids[j - p]:  # empty steps have unique negative ids
-            length += 1
-            j -= 1
-        stretch = Stretch()
-        if length:
-            stretch.start = last - length + 1 - p
-            stretch.length = length
-            if length >= p:
-                stretch.block = [done(x) for x in range(stretch.start, stretch.start + p)]
-                stretch.primitive = p == 1 or is_primitive(ids[stretch.start:stretch.start + p])
-        front.stretches.append(stretch)
-    # Finished stretches: as `core.search.search` visits them (by period, then start), so
-    # that one of as many copies as the best so far never displaces it; the stretch still
-    # open at the last step is not finished.
-    above = config.max
-    found_best: tuple[int, int, int] | None = None  # (copies, period, start)
-    finished: list[tuple[int, int, int]] = []
-    packed = _packed(ids)
-    for p in range(1, period + 1):
-        least = p * min(found_best[0] if found_best is not None else 1, above)
-        for start, m in _stretches(ids, p, least, packed):
-            if start + m - 1 + p == last:
-                continue  # still open: it belongs to `stretches`
-            c = copies(m, p)
-            if p > 1 and not is_primitive(ids[start:start + p]):
-                continue
-            if found_best is None or rank(c, p, start) > rank(*found_best):
-                found_best = (c, p, start)
-            if c > above:
-                finished.append((c, p, start))
-
-    def best_of(c: int, p: int, start: int) -> Best:
-        return Best(c, p, start, [done(x) for x in range(start, start + p)],
-                    last_event(run_end(start, p, c)))
-
-    if found_best is not None:
-        front.best = best_of(*found_best)
-    runs: list[Run] = [make_run(best_of(c, p, start)) for c, p, start in finished]
-    runs.sort(key=run_key)
-    front.runs = runs
-    cover = Cover(front.cover_starts, front.cover_ends)
-    front.loop_steps = sum(cover.add(r.start_step, r.end_step) for r in runs)
+    front = _front(ids, period, config.max, done, lambda s: steps[s][-1])
     answers: dict[str, Answer] = {}
     if observation:
         for cid, i in first_result.items():  # in the order the results came
@@ -265,3 +209,51 @@ def _build(tracker: Tracker, events: Sequence[Any], table: StepTable, t: int, k:
                 answers[cid] = answer(cid)
     return State(version=STATE_VERSION, front=front, events=k, in_turn=in_turn,
                  open_turn=False, steps=t, calls=calls, answers=answers)
+
+
+def _front(ids: Sequence[int], period: int, above: int, done: Callable[[int], DoneStep],
+           last_event: Callable[[int], int]) -> Front:
+    """The front after pushing the steps numbered ``ids`` (``done(s)``: step s as the
+    monitor keeps it; ``last_event(s)``: the event of its last call)."""
+    t = len(ids)
+    front = Front(settled=t)
+    # Empty steps are those with negative ids (their keys, None, are made only when
+    # read on the native path: fingerprints.NativeKeys).
+    front.settled_empty = sum(1 for i in ids if i < 0)
+    nonempty = next((s for s in range(t) if ids[s] >= 0), None)
+    front.first_nonempty = done(nonempty) if nonempty is not None else None
+    front.window = [done(s) for s in range(max(0, t - 2 * period), t)]
+    front.stretches = [_open_stretch(ids, p, done) for p in range(1, period + 1)]
+    # Finished stretches: the stretch still open at the last step is not finished (a
+    # reported run of one copy is the first non-empty step, which the front keeps apart).
+    span, spans = search(ids, period, above, settled=True)
+
+    def best_of(s: Span) -> Best:
+        return Best(s.occurrences, s.period, s.start,
+                    [done(x) for x in range(s.start, s.start + s.period)],
+                    last_event(s.end))
+
+    if span is not None and span.occurrences > 1:
+        front.best = best_of(span)
+    front.runs = [make_run(best_of(s)) for s in spans]  # in `rules.run_order`
+    cover = Cover(front.cover_starts, front.cover_ends)
+    front.loop_steps = sum(cover.add(r.start_step, r.end_step) for r in front.runs)
+    return front
+
+
+def _open_stretch(ids: Sequence[int], p: int, done: Callable[[int], DoneStep]) -> Stretch:
+    """The stretch of period p that reaches the last step, scanned back over the ids."""
+    last = len(ids) - 1
+    length = 0
+    j = last
+    while j >= p and ids[j] == ids[j - p]:  # empty steps have unique negative ids
+        length += 1
+        j -= 1
+    stretch = Stretch()
+    if length:
+        stretch.start = last - length + 1 - p
+        stretch.length = length
+        if length >= p:
+            stretch.block = [done(x) for x in range(stretch.start, stretch.start + p)]
+            stretch.primitive = p == 1 or is_primitive(ids[stretch.start:stretch.start + p])
+    return stretch
