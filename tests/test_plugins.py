@@ -21,6 +21,7 @@ import pytest
 
 from maxrepeat import reporters
 from maxrepeat.readers import registry
+from maxrepeat.readers._declared import reader_fields
 from maxrepeat.reporters.base import Reporter
 
 _PLUGIN = '''
@@ -138,6 +139,7 @@ try:
 except SystemExit:
     pass
 from maxrepeat.readers import registry
+from maxrepeat.readers._declared import reader_fields
 from maxrepeat import reporters
 print(json.dumps([registry._plugins.cache_info().currsize,
                   reporters._plugins.cache_info().currsize]))
@@ -194,7 +196,7 @@ def test_the_static_read_refuses_what_it_cannot_take() -> None:
         )
         """).encode()
     with pytest.raises(ValueError):
-        registry._static(text)
+        reader_fields(text)
     with pytest.raises(ValueError):  # no name: not taken for a format with defaults
-        registry._static(b"\nREADER = Reader(\n    top=90,\n)\n")
-    assert registry._static(b"x = 1\n") is None
+        reader_fields(b"\nREADER = Reader(\n    top=90,\n)\n")
+    assert reader_fields(b"x = 1\n") is None

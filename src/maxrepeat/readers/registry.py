@@ -19,18 +19,17 @@ input (see `detect`).
 
 from __future__ import annotations
 
-import ast
 import functools
 import importlib
 import os
-import re
 from collections.abc import Callable, Iterator
-from typing import Any, Final, Literal, overload
+from typing import Final, Literal, overload
 
 import msgspec
 
 from ..core.errors import TrajectoryFormatError
 from ..core.events import Trajectory
+from ._declared import reader_fields
 from .source import HEAD_BYTES, Source
 from .walk import expand_paths, no_trajectory
 
@@ -89,46 +88,13 @@ _STATIC: Final = ("name", "order", "top", "markers")
 _LOADED: dict[str, Reader] = {}
 
 
-#: one of the registry's fields in a ``READER = Reader(...)`` statement: a keyword at the
-#: statement's indent, its value up to the next keyword or the closing parenthesis
-_FIELD: Final = re.compile(rb"^    (name|order|top|markers)=(.*?),\n(?=    \w+=|\))",
-                           re.MULTILINE | re.DOTALL)
-
-
-def _static(text: bytes) -> dict[str, Any] | None:
-    """The registry's fields of the ``READER = Reader(...)`` statement in a module's
-    source, or None when the module declares no reader. A value is a literal, or the
-    name of a module-level constant (``name=NAME``); anything else is a `ValueError`.
-
-    >>> _static(b'NAME = "x"\\nREADER = Reader(\\n    name=NAME,\\n    top=90,\\n)\\n')
-    {'name': 'x', 'top': 90}
-    """
-    start = text.find(b"\nREADER")
-    if start < 0:
-        return None
-    end = text.find(b"\n)\n", start)
-    keys, values = [], []
-    for key, value in _FIELD.findall(text, start, end + 2):
-        if value.decode("utf-8").isidentifier():  # a constant: NAME[: Final] = "..."
-            found = re.search(rb"^" + value + rb"(?:: *Final)? *= *(.+)$", text, re.MULTILINE)
-            if found is None:
-                raise ValueError(f"no constant {value.decode()}")
-            value = found.group(1)
-        keys.append(key.decode())
-        values.append(value.decode("utf-8"))
-    if "name" not in keys:
-        raise ValueError("READER names no format")
-    # one parse for every value (the registry reads the package at every start)
-    return dict(zip(keys, ast.literal_eval(f"({', '.join(values)},)"), strict=True))
-
-
 def _declared(stem: str) -> _Entry | None:
     """The entry of module ``stem`` of this package, read from its source (imported only
     when the source cannot be read so); None when it declares no reader."""
     module = f"{__package__}.{stem}"
     try:
         with open(os.path.join(_HERE, f"{stem}.py"), "rb") as fh:
-            fields = _static(fh.read())
+            fields = reader_fields(fh.read())
     except (OSError, SyntaxError, ValueError):
         reader = getattr(importlib.import_module(module), "READER", None)
         if not isinstance(reader, Reader):
