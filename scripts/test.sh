@@ -35,7 +35,7 @@ fi
 stamp=$(cat pyproject.toml setup.py scripts/test.sh src/maxrepeat/core/*.[ch] | cksum)
 if [ "$(cat .venv/.installed-by-test-sh 2>/dev/null)" != "$stamp" ]; then
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-.venv/bin/python -m pip install -q -e '.[test,claude-agent-sdk,inspect,ray,langchain,openai-agents,smolagents,pydantic-ai,docs,phoenix,langsmith,mlflow,deepeval,braintrust,google-adk,agno,strands]'
+.venv/bin/python -m pip install -q -e '.[test,claude-agent-sdk,inspect,ray,langchain,openai-agents,smolagents,pydantic-ai,docs,phoenix,langsmith,mlflow,deepeval,braintrust,google-adk,agno,strands,llama-index]'
 echo "$stamp" > .venv/.installed-by-test-sh
 fi
 

@@ -1,0 +1,285 @@
+"""The loop guard for LlamaIndex agents (the ``maxrepeat[llama-index]`` extra).
+
+``agent = loop_guard(MaxRepeatConfig.preset("live")).agent(FunctionAgent(tools=..., llm=llm))``
+guards a ``FunctionAgent`` (``llama_index.core.agent.workflow``): the one call gives the
+agent a guarded copy of its LLM and of each of its tools, so no part can be left out.
+
+* The LLM copy sees each request's chat history before the model answers: the results of
+  the last step are fed to the live monitors and the step ends; at the warning level the
+  message naming the repeated action (or cycle) is added after the step's tool results,
+  in this request and every later one of the run; at ``stop_at`` the request raises
+  `LoopStoppedError` instead of calling the model.
+* It sees each response's tool calls (one step, however many): when the step would be
+  refused (or would reach ``stop_at``), the tool copies return the refusal as their
+  result without running, and the run stops at the next request.
+* A request whose history ends with the user's message starts a new run: the guard starts
+  it clean, whatever ended the last one.
+
+`trajectory_from_messages` converts the agent's record (the memory's messages after a run,
+``await memory.aget_all()``; after a stop, the run's ``scratchpad`` in its context) the
+same way, for ``maxrepeat.grade``. ``llama_index.core`` is imported only when a guard is
+made.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import AsyncIterator, Sequence
+from typing import Any, Final
+
+from ...core.errors import MissingExtraError
+from ...core.events import Trajectory, tool_call, tool_result, turn_end, turn_start
+from .._live import FrameworkClasses, Graders, LoopStopped, StepGuard, ToolCall, load_graders
+from ..policy import Action, Policy
+
+__all__ = ["loop_guard", "trajectory_from_messages", "stop_error_class"]
+
+_EXTRA = "llama-index"
+FORMAT = "llama-index"
+SOURCE = "<llama-index messages>"
+
+
+def _role(message: Any) -> str:
+    role = getattr(message, "role", "")
+    return str(getattr(role, "value", role))
+
+
+def _arguments(raw: Any) -> Any:
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw
+    return raw
+
+
+def _calls(message: Any) -> list[ToolCall]:
+    """The tool calls of an assistant message: its ``ToolCallBlock`` blocks, else the
+    OpenAI-style ``tool_calls`` of its ``additional_kwargs``."""
+    calls = [ToolCall(b.tool_call_id, b.tool_name, _arguments(b.tool_kwargs))
+             for b in getattr(message, "blocks", ()) or ()
+             if getattr(b, "block_type", None) == "tool_call"]
+    if calls:
+        return calls
+    for raw in (getattr(message, "additional_kwargs", None) or {}).get("tool_calls") or ():
+        get = raw.get if isinstance(raw, dict) else (lambda k, r=raw: getattr(r, k, None))
+        fn = get("function")
+        fget = fn.get if isinstance(fn, dict) else (lambda k, f=fn: getattr(f, k, None))
+        calls.append(ToolCall(get("id"), fget("name") or "", _arguments(fget("arguments"))))
+    return calls
+
+
+def _answer(message: Any) -> tuple[str | None, Any]:
+    """(call id, content) of a ``tool`` message."""
+    cid = (getattr(message, "additional_kwargs", None) or {}).get("tool_call_id")
+    return (str(cid) if cid is not None else None), message.content
+
+
+def trajectory_from_messages(messages: Sequence[Any], *, id: str | None = None) -> Trajectory:
+    """A `Trajectory` from LlamaIndex ``ChatMessage`` values: each assistant message with
+    tool calls is one turn; the ``tool`` messages answering them are the results."""
+    events: list[Any] = []
+    open_turn = False
+    for message in messages:
+        role = _role(message)
+        if role == "assistant":
+            if open_turn:
+                events.append(turn_end())
+                open_turn = False
+            calls = _calls(message)
+            if calls:
+                events += [turn_start(), *(tool_call(c.name, c.id, c.arguments)
+                                           for c in calls)]
+                open_turn = True
+        elif role == "tool":
+            cid, content = _answer(message)
+            if cid is not None:
+                events.append(tool_result(cid, content, True))
+    if open_turn:
+        events.append(turn_end())
+    return Trajectory(events=tuple(events), id=id, source=SOURCE, format=FORMAT)
+
+
+class _Logic:
+    """One run's state, free of LlamaIndex types."""
+
+    def __init__(self, graders: list[Any], policy: Policy | None) -> None:
+        self.graders = graders
+        self.policy = policy
+        self.reset(0)
+
+    def reset(self, seen: int) -> None:
+        self.guard = StepGuard(self.graders, policy=self.policy, format=FORMAT, source=SOURCE)
+        self.seen = seen  # messages of the agent's history read (earlier runs skipped)
+        self.refusal: str | None = None  # the open step's calls are refused with this
+        self.refused: set[str] = set()
+        self.notes: list[tuple[int, str]] = []  # (index of the message it follows, note)
+
+    def before(self, history: Sequence[Any]) -> list[Any]:
+        """A model request with ``history``: the last step ends; the history to send."""
+        if not history or _role(history[-1]) == "user" or len(history) < self.seen:
+            self.reset(len(history))  # a new run (its first request)
+            return list(history)
+        was_refused = self.refusal is not None
+        for message in history[self.seen:]:
+            if _role(message) == "tool":
+                cid, content = _answer(message)
+                if cid not in self.refused:
+                    self.guard.answer(cid, content)
+        self.seen = len(history)
+        self.refusal = None
+        self.refused = set()
+        decision = self.guard.finish()
+        if decision.action >= Action.STOP:
+            raise _CLASSES.error(self.guard.stop(decision))
+        if decision.action >= Action.WARN and decision.message and not was_refused:
+            self.notes.append((len(history) - 1, decision.message))
+        if not self.notes:
+            return list(history)
+        from llama_index.core.llms import ChatMessage
+
+        out = list(history)
+        for index, note in reversed(self.notes):
+            out.insert(index + 1, ChatMessage(role="user", content=note))
+        return out
+
+    def after(self, calls: list[ToolCall]) -> None:
+        """A model response asks for ``calls`` (one step)."""
+        if not calls:
+            return
+        ahead = self.guard.start(calls)
+        if ahead.action >= Action.BLOCK:
+            # A step that would stop the run is refused too; the run stops at the next
+            # request, so the agent's record holds the refused step, as the count does.
+            self.refusal = self.guard.refuse(ahead)
+            self.refused = {c.id for c in calls if c.id is not None}
+
+
+def _llm_class(base: type[Any], logic: _Logic) -> type[Any]:
+    """A subclass of the agent's LLM class whose tool-calling chats feed ``logic``."""
+
+    def calls_of(llm: Any, response: Any) -> list[ToolCall]:
+        selections = llm.get_tool_calls_from_response(response, error_on_no_tool_call=False)
+        return [ToolCall(s.tool_id, s.tool_name, s.tool_kwargs) for s in selections or ()]
+
+    class Guarded(base):  # type: ignore[misc]
+        async def achat_with_tools(self, tools: Any, user_msg: Any = None,
+                                   chat_history: Any = None, **kwargs: Any) -> Any:
+            history = logic.before(chat_history or [])
+            response = await super().achat_with_tools(tools, user_msg=user_msg,
+                                                      chat_history=history, **kwargs)
+            logic.after(calls_of(self, response))
+            return response
+
+        async def astream_chat_with_tools(self, tools: Any, user_msg: Any = None,
+                                          chat_history: Any = None, **kwargs: Any) -> Any:
+            history = logic.before(chat_history or [])
+            stream = await super().astream_chat_with_tools(tools, user_msg=user_msg,
+                                                           chat_history=history, **kwargs)
+
+            async def relay() -> AsyncIterator[Any]:
+                last = None
+                async for last in stream:
+                    yield last
+                if last is not None:
+                    logic.after(calls_of(self, last))
+
+            return relay()
+
+    Guarded.__name__ = Guarded.__qualname__ = f"LoopGuarded{base.__name__}"
+    Guarded.maxrepeat_logic = logic
+    return Guarded
+
+
+def _tool_class(base: type[Any], logic: _Logic) -> type[Any]:
+    """A subclass of a tool's class that answers with the refusal, not running, while the
+    open step is refused."""
+    from llama_index.core.tools import ToolOutput
+
+    def refused(tool: Any, kwargs: dict[str, Any]) -> Any:
+        text = logic.refusal
+        if text is None:
+            return None
+        return ToolOutput(content=text, tool_name=tool.metadata.get_name(),
+                          raw_input=kwargs, raw_output=text, is_error=True)
+
+    class Guarded(base):  # type: ignore[misc]
+        def call(self, *args: Any, **kwargs: Any) -> Any:
+            return refused(self, kwargs) or super().call(*args, **kwargs)
+
+        async def acall(self, *args: Any, **kwargs: Any) -> Any:
+            return refused(self, kwargs) or await super().acall(*args, **kwargs)
+
+    Guarded.__name__ = Guarded.__qualname__ = f"LoopGuarded{base.__name__}"
+    return Guarded
+
+
+def _build() -> tuple[type[Any], type[LoopStopped]]:
+    try:
+        from llama_index.core.agent.workflow import FunctionAgent
+        from llama_index.core.tools import FunctionTool
+    except ImportError as exc:
+        raise MissingExtraError(_EXTRA, "llama_index.core") from exc
+
+    class LoopStoppedError(LoopStopped):
+        """Raised out of the agent's run when the loop goes on up to ``stop_at``."""
+
+    class LoopGuard:
+        """Warns, refuses and stops a LlamaIndex ``FunctionAgent`` that repeats itself."""
+
+        def __init__(self, graders: Graders, policy: Policy | None) -> None:
+            self.logic = _Logic(load_graders(graders), policy)  # a config file read once
+
+        @property
+        def results(self) -> tuple[Any, ...]:
+            """The graders' results for the run so far."""
+            return self.logic.guard.results()
+
+        def agent(self, agent: Any) -> Any:
+            """Guard ``agent`` (a ``FunctionAgent``, changed in place and returned)."""
+            if not isinstance(agent, FunctionAgent):
+                raise TypeError("maxrepeat loop guard: agent must be a FunctionAgent "
+                                f"(got {type(agent).__name__})")
+            if agent.tool_retriever is not None:
+                raise TypeError("maxrepeat loop guard: an agent with a tool_retriever "
+                                "is not supported (its tools would not be guarded)")
+            if agent.llm is None or hasattr(type(agent.llm), "maxrepeat_logic"):
+                raise TypeError("maxrepeat loop guard: the agent needs its own llm, "
+                                "not guarded yet")
+            llm = agent.llm.model_copy()
+            object.__setattr__(llm, "__class__", _llm_class(type(agent.llm), self.logic))
+            tools = []
+            for tool in agent.tools or ():
+                if not hasattr(tool, "acall"):
+                    tool = FunctionTool.from_defaults(tool)
+                guarded = copy.copy(tool)
+                guarded.__class__ = _tool_class(type(tool), self.logic)
+                tools.append(guarded)
+            agent.llm = llm
+            agent.tools = tools
+            return agent
+
+    return LoopGuard, LoopStoppedError
+
+
+_CLASSES: Final = FrameworkClasses(_build)
+
+
+def stop_error_class() -> type[LoopStopped]:
+    """The exception a LlamaIndex guard raises to stop a run (a `LoopStopped`)."""
+    return _CLASSES.error
+
+
+def loop_guard(graders: Graders, *, policy: Policy | None = None) -> Any:
+    """A LlamaIndex loop guard: ``guard.agent(FunctionAgent(...))`` guards an agent.
+
+    ``graders``: a `MaxRepeatConfig`, several, or a YAML config file path; ``policy``:
+    when to warn, refuse and stop. Raises `MissingExtraError` without ``llama_index``.
+
+    >>> from maxrepeat import MaxRepeatConfig
+    >>> type(loop_guard(MaxRepeatConfig(max=3))).__name__
+    'LoopGuard'
+    """
+    return _CLASSES.guard(graders, policy)
+
