@@ -152,6 +152,23 @@ def test_agno_observation_mode_warns_blocks_and_stops_after_the_calls() -> None:
     assert last.content.startswith(tool_output("run_tests", {"path": "tests/"}) + NOTE_MARK)
 
 
+def test_agno_calls_agno_answers_itself_count_and_the_warning_comes_in_time() -> None:
+    """A response asking for a real tool and an unknown one: Agno answers the unknown
+    call itself (it never reaches the hook); the guard reads that answer from the run's
+    messages, so the step still ends at its last hooked call and is warned in time."""
+    guard = loop_guard(NAME_ARGS)
+    executed: list[str] = []
+    steps: list[Step] = [[("run_tests", {"path": "tests/"}), ("nope", {})]] * 9
+    with ChatModel(steps).serving() as chat:
+        agent = _agent(chat.url, guard, executed)
+        *_, result = agent.run("Make the tests pass.", stream=True, yield_run_output=True)
+    stopped = guard.stop_error(result)
+    assert stopped is not None and len(executed) == 3  # 3 ran, 1 refused, then stopped
+    assert [MARK in _context(body) for body in chat.requests] == [False] * 3 + [True] * 2
+    assert stopped.results[0].evidence == grade(
+        trajectory_from_messages(result.messages), NAME_ARGS).evidence
+
+
 def test_agno_warning_stays_in_the_history() -> None:
     outcome, _ = _run("cycle", NAME_ARGS)
     warned = [i for i, text in enumerate(outcome.contexts) if "(warning)" in text]

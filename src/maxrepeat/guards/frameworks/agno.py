@@ -1,26 +1,19 @@
-"""The loop guard for Agno agents (the ``maxrepeat[agno]`` extra).
-
-``Agent(model=model, tools=[...], tool_hooks=[loop_guard(MaxRepeatConfig.preset("live"))])``
-guards an Agno agent: the guard is one tool hook, Agno's own wiring point around every
-tool call of an agent (each tool and toolkit function).
+"""The loop guard for Agno agents (the ``maxrepeat[agno]`` extra): one tool hook,
+``Agent(model=model, tools=[...], tool_hooks=[loop_guard(MaxRepeatConfig.preset("live"))])``.
 
 * A model response's tool calls are one step: at the first of them to reach the hook,
-  the guard reads the response from ``run_context.messages`` and judges the whole step
-  before any call runs. When the policy says the step would be refused, each call returns
-  the refusal instead of running (the model reads it as the call's result); when it says
-  stop, each raises `LoopStoppedError` (Agno's ``StopAgentRun``): nothing of the step runs
-  and Agno ends the run after it, without asking the model again.
+  the guard reads the response from ``run_context.messages`` and judges the step before
+  any call runs: refused, each call returns the refusal instead of running; stopped, each
+  raises `LoopStoppedError` (Agno's ``StopAgentRun``) and Agno ends the run after it.
 * After a step's last call, at the warning level, a note naming the repeated action (or
-  cycle) and its count is appended to that call's result (the model reads it next, and
-  keeps it in its history). In ``observation`` mode, where a result is not known before
-  the call, the note warns, then gives the blocking reason; at ``stop_at`` Agno is given
-  the last result (and the note) as a ``StopAgentRun``, which ends the run after the step.
+  cycle) and its count is appended to that call's result. In ``observation`` mode the
+  note warns, then blocks; at ``stop_at`` the last result (and the note) is given to Agno
+  as a ``StopAgentRun``, which ends the run after the step.
 
-Agno returns a run's errors in its ``RunOutput`` rather than raising them:
-``guard.stop_error(result)`` is the `LoopStoppedError` that stopped that run (``results``:
-``maxrepeat.grade`` of its messages), or None. Runs are told apart by ``run_id``: each
-starts from nothing, whatever ended the last. `trajectory_from_messages` converts
-``result.messages`` (without the notes). ``agno`` is imported only when a guard is made.
+Agno returns a run's errors in its ``RunOutput``: ``guard.stop_error(result)`` is the
+`LoopStoppedError` that stopped that run, or None. Each run (``run_id``) starts from
+nothing. `trajectory_from_messages` converts ``result.messages`` (without the notes).
+``agno`` is imported only when a guard is made.
 """
 
 from __future__ import annotations
@@ -115,6 +108,16 @@ def _last_response(messages: Sequence[Any]) -> Any:
                  and getattr(m, "tool_calls", None)), None)
 
 
+def _tail(messages: Sequence[Any], message: Any) -> list[Any]:
+    """The messages after ``message`` (all of them when it is None)."""
+    out: list[Any] = []
+    for m in reversed(messages):
+        if m is message:
+            break
+        out.append(m)
+    return out[::-1]
+
+
 class _Step:
     """One model response's tool calls, as they go through the hook."""
 
@@ -143,28 +146,28 @@ class _Run:
         self.opened: Any = None  # the model response of the last step opened
         self.ids = itertools.count()
 
-    def _close(self, messages: Sequence[Any]) -> None:
-        """Close an open step some of whose calls never reached the hook (Agno answered
-        them itself): their answers are read from the messages."""
-        step = self.step
-        if step is None:
-            return
-        ids = {c.id for c in step.waiting}
-        for message in messages:
-            if getattr(message, "role", None) == "tool" and message.tool_call_id in ids:
-                self.guard.answer(message.tool_call_id, _content(message),
-                                  success=not getattr(message, "tool_call_error", False))
-        self.step = None
-        decision = self.guard.finish()
-        if decision.action >= Action.STOP and self.stopping is None:
-            self.stopping = self.guard.stop(decision)
+    def _take_answers(self, step: _Step, messages: Sequence[Any]) -> None:
+        """Feed the answers Agno gave the step's calls itself (an unknown tool, before
+        any call runs; the tool call limit): those calls never reach the hook."""
+        waiting = {c.id: c for c in step.waiting}
+        for message in _tail(messages, step.message):
+            call = waiting.get(getattr(message, "tool_call_id", None))
+            if call is not None and getattr(message, "role", None) == "tool":
+                if step.refusal is None:
+                    self.guard.answer(call.id, _content(message),
+                                      success=not getattr(message, "tool_call_error", False))
+                step.waiting.remove(call)
 
     def _open(self, messages: Sequence[Any], name: str, arguments: Any) -> _Step:
         last = _last_response(messages)
         step = self.step
         if step is not None and step.waiting and last in (None, step.message):
             return step
-        self._close(messages)
+        if step is not None:  # its last calls never reached the hook
+            self._take_answers(step, messages)
+            self.step, decision = None, self.guard.finish()
+            if decision.action >= Action.STOP and self.stopping is None:
+                self.stopping = self.guard.stop(decision)
         calls = _calls(last) if last is not None and last is not self.opened else []
         if not any(c.name == name for c in calls):
             # not asked for by a new model response in the messages: a step of its own
@@ -176,6 +179,7 @@ class _Run:
             self.stopping = self.guard.stop(ahead)
         elif ahead.action >= Action.BLOCK:
             step.refusal = self.guard.refuse(ahead)
+        self._take_answers(step, messages)
         return step
 
     def before(self, messages: Sequence[Any] | None, name: str,
