@@ -52,14 +52,13 @@ def _script(scenario: str) -> Script:
     return PARALLEL if scenario == "parallel" else [[c] for c in SCRIPTS[scenario]]
 
 
-def _run(script: Script, guard: Any) -> Outcome:
+def _runner(script: Script, guard: Any) -> tuple[Any, Any, list[str]]:
+    """An ADK runner of the fixer agent (its model replaying ``script``, then "Done."),
+    its model, and the list of the tools that ran."""
     from google.adk.agents import LlmAgent
     from google.adk.apps import App
     from google.adk.cli.agent_test_runner import MockModel
     from google.adk.runners import InMemoryRunner
-    from google.genai import types
-
-    from maxrepeat.guards.frameworks.google_adk import stop_error_class, trajectory_from_events
 
     model = MockModel(responses=[], requests=[])
     model.responses = [*MockModel.create([_content(s) for s in script]).responses,
@@ -78,21 +77,39 @@ def _run(script: Script, guard: Any) -> Outcome:
 
     agent = LlmAgent(name="fixer", model=model, tools=[run_tests, edit])
     runner = InMemoryRunner(app=App(name="fixer", root_agent=agent, plugins=[guard]))
+    return runner, model, executed
+
+
+async def _session(runner: Any) -> str:
+    session = await runner.session_service.create_session(app_name="fixer", user_id="u")
+    return str(session.id)
+
+
+async def _invoke(runner: Any, session_id: str, text: str) -> tuple[list[Any], Any]:
+    """One run (invocation) in the session: the session's events after it, the stop."""
+    from google.genai import types
+
+    from maxrepeat.guards.frameworks.google_adk import stop_error_class
+
+    stopped = None
+    task = types.Content(role="user", parts=[types.Part(text=text)])
+    try:
+        async for _ in runner.run_async(user_id="u", session_id=session_id, new_message=task):
+            pass
+    except stop_error_class() as err:
+        stopped = err
+    done = await runner.session_service.get_session(app_name="fixer", user_id="u",
+                                                    session_id=session_id)
+    return list(done.events), stopped
+
+
+def _run(script: Script, guard: Any) -> Outcome:
+    from maxrepeat.guards.frameworks.google_adk import trajectory_from_events
+
+    runner, model, executed = _runner(script, guard)
 
     async def main() -> tuple[list[Any], Any]:
-        service = runner.session_service
-        session = await service.create_session(app_name="fixer", user_id="u")
-        stopped = None
-        task = types.Content(role="user", parts=[types.Part(text="Make the tests pass.")])
-        try:
-            async for _ in runner.run_async(user_id="u", session_id=session.id,
-                                            new_message=task):
-                pass
-        except stop_error_class() as err:
-            stopped = err
-        done = await service.get_session(app_name="fixer", user_id="u", session_id=session.id)
-        assert done is not None
-        return list(done.events), stopped
+        return await _invoke(runner, await _session(runner), "Make the tests pass.")
 
     events, stopped = asyncio.run(main())
     contexts = [_text(r) for r in model.requests]
@@ -147,6 +164,36 @@ def test_adk_second_run_on_the_same_guard_after_a_stop_starts_clean() -> None:
     check(_run(_script("clean"), guard), NAME_ARGS, "clean")
     check(_run(_script("loop"), guard), NAME_ARGS, "loop")
     assert guard.runs == {}  # nothing kept of finished or stopped runs
+
+
+def test_adk_next_run_in_the_same_session_after_a_stop_starts_clean() -> None:
+    """The stopped step's calls are answered (with the stop message), so the session is a
+    valid history the next run of the same session goes on from, counted from nothing."""
+    from maxrepeat.guards.frameworks.google_adk import trajectory_from_events
+
+    loop, clean = _script("loop"), _script("clean")
+    runner, model, executed = _runner([*loop[:5], *clean], _guard(NAME_ARGS))
+
+    async def main() -> tuple[list[Any], Any, list[Any], Any]:
+        session = await _session(runner)
+        first, stopped = await _invoke(runner, session, "Make the tests pass.")
+        after, again = await _invoke(runner, session, "Go on.")
+        return first, stopped, after, again
+
+    first, stopped, after, again = asyncio.run(main())
+    assert stopped is not None and len(model.requests) - len(clean) - 1 == 5
+    calls = {p.function_call.id for e in first for p in (e.content.parts if e.content else [])
+             if p.function_call}
+    answered = {p.function_response.id for e in first
+                for p in (e.content.parts if e.content else []) if p.function_response}
+    assert calls == answered  # every call of the stopped run has its response
+    last = [p.function_response.response for e in first
+            for p in (e.content.parts if e.content else []) if p.function_response][-1]
+    assert "(stopped)" in str(last)
+    contexts = [_text(r).split("Go on.")[-1] for r in model.requests[5:]]
+    ran = len(executed) - 3  # the first run ran 3 calls
+    check(Outcome(contexts, trajectory_from_events(after[len(first):]), ran, again),
+          NAME_ARGS, "clean")
 
 
 def test_adk_warning_stays_in_the_history() -> None:

@@ -8,8 +8,9 @@ next run starts it clean whatever ended the last one. The plug-in's callbacks:
 * ``after_model_callback``: the model asked for function calls (one step, however
   many; a call without an id is given an ``adk-`` one, as ADK would). When the policy
   says the step would be refused, ``before_tool_callback`` answers each call with the
-  refusal instead of running it; when it says stop, `LoopStoppedError` is raised there
-  before any of them runs.
+  refusal instead of running it; when it says stop, each call is answered the same way
+  with the stop message (so the session stays a valid history) and the run stops before
+  the next model call.
 * ``before_model_callback``: the step's function responses are in the session; at the
   warning level a user message naming the repeated action (or cycle) and its count is
   put right after them, in this request and every later one of the run.
@@ -108,7 +109,8 @@ class _Run:
     guard: StepGuard
     seen: int  # session events already read
     refused: dict[str, str] = field(default_factory=dict)
-    stopping: Decision | None = None
+    pending: Decision | None = None  # a stop decided before the calls (answered)
+    stopping: Decision | None = None  # the stop to raise
     warnings: list[tuple[int, str]] = field(default_factory=list)  # (contents index, text)
 
 
@@ -195,6 +197,9 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
             run = self._run(callback_context.invocation_id, events)
             refused = self._catch_up(run, events)
             decision = run.guard.finish()
+            if run.pending is not None:  # the stopped step is answered: stop now
+                run.stopping = run.guard.stop(run.pending)
+                return
             if decision.action >= Action.STOP:
                 run.stopping = run.guard.stop(decision)  # raised by _stop_check next
                 return
@@ -217,16 +222,16 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
             run = self._run(callback_context.invocation_id, callback_context.session.events)
             self._catch_up(run, callback_context.session.events)
             ahead = run.guard.start(calls)
-            if ahead.action >= Action.STOP:
-                run.stopping = run.guard.stop(ahead)
-            elif ahead.action >= Action.BLOCK:
+            if ahead.action >= Action.BLOCK:  # (the stop message, at stop_at)
                 text = run.guard.refuse(ahead)
                 run.refused = {c.id: text for c in calls if c.id is not None}
+            if ahead.action >= Action.STOP:
+                run.pending = ahead
 
         async def before_tool_callback(self, *, tool: Any, tool_args: dict[str, Any],
                                        tool_context: Any) -> dict[str, Any] | None:
             run = self.runs.get(tool_context.invocation_id)
-            if run is None or run.stopping is not None:  # (stopped by _stop_check)
+            if run is None:
                 return None
             text = run.refused.get(tool_context.function_call_id)
             return None if text is None else {"result": text}
