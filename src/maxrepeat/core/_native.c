@@ -1336,10 +1336,10 @@ static PyObject *digest(PyObject *Py_UNUSED(self), PyObject *arg) {
 }
 
 /* ------------------------------------------------------------------------------------ */
-/* The fast hash (FH): the module's one NON-cryptographic 128-bit hash. Grading numbers  */
-/* steps with it (build_ids, near_ids: a call hashed from its key's parts, a step from   */
-/* its calls), and the hook cache checks a log's blocks with it (hash128). One state,    */
-/* one finish, two ways in:                                                              */
+/* The fast hash (FH): the module's one NON-cryptographic 128-bit hash. Grading looks    */
+/* keys up with it (build_ids, near_ids: Keys below, where equal bytes, not equal hashes, */
+/* make one key), and hash128 gives it for a buffer (no longer the hook's check). One     */
+/* state, one finish, two ways in:                                                        */
 /* - fh_part, a part of a key (a name, canonical bytes: mostly under 1 KB): every word    */
 /*   goes into both lanes, so the state is 128 bits wide at every word;                   */
 /* - fh_bulk, a long input (a 256 KiB block of a log): its whole 32-byte rounds through   */
@@ -1515,6 +1515,257 @@ static PyObject *has_mark(PyObject *Py_UNUSED(self), PyObject *const *args, Py_s
     PyBuffer_Release(&data);
     PyBuffer_Release(&mark);
     return PyBool_FromLong(found);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Exact keys (issue 28, item 2). Grading numbers steps by their keys; two different    */
+/* keys must never share a number, whoever wrote the trajectory. So a key is interned:   */
+/* its bytes are kept the first time they are seen, and a later key gets the same number */
+/* only when its bytes are equal, compared byte for byte. FH only picks where to look    */
+/* (and a 64-bit hash compared first saves most byte comparisons); an equal hash with    */
+/* different bytes is just another key. Built with -DMAXREPEAT_FH_BITS=n, the hash is    */
+/* cut to n bits so that tests can make every lookup meet collisions                     */
+/* (tests/test_native_collisions.py).                                                     */
+/*                                                                                        */
+/* A key is a tag byte, up to two numbers of keys interned before (8 bytes each), then a */
+/* body of bytes: the tag says how many numbers there are, so the bytes never read two   */
+/* ways. Numbers are unique across tags (one table), so a key made of numbers is exact   */
+/* when its parts are.                                                                    */
+
+#ifdef MAXREPEAT_FH_BITS
+#define KEY_HASH_BITS MAXREPEAT_FH_BITS
+#else
+#define KEY_HASH_BITS 64
+#endif
+
+typedef struct {
+    uint8_t head[17]; /* the tag, then the numbers (little-endian) */
+    Py_ssize_t nh;
+    const uint8_t *p; /* the body */
+    Py_ssize_t n;
+    int lead; /* >= 0: the body's first byte is read as this (a string's quote as 's') */
+} Key;
+
+typedef struct {
+    uint32_t h;   /* the hash's high half (the low half chose the slot) */
+    uint32_t id1; /* the key's number + 1; 0: a free slot */
+} KSlot;
+
+typedef struct {
+    Buf bytes;          /* every key's bytes, one after another */
+    Py_ssize_t *end;    /* key k's bytes end at end[k] (start at end[k - 1], or 0) */
+    uint64_t *hash;     /* key k's hash (where it goes when the index grows) */
+    Py_ssize_t n, cap;  /* keys, room in end */
+    KSlot *slot;
+    size_t mask;
+} Keys;
+
+static void key_init(Key *k, uint8_t tag) {
+    k->head[0] = tag;
+    k->nh = 1;
+    k->p = NULL;
+    k->n = 0;
+    k->lead = -1;
+}
+
+static void key_num(Key *k, int64_t v) {
+    put_le64(k->head + k->nh, (uint64_t)v);
+    k->nh += 8;
+}
+
+static void key_body(Key *k, const void *p, Py_ssize_t n) {
+    k->p = p;
+    k->n = n;
+    k->lead = -1;
+}
+
+static void keys_free(Keys *t) {
+    buf_free(&t->bytes);
+    PyMem_Free(t->end);
+    PyMem_Free(t->hash);
+    PyMem_Free(t->slot);
+    memset(t, 0, sizeof(*t));
+}
+
+/* fh_part of a body whose first byte is read as lead (when lead >= 0), without a copy:
+ * the same words fh_part would read from the bytes as read. */
+static void fh_part_lead(FH *s, const uint8_t *p, size_t n, int lead) {
+    if (lead < 0 || n == 0) {
+        fh_part(s, p, n);
+        return;
+    }
+    size_t i = 0;
+    if (n >= 8) {
+        fh_word(s, (load64(p) & ~(uint64_t)0xFF) | (uint64_t)(uint8_t)lead);
+        for (i = 8; i + 8 <= n; i += 8) fh_word(s, load64(p + i));
+    }
+    if (i < n) {
+        uint8_t tail[8] = {0};
+        memcpy(tail, p + i, n - i);
+        if (i == 0) tail[0] = (uint8_t)lead;
+        fh_word(s, load64(tail));
+    }
+    fh_word(s, (uint64_t)n ^ 0xff00000000000000ULL);
+}
+
+static uint64_t key_hash(const Key *k) {
+    FH s;
+    uint64_t out[2];
+    fh_init(&s);
+    fh_part(&s, k->head, (size_t)k->nh);
+    fh_part_lead(&s, k->p, (size_t)k->n, k->lead);
+    fh_final(&s, out);
+#if KEY_HASH_BITS < 64
+    return out[0] & (((uint64_t)1 << KEY_HASH_BITS) - 1);
+#else
+    return out[0];
+#endif
+}
+
+/* Whether key number id has k's bytes. */
+static int key_equal(const Keys *t, int64_t id, const Key *k) {
+    Py_ssize_t start = id > 0 ? t->end[id - 1] : 0;
+    const uint8_t *s = (const uint8_t *)t->bytes.p + start;
+    if (t->end[id] - start != k->nh + k->n || memcmp(s, k->head, (size_t)k->nh) != 0)
+        return 0;
+    s += k->nh;
+    if (k->n == 0) return 1;
+    if (k->lead < 0) return memcmp(s, k->p, (size_t)k->n) == 0;
+    return s[0] == (uint8_t)k->lead && memcmp(s + 1, k->p + 1, (size_t)k->n - 1) == 0;
+}
+
+/* The slot of key k (hash h): its own, or the free one where it would go. */
+static KSlot *keys_slot(const Keys *t, const Key *k, uint64_t h) {
+    size_t i = (size_t)h & t->mask;
+    while (1) {
+        KSlot *s = &t->slot[i];
+        if (s->id1 == 0 || (s->h == (uint32_t)(h >> 32) && key_equal(t, s->id1 - 1, k)))
+            return s;
+        i = (i + 1) & t->mask;
+    }
+}
+
+static int keys_grow(Keys *t) {
+    size_t size = t->slot ? 2 * (t->mask + 1) : 1024;
+    KSlot *slot = PyMem_Calloc(size, sizeof(KSlot));
+    if (slot == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    size_t mask = size - 1;
+    for (size_t j = 0; t->slot != NULL && j <= t->mask; j++) {
+        if (t->slot[j].id1 == 0) continue;
+        size_t i = (size_t)t->hash[t->slot[j].id1 - 1] & mask;
+        while (slot[i].id1) i = (i + 1) & mask;
+        slot[i] = t->slot[j];
+    }
+    PyMem_Free(t->slot);
+    t->slot = slot;
+    t->mask = mask;
+    return 0;
+}
+
+/* Key k (hash h)'s number: found, or (when add) made; -1 not found (add == 0), -2 error. */
+static int64_t keys_get_h(Keys *t, const Key *k, uint64_t h, int add) {
+    if (t->slot == NULL && keys_grow(t) < 0) return -2;
+    KSlot *s = keys_slot(t, k, h);
+    if (s->id1 != 0) return s->id1 - 1;
+    if (!add) return -1;
+    if ((size_t)(t->n + 1) * 2 > t->mask + 1) {
+        if (keys_grow(t) < 0) return -2;
+        s = keys_slot(t, k, h);
+    }
+    if (t->n == (Py_ssize_t)UINT32_MAX - 1) {
+        PyErr_SetString(PyExc_OverflowError, "too many distinct keys");
+        return -2;
+    }
+    if (t->n == t->cap) { /* both arrays to the same new size */
+        Py_ssize_t cap = t->cap;
+        if (walk_grow((void **)&t->end, t->n, &cap, sizeof(Py_ssize_t)) < 0) return -2;
+        cap = t->cap;
+        if (walk_grow((void **)&t->hash, t->n, &cap, sizeof(uint64_t)) < 0) return -2;
+        t->cap = cap;
+    }
+    if (buf_put(&t->bytes, k->head, k->nh) < 0) return -2;
+    Py_ssize_t at = t->bytes.n;
+    if (buf_put(&t->bytes, k->p, k->n) < 0) return -2;
+    if (k->lead >= 0 && k->n > 0) t->bytes.p[at] = (char)k->lead;
+    t->end[t->n] = t->bytes.n;
+    t->hash[t->n] = h;
+    s->h = (uint32_t)(h >> 32);
+    s->id1 = (uint32_t)(t->n + 1);
+    return t->n++;
+}
+
+static int64_t keys_get(Keys *t, const Key *k, int add) {
+    return keys_get_h(t, k, key_hash(k), add);
+}
+
+/* Start loading the index slot where a key of hash h is looked up first (a key looked up
+ * a while later is then found without waiting for memory: build_ids' arguments). */
+static void keys_prefetch(const Keys *t, uint64_t h) {
+#if defined(__GNUC__)
+    if (t->slot != NULL) __builtin_prefetch(&t->slot[(size_t)h & t->mask]);
+#else
+    (void)t;
+    (void)h;
+#endif
+}
+
+/* keys_get(t, k, 1) as a number, or -1 with the error set. */
+static int64_t keys_intern(Keys *t, const Key *k) {
+    int64_t id = keys_get(t, k, 1);
+    return id < 0 ? -1 : id;
+}
+
+/* A cache of call keys by the input's bytes of a value (a msgspec.Raw slice), as the
+ * reference caches digests (core.fingerprints.fingerprint_keys): an action repeated is
+ * canonicalized once. Its keys are exact too (the raw bytes, compared); it is dropped,
+ * like the reference's, when fewer than 1 lookup in 8 hits after a sample, and stops
+ * growing at RC_MAX_KEYS keys or RC_MAX_BYTES bytes. */
+#define RC_SAMPLE 4096
+#define RC_MAX_KEYS ((Py_ssize_t)1 << 20)
+#define RC_MAX_BYTES ((Py_ssize_t)64 << 20)
+
+typedef struct {
+    Keys keys;      /* tag 'r', the name's number, the raw bytes */
+    int64_t *val;   /* by the raw key's number: the call key's number */
+    Py_ssize_t vcap, lookups, hits;
+    int off;
+} RawCache;
+
+static void rc_free(RawCache *c) {
+    keys_free(&c->keys);
+    PyMem_Free(c->val);
+    c->val = NULL;
+    c->vcap = 0;
+}
+
+/* The call key cached for raw key k: its number, -1 none, -2 error. */
+static int64_t rc_find(RawCache *c, const Key *k) {
+    c->lookups++;
+    int64_t r = c->keys.n ? keys_get(&c->keys, k, 0) : -1;
+    if (r >= 0) {
+        c->hits++;
+        return c->val[r];
+    }
+    if (r == -2) return -2;
+    if (c->lookups == RC_SAMPLE && c->hits * 8 < c->lookups) {
+        c->off = 1;
+        rc_free(c);
+    }
+    return -1;
+}
+
+/* Raw key k now names call key id (when there is room): 0, or -1 with the error set. */
+static int rc_add(RawCache *c, const Key *k, int64_t id) {
+    if (c->off || c->keys.n >= RC_MAX_KEYS || c->keys.bytes.n + k->n > RC_MAX_BYTES) return 0;
+    int64_t r = keys_intern(&c->keys, k);
+    if (r < 0) return -1;
+    if (r >= c->vcap && walk_grow((void **)&c->val, r, &c->vcap, sizeof(int64_t)) < 0)
+        return -1;
+    c->val[r] = id;
+    return 0;
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -1785,19 +2036,23 @@ static int fr_call_entry(FrUse *u, PyObject *data, Py_ssize_t *ent) {
     return rc;
 }
 
-/* The name part of a call's hash: the UTF-8 bytes of the name (name_bytes without its
- * length prefix, which fh_part adds); names that are not plain ASCII go through
- * name_bytes (surrogates included, as the reference encodes them). */
-static int fh_name(Ctx *x, FH *s, PyObject *name) {
+/* The number of a tool name's key (tag 'n', the UTF-8 bytes of the name: name_bytes
+ * without its length prefix; names that are not plain ASCII go through name_bytes,
+ * surrogates included, as the reference encodes them): 0, or -1 with the error set. */
+static int name_key(Ctx *x, Keys *keys, PyObject *name, int64_t *id) {
+    Key k;
+    key_init(&k, 'n');
     if (PyUnicode_IS_COMPACT_ASCII(name)) {
-        fh_part(s, (const uint8_t *)PyUnicode_DATA(name), (size_t)PyUnicode_GET_LENGTH(name));
-        return 0;
+        key_body(&k, PyUnicode_DATA(name), PyUnicode_GET_LENGTH(name));
+        *id = keys_intern(keys, &k);
+        return *id < 0 ? -1 : 0;
     }
     PyObject *nb = ctx_name_bytes(x, name);
     if (nb == NULL) return -1;
-    fh_part(s, (const uint8_t *)PyBytes_AS_STRING(nb) + 8, (size_t)PyBytes_GET_SIZE(nb) - 8);
+    key_body(&k, PyBytes_AS_STRING(nb) + 8, PyBytes_GET_SIZE(nb) - 8);
+    *id = keys_intern(keys, &k);
     Py_DECREF(nb);
-    return 0;
+    return *id < 0 ? -1 : 0;
 }
 
 /* The canonical bytes of a top-level object whose keys are plain ASCII (no escape, no
@@ -1908,13 +2163,14 @@ static int fc_members(const uint8_t *raw, Py_ssize_t n, Buf *out) {
     return OK;
 }
 
-/* The body part of a call's hash (call_digest's canonical bytes of value, absorbed into
- * s): 0 absorbed, 1 an empty observation (nothing absorbed), -1 error. */
-static int fh_body(Ctx *x, FH *s, PyObject *value, int observe) {
+/* The body of a call's key: call_digest's canonical bytes of value, set as k's body
+ * (in x->scratch, or in *hold, a reference the caller drops after using k): 0 set, 1 an
+ * empty observation (no body), -1 error. */
+static int body_of(Ctx *x, PyObject *value, int observe, Key *k, PyObject **hold) {
     x->scratch.n = 0;
     if (value == Py_None) {
         if (observe) return 1;
-        fh_part(s, (const uint8_t *)"jnull", 5);
+        key_body(k, "jnull", 5);
         return 0;
     }
     if (PyUnicode_CheckExact(value)) {
@@ -1925,7 +2181,7 @@ static int fh_body(Ctx *x, FH *s, PyObject *value, int observe) {
         } else {
             if (observe && utf8_blank((const uint8_t *)str, len)) return 1;
             if (buf_byte(&x->scratch, 's') < 0 || buf_put(&x->scratch, str, len) < 0) return -1;
-            fh_part(s, (const uint8_t *)x->scratch.p, (size_t)x->scratch.n);
+            key_body(k, x->scratch.p, x->scratch.n);
             return 0;
         }
     }
@@ -1944,7 +2200,7 @@ static int fh_body(Ctx *x, FH *s, PyObject *value, int observe) {
         if (rc == FAIL) return -1;
         if (rc == OK) {
             if (empty) return 1;
-            fh_part(s, (const uint8_t *)x->scratch.p, (size_t)x->scratch.n);
+            key_body(k, x->scratch.p, x->scratch.n);
             return 0;
         }
     }
@@ -1959,177 +2215,111 @@ static int fh_body(Ctx *x, FH *s, PyObject *value, int observe) {
         PyErr_SetString(PyExc_TypeError, "canonical bytes must be bytes");
         return -1;
     }
-    fh_part(s, (const uint8_t *)PyBytes_AS_STRING(body), (size_t)PyBytes_GET_SIZE(body));
-    Py_DECREF(body);
+    key_body(k, PyBytes_AS_STRING(body), PyBytes_GET_SIZE(body));
+    *hold = body;
     return 0;
 }
 
-/* A cache of call hashes by the input's bytes of a value (a msgspec.Raw slice) and the
- * tool name, as the reference caches digests (core.fingerprints.fingerprint_keys): an
- * action repeated is canonicalized once. Keyed by a 128-bit hash of (name, raw bytes), so
- * it holds no reference; dropped, like the reference's, when fewer than 1 lookup in 8
- * hits after a sample, and it stops growing at VC_MAX_SLOTS. */
-#define VC_SAMPLE 4096
-#define VC_MAX_SLOTS ((size_t)1 << 21)
-
-typedef struct {
-    uint64_t k0, k1, v0, v1; /* k0 == k1 == 0: free (a real key has k1's low bit set) */
-} VEntry;
-
-typedef struct {
-    VEntry *e;
-    size_t mask, used;
-    Py_ssize_t lookups, hits;
-    int off;
-} VCache;
-
-static void vc_free(VCache *c) {
-    PyMem_Free(c->e);
-    c->e = NULL;
-    c->mask = c->used = 0;
-}
-
-static VEntry *vc_slot(VCache *c, uint64_t k0, uint64_t k1) {
-    size_t i = (size_t)k0 & c->mask;
-    while (1) {
-        VEntry *e = &c->e[i];
-        if ((e->k0 == k0 && e->k1 == k1) || (e->k0 == 0 && e->k1 == 0)) return e;
-        i = (i + 1) & c->mask;
-    }
-}
-
-/* Room for one more entry; 0 when there is none (the cache just stops growing). */
-static int vc_room(VCache *c) {
-    if (c->e != NULL && (c->used + 1) * 2 <= c->mask + 1) return 1;
-    size_t size = c->e ? 2 * (c->mask + 1) : 4096;
-    if (size > VC_MAX_SLOTS) return 0;
-    VEntry *e = PyMem_Calloc(size, sizeof(VEntry));
-    if (e == NULL) return 0; /* only a cache: go on without growing it */
-    VEntry *old = c->e;
-    size_t old_size = old ? c->mask + 1 : 0;
-    c->e = e;
-    c->mask = size - 1;
-    for (size_t i = 0; i < old_size; i++) {
-        if (old[i].k0 == 0 && old[i].k1 == 0) continue;
-        *vc_slot(c, old[i].k0, old[i].k1) = old[i];
-    }
-    PyMem_Free(old);
-    return 1;
-}
-
-/* fh_body, then the final hash into out, through the cache when value is a Raw slice:
- * 0 hashed, 1 an empty observation (not cached: cheap to see), -1 error. */
-static int fh_body_cached(Ctx *x, VCache *c, FH *h, PyObject *value, int observe,
-                          uint64_t out[2]) {
-    uint64_t key[2] = {0, 0};
+/* The number of a call's key (tag: 'a' arguments, 'o' an observation; the name's number;
+ * the body's bytes), through the raw cache when value is a Raw slice: 0, 1 an empty
+ * observation (not cached: cheap to see), -1 error. */
+static int call_key(Ctx *x, Keys *keys, RawCache *c, uint8_t tag, int64_t name_id,
+                    PyObject *value, int observe, int64_t *id) {
+    Key rk;
+    Py_buffer view;
     int keyed = 0;
     if (!c->off && Py_TYPE(value) == (PyTypeObject *)x->raw_type) {
-        Py_buffer view;
         if (PyObject_GetBuffer(value, &view, PyBUF_SIMPLE) < 0) return -1;
-        FH r = *h;
-        fh_word(&r, 0x7261772062797465ULL); /* a domain of its own: raw input bytes */
-        fh_part(&r, view.buf, (size_t)view.len);
-        PyBuffer_Release(&view);
-        fh_final(&r, key);
-        key[1] |= 1;
-        keyed = 1;
-        c->lookups++;
-        if (c->e != NULL) {
-            VEntry *e = vc_slot(c, key[0], key[1]);
-            if (e->k1 != 0) {
-                c->hits++;
-                out[0] = e->v0;
-                out[1] = e->v1;
-                return 0;
-            }
+        key_init(&rk, tag == 'a' ? 'r' : 'R');
+        key_num(&rk, name_id);
+        key_body(&rk, view.buf, view.len);
+        int64_t r = rc_find(c, &rk);
+        if (r != -1 || c->off) PyBuffer_Release(&view);
+        if (r == -2) return -1;
+        if (r >= 0) {
+            *id = r;
+            return 0;
         }
-        if (c->lookups == VC_SAMPLE && c->hits * 8 < c->lookups) {
-            c->off = 1;
-            vc_free(c);
-            keyed = 0;
-        }
+        keyed = !c->off;
     }
-    int r = fh_body(x, h, value, observe);
-    if (r != 0) return r;
-    fh_final(h, out);
-    if (keyed && vc_room(c)) {
-        VEntry *e = vc_slot(c, key[0], key[1]);
-        e->k0 = key[0];
-        e->k1 = key[1];
-        e->v0 = out[0];
-        e->v1 = out[1];
-        c->used++;
-    }
-    return 0;
+    Key k;
+    PyObject *hold = NULL;
+    key_init(&k, tag);
+    key_num(&k, name_id);
+    int rc = body_of(x, value, observe, &k, &hold);
+    if (rc == 0 && (*id = keys_intern(keys, &k)) < 0) rc = -1;
+    Py_XDECREF(hold);
+    if (rc == 0 && keyed && rc_add(c, &rk, *id) < 0) rc = -1;
+    if (keyed) PyBuffer_Release(&view);
+    return rc;
 }
 
 /* What build_ids and near_ids keep of each watched call, in call order (the walk's
- * numbering): the hash state after the name (the whole hash in name and name-args mode),
- * and where results are read the call id's entry (-1: none). */
+ * numbering): the number of the key known at the call (its name's, or in name-args mode
+ * the whole call's), and where results are read the call id's entry (-1: none). */
 typedef struct {
-    FH *h;
+    int64_t *pre;
     Py_ssize_t *ent;
     Py_ssize_t n, cap;
 } ICalls;
 
-static int icalls_push(ICalls *c, const FH *h, Py_ssize_t ent) {
+static int icalls_push(ICalls *c, int64_t pre, Py_ssize_t ent) {
     if (c->n == c->cap) { /* both arrays to the same new size */
         Py_ssize_t cap = c->cap;
-        if (walk_grow((void **)&c->h, c->n, &cap, sizeof(FH)) < 0) return -1;
+        if (walk_grow((void **)&c->pre, c->n, &cap, sizeof(int64_t)) < 0) return -1;
         cap = c->cap;
         if (walk_grow((void **)&c->ent, c->n, &cap, sizeof(Py_ssize_t)) < 0) return -1;
         c->cap = cap;
     }
-    c->h[c->n] = *h;
+    c->pre[c->n] = pre;
     c->ent[c->n] = ent;
     c->n++;
     return 0;
 }
 
 static void icalls_free(ICalls *c) {
-    PyMem_Free(c->h);
+    PyMem_Free(c->pre);
     PyMem_Free(c->ent);
 }
 
-static int hash_cmp(const void *a, const void *b) {
-    const uint64_t *x = a, *y = b;
-    if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
-    if (x[1] != y[1]) return x[1] < y[1] ? -1 : 1;
-    return 0;
+static int id_cmp(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
 }
 
-/* The step hashes of build_ids and near_ids: a 128-bit hash a step, made from the hashes
- * of its calls; an empty step (rules.step_is_empty) is marked and has none. */
+/* The step keys of build_ids and near_ids: a step's key is its call's key, or for more
+ * calls the key of their sorted numbers (tag 'm'); an empty step (rules.step_is_empty)
+ * is marked and has none. */
 typedef struct {
-    uint64_t *sh;     /* two words a step */
+    int64_t *sk;      /* a step's key number */
     uint8_t *empty;   /* 1: an empty step */
     Py_ssize_t ns, empties;
-    uint64_t *calls;  /* the step at hand: two words a call */
+    int64_t *calls;   /* the step at hand: its calls' key numbers */
     Py_ssize_t cap;
-} StepHashes;
+} StepKeys;
 
-static int sh_init(StepHashes *t, Py_ssize_t ns) {
+static int sk_init(StepKeys *t, Py_ssize_t ns) {
     t->ns = ns;
-    t->sh = PyMem_Malloc((size_t)(ns ? ns : 1) * 16);
+    t->sk = PyMem_Malloc((size_t)(ns ? ns : 1) * sizeof(int64_t));
     t->empty = PyMem_Calloc((size_t)(ns ? ns : 1), 1);
-    if (t->sh == NULL || t->empty == NULL) {
+    if (t->sk == NULL || t->empty == NULL) {
         PyErr_NoMemory();
         return -1;
     }
     return 0;
 }
 
-static void sh_free(StepHashes *t) {
-    PyMem_Free(t->sh);
+static void sk_free(StepKeys *t) {
+    PyMem_Free(t->sk);
     PyMem_Free(t->empty);
     PyMem_Free(t->calls);
 }
 
-/* Room for the k call hashes of the step at hand (t->calls); -1 with MemoryError. */
-static int sh_room(StepHashes *t, Py_ssize_t k) {
+/* Room for the k call keys of the step at hand (t->calls); -1 with MemoryError. */
+static int sk_room(StepKeys *t, Py_ssize_t k) {
     if (k <= t->cap) return 0;
     Py_ssize_t cap = k > 8 ? k : 8;
-    uint64_t *grown = PyMem_Realloc(t->calls, (size_t)cap * 16);
+    int64_t *grown = PyMem_Realloc(t->calls, (size_t)cap * sizeof(int64_t));
     if (grown == NULL) {
         PyErr_NoMemory();
         return -1;
@@ -2139,33 +2329,29 @@ static int sh_room(StepHashes *t, Py_ssize_t k) {
     return 0;
 }
 
-/* Step s from the k call hashes in t->calls (sorted here): empty, the call's own hash,
- * or a multiset: the sorted call hashes, hashed (with their count). */
-static void sh_step(StepHashes *t, Py_ssize_t s, Py_ssize_t k, int empty) {
-    uint64_t *out = t->sh + 2 * s;
+/* Step s from the k call keys in t->calls (sorted here): empty, the call's own key, or
+ * a multiset: the key of the sorted numbers. 0, or -1 with the error set. */
+static int sk_step(StepKeys *t, Keys *keys, Py_ssize_t s, Py_ssize_t k, int empty) {
     if (empty) {
         t->empty[s] = 1;
         t->empties++;
-        out[0] = out[1] = 0;
+        t->sk[s] = -1;
     } else if (k == 1) {
-        out[0] = t->calls[0];
-        out[1] = t->calls[1];
+        t->sk[s] = t->calls[0];
     } else {
-        qsort(t->calls, (size_t)k, 16, hash_cmp);
-        FH m;
-        fh_init(&m);
-        fh_word(&m, 0x6d756c7469736574ULL);
-        fh_part(&m, (const uint8_t *)t->calls, (size_t)k * 16);
-        fh_final(&m, out);
+        qsort(t->calls, (size_t)k, sizeof(int64_t), id_cmp);
+        Key m;
+        key_init(&m, 'm');
+        key_body(&m, t->calls, k * (Py_ssize_t)sizeof(int64_t));
+        if ((t->sk[s] = keys_intern(keys, &m)) < 0) return -1;
     }
+    return 0;
 }
 
-/* The ids of build_step_table from the step hashes: equal hashes share the id of their
- * first step, or of their rank among the distinct hashes when some step is empty, as the
- * reference numbers them. */
-static PyObject *ids_of_hashes(const StepHashes *t) {
-    const uint64_t *sh = t->sh;
-    const uint8_t *empty = t->empty;
+/* The ids of build_step_table from the step keys (numbers below nkeys): equal keys share
+ * the id of their first step, or of their rank among the distinct keys when some step is
+ * empty, as the reference numbers them. */
+static PyObject *ids_of_keys(const StepKeys *t, Py_ssize_t nkeys) {
     Py_ssize_t ns = t->ns;
     int any_empty = t->empties > 0;
     /* int64s (an array('q') on the Python side: no int object per step, and the search
@@ -2173,82 +2359,175 @@ static PyObject *ids_of_hashes(const StepHashes *t) {
     PyObject *ids = PyBytes_FromStringAndSize(NULL, ns * 8);
     if (ids == NULL) return NULL;
     int64_t *out = (int64_t *)PyBytes_AS_STRING(ids);
-    size_t size = 1024;
-    while (size < (size_t)ns * 2) size *= 2;
-    Py_ssize_t *slot = PyMem_Malloc(size * sizeof(Py_ssize_t)); /* step + 1; 0 free */
-    if (slot == NULL) {
+    int64_t *id_of = PyMem_Malloc((size_t)(nkeys ? nkeys : 1) * sizeof(int64_t));
+    if (id_of == NULL) {
         Py_DECREF(ids);
         return PyErr_NoMemory();
     }
-    memset(slot, 0, size * sizeof(Py_ssize_t));
-    Py_ssize_t *id_of = any_empty ? PyMem_Malloc((size_t)(ns ? ns : 1) * sizeof(Py_ssize_t)) : NULL;
-    if (any_empty && id_of == NULL) {
-        PyMem_Free(slot);
-        Py_DECREF(ids);
-        return PyErr_NoMemory();
-    }
-    size_t mask = size - 1;
-    Py_ssize_t distinct = 0;
+    for (Py_ssize_t i = 0; i < nkeys; i++) id_of[i] = -1;
+    int64_t distinct = 0;
     for (Py_ssize_t s = 0; s < ns; s++) {
-        Py_ssize_t id;
-        if (empty[s]) {
-            id = -1 - s;
-        } else {
-            const uint64_t *h = sh + 2 * s;
-            size_t i = (size_t)h[0] & mask;
-            Py_ssize_t first = -1;
-            while (slot[i]) {
-                const uint64_t *g = sh + 2 * (slot[i] - 1);
-                if (g[0] == h[0] && g[1] == h[1]) {
-                    first = slot[i] - 1;
-                    break;
-                }
-                i = (i + 1) & mask;
-            }
-            if (first < 0) {
-                slot[i] = s + 1;
-                first = s;
-                if (any_empty) id_of[s] = distinct++;
-            }
-            id = any_empty ? id_of[first] : first;
+        if (t->empty[s]) {
+            out[s] = -1 - (int64_t)s;
+            continue;
         }
-        out[s] = (int64_t)id;
+        int64_t *id = &id_of[t->sk[s]];
+        if (*id < 0) *id = any_empty ? distinct++ : (int64_t)s;
+        out[s] = *id;
     }
-    PyMem_Free(slot);
     PyMem_Free(id_of);
     return ids;
 }
 
-/* build_ids' use of the walk: each call hashed as far as is known at the call. */
+/* A call's arguments key in name-args mode, numbered one call later: its bytes are
+ * copied here and its index slot prefetched, so that the lookup (a cache miss in a large
+ * table: every distinct argument object is a key) overlaps the next call's work. */
+typedef struct {
+    Buf bytes;       /* the key's head and body */
+    Py_ssize_t nh;   /* the head's length */
+    uint64_t h;
+    Py_ssize_t call; /* the call's index in ICalls; -1: none waiting */
+    PyObject *raw;   /* its Raw value for the raw cache (a reference), or NULL */
+    int64_t name_id;
+} Staged;
+
+/* build_ids' use of the walk: each call's key numbered as far as is known at the call. */
 typedef struct {
     FrUse r; /* first: fr_result's use */
     ICalls cs;
     Ctx *x;
-    VCache *vc;
+    Keys *keys;
+    RawCache *rc;
     int mode;
     Slot sl_val;
+    Staged st[2]; /* the waiting key and the one being made */
+    int cur;
 } IdsUse;
+
+static void staged_free(IdsUse *u) {
+    for (int i = 0; i < 2; i++) {
+        buf_free(&u->st[i].bytes);
+        Py_CLEAR(u->st[i].raw);
+    }
+}
+
+/* The waiting key (if any) numbered into its call: 0, or -1 with the error set. */
+static int staged_resolve(IdsUse *u, Staged *w) {
+    if (w->call < 0) return 0;
+    Key k;
+    memcpy(k.head, w->bytes.p, (size_t)w->nh);
+    k.nh = w->nh;
+    key_body(&k, w->bytes.p + w->nh, w->bytes.n - w->nh);
+    int64_t id = keys_get_h(u->keys, &k, w->h, 1);
+    if (id < 0) return -1;
+    u->cs.pre[w->call] = id;
+    w->call = -1;
+    int rc = 0;
+    if (w->raw != NULL) {
+        Py_buffer view;
+        if (PyObject_GetBuffer(w->raw, &view, PyBUF_SIMPLE) < 0) {
+            rc = -1;
+        } else {
+            Key rk;
+            key_init(&rk, 'r');
+            key_num(&rk, w->name_id);
+            key_body(&rk, view.buf, view.len);
+            rc = rc_add(u->rc, &rk, id);
+            PyBuffer_Release(&view);
+        }
+        Py_CLEAR(w->raw);
+    }
+    return rc;
+}
+
+/* The arguments key of the call about to be pushed (name number pre, value val): its
+ * number into *id (the raw cache knew it), or staged (*id = -1; the key waits in
+ * u->st[u->cur]). 0, or -1 with the error set. */
+static int staged_make(IdsUse *u, int64_t pre, PyObject *val, int64_t *id) {
+    Ctx *x = u->x;
+    RawCache *c = u->rc;
+    int is_raw = Py_TYPE(val) == (PyTypeObject *)x->raw_type;
+    *id = -1;
+    if (is_raw && !c->off) {
+        Py_buffer view;
+        if (PyObject_GetBuffer(val, &view, PyBUF_SIMPLE) < 0) return -1;
+        Key rk;
+        key_init(&rk, 'r');
+        key_num(&rk, pre);
+        key_body(&rk, view.buf, view.len);
+        int64_t r = rc_find(c, &rk);
+        PyBuffer_Release(&view);
+        if (r == -2) return -1;
+        if (r >= 0) {
+            *id = r;
+            return 0;
+        }
+    }
+    Key k;
+    PyObject *hold = NULL;
+    key_init(&k, 'a');
+    key_num(&k, pre);
+    int rc = body_of(x, val, 0, &k, &hold);
+    Staged *st = &u->st[u->cur];
+    st->bytes.n = 0;
+    if (rc == 0 && (buf_put(&st->bytes, k.head, k.nh) < 0 || buf_put(&st->bytes, k.p, k.n) < 0))
+        rc = -1;
+    if (rc == 0) {
+        st->nh = k.nh;
+        st->h = key_hash(&k);
+        keys_prefetch(u->keys, st->h);
+        st->call = u->cs.n; /* the index the call is pushed at */
+        st->name_id = pre;
+        if (is_raw && !c->off) {
+            Py_INCREF(val);
+            st->raw = val;
+        }
+    }
+    Py_XDECREF(hold);
+    return rc < 0 ? -1 : 0;
+}
 
 static int ids_call(void *use, PyObject *data, PyObject *name) {
     IdsUse *u = use;
-    FH h;
-    fh_init(&h);
-    if (fh_name(u->x, &h, name) < 0) return WALK_ERROR;
+    int64_t pre;
+    if (name_key(u->x, u->keys, name, &pre) < 0) return WALK_ERROR;
     Py_ssize_t ent = -1;
     if (u->mode == 1) {
-        /* the whole hash now: cs.h holds the final hash in name-args mode */
+        /* the whole key: cs.pre holds the call's key in name-args mode (numbered now, or
+         * when the next call is made: staged_make) */
         PyObject *val = get_attr(data, S_arguments, &u->sl_val);
-        uint64_t out[2];
-        int rc = val == NULL ? -1 : fh_body_cached(u->x, u->vc, &h, val, 0, out);
+        int rc = val == NULL ? -1 : staged_make(u, pre, val, &pre);
         Py_XDECREF(val);
-        if (rc < 0) return WALK_ERROR;
-        h.a = out[0];
-        h.b = out[1];
-    } else if (u->mode == 2) {
+        if (rc < 0 || icalls_push(&u->cs, pre, ent) < 0) return WALK_ERROR;
+        if (pre >= 0) return WALK_OK;
+        u->cur ^= 1; /* the key just staged waits; the one before it is numbered */
+        return staged_resolve(u, &u->st[u->cur]) < 0 ? WALK_ERROR : WALK_OK;
+    }
+    if (u->mode == 2) {
         int rc = fr_call_entry(&u->r, data, &ent);
         if (rc != WALK_OK) return rc;
     }
-    return icalls_push(&u->cs, &h, ent) < 0 ? WALK_ERROR : WALK_OK;
+    return icalls_push(&u->cs, pre, ent) < 0 ? WALK_ERROR : WALK_OK;
+}
+
+/* Call j's key in observation mode: its name's (pre) with its first result's canonical
+ * bytes, or with no observation (*empty set): 0, or -1 with the error set. */
+static int ids_observed(Ctx *x, Keys *keys, RawCache *rc, FirstResults *fr, int64_t pre,
+                        Py_ssize_t ent, int64_t *id, int *empty) {
+    PyObject *value = ent >= 0 ? fr->t.e[ent].res : NULL;
+    int r = 1;
+    if (value != NULL) {
+        Py_INCREF(value);
+        r = call_key(x, keys, rc, 'o', pre, value, 1, id);
+        Py_DECREF(value);
+    }
+    if (r <= 0) return r;
+    /* "tool + no observation" (emptydigest) */
+    Key k;
+    key_init(&k, 'e');
+    key_num(&k, pre);
+    *empty = 1;
+    return (*id = keys_intern(keys, &k)) < 0 ? -1 : 0;
 }
 
 /* build_ids(events, mode, period, watches, raw_type, canonical, observation, name_bytes)
@@ -2259,10 +2538,11 @@ static PyObject *build_ids(PyObject *Py_UNUSED(self), PyObject *args) {
     PyObject *events, *watches;
     int mode, period;
     Ctx x = {0};
-    VCache vc = {0};
+    Keys keys = {0};
+    RawCache rc = {0};
     IdsUse u = {0};
     Walk w = {0};
-    StepHashes hs = {0};
+    StepKeys ks = {0};
     if (!PyArg_ParseTuple(args, "OiiOOOOO", &events, &mode, &period, &watches, &x.raw_type,
                           &x.canonical, &x.observation, &x.name_bytes))
         return NULL;
@@ -2283,63 +2563,52 @@ static PyObject *build_ids(PyObject *Py_UNUSED(self), PyObject *args) {
         if (fr == NULL) goto error;
     }
 
-    /* 1. group (core.steps.group_steps) and hash what is known at the call */
+    /* 1. group (core.steps.group_steps) and number what is known at the call */
     u.r.fr = fr;
     u.x = &x;
-    u.vc = &vc;
+    u.keys = &keys;
+    u.rc = &rc;
     u.mode = mode;
+    u.st[0].call = u.st[1].call = -1;
     int walked = walk_events(items, n, watches, observe, fr_result, ids_call, &u, &w);
     if (walked == WALK_ERROR) goto error;
     if (walked == WALK_PURE) goto fallback;
+    if (staged_resolve(&u, &u.st[u.cur ^ 1]) < 0) goto error; /* the last one waiting */
 
-    /* 2. step hashes (core.fingerprints.fingerprint_keys, hashed instead of joined) */
+    /* 2. step keys (core.fingerprints.fingerprint_keys, numbered instead of joined) */
     Py_ssize_t nsteps = w.ns;
-    if (sh_init(&hs, nsteps) < 0) goto error;
+    if (sk_init(&ks, nsteps) < 0) goto error;
     for (Py_ssize_t s = 0; s < nsteps; s++) {
         Py_ssize_t a, b;
         walk_step(&w, s, &a, &b);
         Py_ssize_t k = b - a;
-        if (sh_room(&hs, k) < 0) goto error;
-        uint64_t *buf = hs.calls;
-        Py_ssize_t empties = 0;
+        if (sk_room(&ks, k) < 0) goto error;
+        int empties = 0;
         for (Py_ssize_t j = 0; j < k; j++) {
-            FH h = cs->h[a + j];
-            if (mode == 1) { /* hashed at the call */
-                buf[2 * j] = h.a;
-                buf[2 * j + 1] = h.b;
+            if (!observe) { /* numbered at the call */
+                ks.calls[j] = cs->pre[a + j];
                 continue;
             }
-            if (observe) {
-                Py_ssize_t ent = cs->ent[a + j];
-                PyObject *value = ent >= 0 ? fr->t.e[ent].res : NULL;
-                int r = 1;
-                if (value != NULL) {
-                    Py_INCREF(value);
-                    r = fh_body_cached(&x, &vc, &h, value, 1, buf + 2 * j);
-                    Py_DECREF(value);
-                }
-                if (r < 0) goto error;
-                if (r == 0) continue;
-                /* "tool + no observation" (emptydigest) */
-                static const char tag[] = "\x00no-observation";
-                empties++;
-                fh_part(&h, (const uint8_t *)tag, sizeof(tag) - 1);
-            }
-            fh_final(&h, buf + 2 * j);
+            int empty = 0;
+            if (ids_observed(&x, &keys, &rc, fr, cs->pre[a + j], cs->ent[a + j], &ks.calls[j],
+                             &empty) < 0)
+                goto error;
+            empties += empty;
         }
         /* rules.step_is_empty */
-        sh_step(&hs, s, k, observe && empties > 0 && (empties == k || period > 1));
+        if (sk_step(&ks, &keys, s, k, observe && empties > 0 && (empties == k || period > 1)) < 0)
+            goto error;
     }
 
     /* 3. ids */
-    ids = ids_of_hashes(&hs);
+    ids = ids_of_keys(&ks, keys.n);
     if (ids == NULL) goto error;
 
     /* 4. the steps */
     shape = walk_shape(&w);
     if (shape == NULL) goto error;
     result = Py_BuildValue("(OOOOnn)", shape, w.single ? Py_True : Py_False,
-                           fr ? (PyObject *)fr : Py_None, ids, w.n, hs.empties);
+                           fr ? (PyObject *)fr : Py_None, ids, w.n, ks.empties);
     goto cleanup;
 
 fallback:
@@ -2356,8 +2625,10 @@ cleanup:
     buf_free(&x.scratch);
     icalls_free(cs);
     walk_free(&w);
-    vc_free(&vc);
-    sh_free(&hs);
+    staged_free(&u);
+    rc_free(&rc);
+    keys_free(&keys);
+    sk_free(&ks);
     Py_DECREF(seq);
     return result;
 }
@@ -2620,7 +2891,7 @@ static PyMethodDef methods[] = {
     {"canonical", canonical, METH_VARARGS, "Canonical bytes of raw JSON (False: bail)."},
     {"digest", digest, METH_O, "16-byte BLAKE2b digest."},
     {"build_ids", build_ids, METH_VARARGS, "Group the watched steps and number them."},
-    {"fast_hash", fast_hash, METH_O, "build_ids' 128-bit hash of one part."},
+    {"fast_hash", fast_hash, METH_O, "FH of one part (the key hash's source)."},
     {"scan_json", scan_json, METH_VARARGS, "Item boundaries of a JSON container in raw bytes."},
     {"bloom", bloom, METH_VARARGS, "Test (and add) keys in a Bloom filter of string hashes."},
     {"bloom_events", bloom_events, METH_VARARGS, "bloom() over the events' call ids."},
@@ -2647,6 +2918,11 @@ PyMODINIT_FUNC PyInit__native(void) {
     if (PyType_Ready(&FirstResultsType) < 0) return NULL;
     PyObject *mod = PyModule_Create(&module);
     if (mod == NULL) return NULL;
+    /* the bits of the key hash (64; fewer in a build made to test collisions) */
+    if (PyModule_AddIntConstant(mod, "KEY_HASH_BITS", KEY_HASH_BITS) < 0) {
+        Py_DECREF(mod);
+        return NULL;
+    }
     Py_INCREF(&FirstResultsType);
     if (PyModule_AddObject(mod, "FirstResults", (PyObject *)&FirstResultsType) < 0) {
         Py_DECREF(&FirstResultsType);

@@ -32,6 +32,9 @@ def build_ids(
     /,
 ) -> tuple[bytes | list[list[int]], bool, FirstResults | None, bytes, int, int] | None: ...
 def fast_hash(data: bytes, /) -> bytes: ...
+
+#: bits of the key hash: 64, fewer in a build made to force collisions (tests)
+KEY_HASH_BITS: int
 def fast_canonical(raw: bytes, /) -> bytes | bool: ...
 
 class FirstResults:

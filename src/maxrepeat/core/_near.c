@@ -17,8 +17,8 @@
  *   Transform, then canonical bytes).
  * - `ignore_arguments` is done here: top-level members named in `g_near_ignore` are left
  *   out of the canonical object (their values are still parsed, not checked).
- * - `near_ids` gives grading what it needs (grouping, step ids from the 128-bit hash of
- *   each key's parts, first results); `near_keys` the BLAKE2b keys, when read.
+ * - `near_ids` gives grading what it needs (grouping, step ids from each key numbered
+ *   exactly: build_ids' Keys, first results); `near_keys` the BLAKE2b keys, when read.
  * - Only settings whose rewrite is a pure function of each string are taken (no `replace`,
  *   no `similarity`: near/steps.py decides). Any exception from the reference (a value that
  *   cannot be compared) makes both return None: the pure path then runs whole and raises
@@ -335,37 +335,20 @@ cleanup:
 
 /* ------------------------------------------------------------------------------------ */
 /* near_ids: what grading needs (the step ids, the first results), as build_ids gives it */
-/* for exact matching: each call hashed by build_ids' 128-bit hash (FH) of the parts its  */
-/* reference key is made of (name bytes; the transformed arguments' canonical bytes; the */
-/* FH of the transformed observation's canonical bytes and a mark, or the no-observation */
-/* mark), so equal keys give equal ids; the BLAKE2b keys (near_keys) are made only when  */
-/* read.                                                                                  */
-
-/* fh_part of 's' and raw[1 .. len-1] (the canonical bytes of a plain string whose JSON
- * text starts at raw), without copying it: the same words fh_part would read. */
-static void fh_part_s(FH *s, const uint8_t *raw, size_t len) {
-    size_t i = 0;
-    if (len >= 8) {
-        fh_word(s, (load64(raw) & ~(uint64_t)0xFF) | (uint64_t)'s');
-        for (i = 8; i + 8 <= len; i += 8) fh_word(s, load64(raw + i));
-    }
-    if (i < len) {
-        uint8_t tail[8] = {0};
-        memcpy(tail, raw + i, len - i);
-        if (i == 0) tail[0] = 's';
-        fh_word(s, load64(tail));
-    }
-    fh_word(s, (uint64_t)len ^ 0xff00000000000000ULL);
-}
+/* for exact matching: each call's key numbered exactly (build_ids' Keys) from the parts */
+/* its reference key is made of (name bytes; the transformed arguments' canonical bytes; */
+/* the number of the transformed observation's canonical bytes, or the no-observation    */
+/* mark), so equal keys give equal ids and different keys different ones; the BLAKE2b    */
+/* keys (near_keys) are made only when read.                                              */
 
 /* A top-level JSON string value at raw (n bytes, quotes included) that is plain (ASCII,
  * no escape, no quote or control character inside: canon_raw's own plain test) and that
  * no normalizer in mask could change (near_dirty's checks; the ones that need a control
- * character, a backslash or a non-ASCII byte cannot apply), hashed into h as its
- * canonical bytes: OK; else BAIL (the general path decides). One pass, 16 bytes at a
- * time where SSE2 exists, for what canon_raw and near_dirty would each scan.
- * *empty: a blank observation. */
-static int near_plain(const uint8_t *raw, Py_ssize_t n, int mask, int observe, FH *h,
+ * character, a backslash or a non-ASCII byte cannot apply), set as k's body: its
+ * canonical bytes are 's' and the text, read in place (the opening quote read as 's'):
+ * OK; else BAIL (the general path decides). One pass, 16 bytes at a time where SSE2
+ * exists, for what canon_raw and near_dirty would each scan. *empty: a blank observation. */
+static int near_plain(const uint8_t *raw, Py_ssize_t n, int mask, int observe, Key *k,
                       int *empty) {
     *empty = 0;
     if (n < 2 || raw[0] != '"' || raw[n - 1] != '"') return BAIL;
@@ -376,25 +359,29 @@ static int near_plain(const uint8_t *raw, Py_ssize_t n, int mask, int observe, F
         *empty = 1;
         return OK;
     }
-    fh_part_s(h, raw, (size_t)(m + 1));
+    key_body(k, raw, m + 1);
+    k->lead = 's';
     return OK;
 }
 
-/* The canonical bytes of a value after the transform, absorbed into h as one part:
- * 0 absorbed, 1 empty observation (nothing absorbed), -1 error, -2 go pure. */
-static int near_part(FH *h, PyObject *value, PyObject *raw_type, int mask, PyObject *ignore,
-                     int observe, PyObject *fallback, PyObject *name, Buf *scratch) {
+/* The canonical bytes of a value after the transform, set as k's body (in scratch, in
+ * the value's own buffer, or in *hold: a reference the caller drops after using k; a
+ * Raw value's buffer lives as long as the value): 0 set, 1 empty observation (no body),
+ * -1 error, -2 go pure. */
+static int near_part(Key *k, PyObject *value, PyObject *raw_type, int mask, PyObject *ignore,
+                     int observe, PyObject *fallback, PyObject *name, Buf *scratch,
+                     PyObject **hold) {
     int empty = 0;
     if (Py_TYPE(value) == (PyTypeObject *)raw_type) { /* a plain string: one pass, no copy */
         Py_buffer view;
         if (PyObject_GetBuffer(value, &view, PyBUF_SIMPLE) < 0) return -1;
-        int rc = near_plain(view.buf, view.len, mask, observe, h, &empty);
+        int rc = near_plain(view.buf, view.len, mask, observe, k, &empty);
         PyBuffer_Release(&view);
         if (rc == OK) return empty;
     }
     if (value == Py_None) { /* canonical_bytes(None) is b"jnull"; a None observation is empty */
         if (observe) return 1;
-        fh_part(h, (const uint8_t *)"jnull", 5);
+        key_body(k, "jnull", 5);
         return 0;
     }
     if (PyUnicode_CheckExact(value)) { /* a str given in memory (not read from a file) */
@@ -409,7 +396,7 @@ static int near_part(FH *h, PyObject *value, PyObject *raw_type, int mask, PyObj
             if (observe && utf8_blank(t, tn)) return 1;
             scratch->n = 0;
             if (buf_byte(scratch, 's') < 0 || buf_put(scratch, t, tn) < 0) return -1;
-            fh_part(h, (const uint8_t *)scratch->p, (size_t)scratch->n);
+            key_body(k, scratch->p, scratch->n);
             return 0;
         }
     }
@@ -417,7 +404,7 @@ static int near_part(FH *h, PyObject *value, PyObject *raw_type, int mask, PyObj
     if (rc == FAIL) return -1;
     if (rc == OK) {
         if (empty) return 1;
-        fh_part(h, (const uint8_t *)scratch->p, (size_t)scratch->n);
+        key_body(k, scratch->p, scratch->n);
         return 0;
     }
     PyObject *body = observe ? PyObject_CallOneArg(fallback, value)
@@ -432,31 +419,46 @@ static int near_part(FH *h, PyObject *value, PyObject *raw_type, int mask, PyObj
         PyErr_SetString(PyExc_TypeError, "a fallback must return bytes");
         return -1;
     }
-    fh_part(h, (const uint8_t *)PyBytes_AS_STRING(body), (size_t)PyBytes_GET_SIZE(body));
-    Py_DECREF(body);
+    key_body(k, PyBytes_AS_STRING(body), PyBytes_GET_SIZE(body));
+    *hold = body;
     return 0;
+}
+
+/* near_part, then the key's number into *id: 0 numbered, 1 empty observation, -1 error,
+ * -2 go pure. */
+static int near_key(Keys *keys, Key *k, int64_t *id, PyObject *value, PyObject *raw_type,
+                    int mask, PyObject *ignore, int observe, PyObject *fallback,
+                    PyObject *name, Buf *scratch) {
+    PyObject *hold = NULL;
+    int r = near_part(k, value, raw_type, mask, ignore, observe, fallback, name, scratch,
+                      &hold);
+    if (r == 0 && (*id = keys_intern(keys, k)) < 0) r = -1;
+    Py_XDECREF(hold);
+    return r;
 }
 
 #include "_walk.h" /* already in by _native.c: the walk near_ids shares */
 
 /* A call id's observation (the first result's canonical bytes after the transform),
- * hashed once into 128 bits (fh_final of FH over that one part), or marked empty: kept
- * by the entry's index in the call-id table. */
-enum { OBS_UNMADE = 0, OBS_EMPTY = 1, OBS_HASHED = 2 };
+ * numbered once (tag 'O'), or marked empty: kept by the entry's index in the call-id
+ * table. */
+enum { OBS_UNMADE = 0, OBS_EMPTY = 1, OBS_MADE = 2 };
 
 typedef struct {
-    uint64_t h[2];
+    int64_t id;
     uint8_t state;   /* OBS_* */
     uint8_t watched; /* a watched call has this call id */
 } NearObs;
 
-/* near_ids' use of the walk (_walk.h): each call's name and arguments hashed at the call,
- * its call id's entry made then; a first result is hashed when it arrives if a watched
- * call already has its id (the usual order), so its bytes are read right after the
- * arguments next to them, while they are still in cache; the others in the step pass. */
+/* near_ids' use of the walk (_walk.h): each call's name and arguments numbered at the
+ * call, its call id's entry made then; a first result is numbered when it arrives if a
+ * watched call already has its id (the usual order), so its bytes are read right after
+ * the arguments next to them, while they are still in cache; the others in the step
+ * pass. */
 typedef struct {
     FrUse r; /* first: fr_result's use */
     ICalls cs;
+    Keys *keys;
     PyObject *tools, *tool_info, *raw_type, *fallback_args, *fallback_obs;
     int mode, mask;
     Buf *scratch;
@@ -481,24 +483,19 @@ static int near_obs_room(NearUse *u, Py_ssize_t k) {
     return 0;
 }
 
-/* Entry k's observation (its first result, value) hashed or marked empty: WALK_OK,
+/* Entry k's observation (its first result, value) numbered or marked empty: WALK_OK,
  * WALK_ERROR or WALK_PURE (the reference raised). */
 static int near_obs_make(NearUse *u, Py_ssize_t k, PyObject *value) {
     NearObs *o = &u->obs[k];
-    FH h;
-    fh_init(&h);
+    Key key;
+    key_init(&key, 'O');
     Py_INCREF(value);
-    int r = near_part(&h, value, u->raw_type, u->mask, NULL, 1, u->fallback_obs, NULL,
-                      u->scratch);
+    int r = near_key(u->keys, &key, &o->id, value, u->raw_type, u->mask, NULL, 1,
+                     u->fallback_obs, NULL, u->scratch);
     Py_DECREF(value);
     if (r == -1) return WALK_ERROR;
     if (r == -2) return WALK_PURE;
-    if (r == 1) {
-        o->state = OBS_EMPTY;
-    } else {
-        fh_final(&h, o->h);
-        o->state = OBS_HASHED;
-    }
+    o->state = r == 1 ? OBS_EMPTY : OBS_MADE;
     return WALK_OK;
 }
 
@@ -514,16 +511,20 @@ static int near_call(void *use, PyObject *data, PyObject *name) {
     NearUse *u = use;
     PyObject *info = near_tool(u->tools, u->tool_info, name);
     if (info == NULL) return WALK_ERROR;
-    FH h;
-    fh_init(&h);
+    Key k;
+    key_init(&k, 'N');
     PyObject *nb = PyTuple_GET_ITEM(info, 0);
-    fh_part(&h, (const uint8_t *)PyBytes_AS_STRING(nb), (size_t)PyBytes_GET_SIZE(nb));
+    key_body(&k, PyBytes_AS_STRING(nb), PyBytes_GET_SIZE(nb));
+    int64_t pre = keys_intern(u->keys, &k);
+    if (pre < 0) return WALK_ERROR;
     if (u->mode != 2) {
         PyObject *value = get_attr(data, S_arguments, &u->sl_args);
         PyObject *ignore = PyTuple_GET_ITEM(info, 1);
-        int r = value == NULL ? -1 : near_part(&h, value, u->raw_type, u->mask,
-                                               PyTuple_GET_SIZE(ignore) ? ignore : NULL, 0,
-                                               u->fallback_args, name, u->scratch);
+        key_init(&k, 'A');
+        key_num(&k, pre);
+        int r = value == NULL ? -1 : near_key(u->keys, &k, &pre, value, u->raw_type, u->mask,
+                                              PyTuple_GET_SIZE(ignore) ? ignore : NULL, 0,
+                                              u->fallback_args, name, u->scratch);
         Py_XDECREF(value);
         if (r == -1) return WALK_ERROR;
         if (r == -2) return WALK_PURE;
@@ -537,18 +538,36 @@ static int near_call(void *use, PyObject *data, PyObject *name) {
             u->obs[ent].watched = 1;
         }
     }
-    return icalls_push(&u->cs, &h, ent) < 0 ? WALK_ERROR : WALK_OK;
+    return icalls_push(&u->cs, pre, ent) < 0 ? WALK_ERROR : WALK_OK;
+}
+
+/* Call j's key where results are read: its key at the call (pre) with its observation's
+ * number, or the no-observation mark (-1: a call with no result or an empty one, *empty
+ * set). WALK_OK, WALK_ERROR or WALK_PURE. */
+static int near_call_obs(NearUse *u, int64_t pre, Py_ssize_t ent, int64_t *id, int *empty) {
+    PyObject *value = ent >= 0 ? u->r.fr->t.e[ent].res : NULL;
+    NearObs *o = value != NULL ? &u->obs[ent] : NULL;
+    if (o != NULL && o->state == OBS_UNMADE) { /* its result came first */
+        int rc = near_obs_make(u, ent, value);
+        if (rc != WALK_OK) return rc;
+    }
+    Key k;
+    key_init(&k, 'C');
+    key_num(&k, pre);
+    *empty = o == NULL || o->state == OBS_EMPTY;
+    key_num(&k, *empty ? -1 : o->id);
+    return (*id = keys_intern(u->keys, &k)) < 0 ? WALK_ERROR : WALK_OK;
 }
 
 /* near_ids(events, mode, period, watches, mask, raw_type, tool_info, fallback_args,
  *          fallback_obs) -> (calls_or_steps, single, ids, first_results_or_None, n_calls,
  * empty_steps) or None when the pure path must run. One pass as build_ids makes it (the
  * shared walk, _walk.h: the grouping of core.steps.group_steps, spec 3.2; a call's
- * arguments hashed when it arrives, its call id's entry made then, so the step pass reads
- * the entries in order; a watched call's first result hashed when it arrives), then the
- * step hashes (ids as int64 bytes, ids_of_hashes'). calls_or_steps as build_ids gives
- * it: the call indices as int64 bytes when single, else a list of index lists. Other
- * arguments as near_keys'. */
+ * arguments numbered when it arrives, its call id's entry made then, so the step pass
+ * reads the entries in order; a watched call's first result numbered when it arrives),
+ * then the step keys (ids as int64 bytes, ids_of_keys'). calls_or_steps as build_ids
+ * gives it: the call indices as int64 bytes when single, else a list of index lists.
+ * Other arguments as near_keys'. */
 static PyObject *near_ids(PyObject *Py_UNUSED(self), PyObject *args) {
     PyObject *events, *watches, *raw_type, *tool_info, *fallback_args, *fallback_obs;
     int mode, period, mask;
@@ -567,7 +586,8 @@ static PyObject *near_ids(PyObject *Py_UNUSED(self), PyObject *args) {
     FirstResults *fr = NULL;
     NearUse u = {0};
     Walk w = {0};
-    StepHashes hs = {0};
+    Keys keys = {0};
+    StepKeys ks = {0};
     ICalls *cs = &u.cs;
     Buf scratch = {0};
     if (tools == NULL) goto error;
@@ -576,8 +596,9 @@ static PyObject *near_ids(PyObject *Py_UNUSED(self), PyObject *args) {
         if (fr == NULL) goto error;
     }
 
-    /* 1. group, hash each call's name and arguments, the first results by call id */
+    /* 1. group, number each call's name and arguments, the first results by call id */
     u.r.fr = fr;
+    u.keys = &keys;
     u.tools = tools;
     u.tool_info = tool_info;
     u.raw_type = raw_type;
@@ -590,50 +611,39 @@ static PyObject *near_ids(PyObject *Py_UNUSED(self), PyObject *args) {
     if (walked == WALK_ERROR) goto error;
     if (walked == WALK_PURE) goto pure;
 
-    /* 2. step hashes: the observations, then each step's multiset */
+    /* 2. step keys: the observations, then each step's multiset */
     Py_ssize_t nsteps = w.ns;
-    if (sh_init(&hs, nsteps) < 0) goto error;
+    if (sk_init(&ks, nsteps) < 0) goto error;
     for (Py_ssize_t s = 0; s < nsteps; s++) {
         Py_ssize_t a, b;
         walk_step(&w, s, &a, &b);
         Py_ssize_t k = b - a;
-        if (sh_room(&hs, k) < 0) goto error;
+        if (sk_room(&ks, k) < 0) goto error;
         Py_ssize_t empties = 0;
         for (Py_ssize_t j = 0; j < k; j++) {
-            FH h = cs->h[a + j];
-            if (mode != 1) {
-                /* the observation's hash (two words) and a mark, or the no-observation
-                 * mark: a call with no result or an empty one */
-                Py_ssize_t ent = cs->ent[a + j];
-                PyObject *value = ent >= 0 ? fr->t.e[ent].res : NULL;
-                NearObs *o = value != NULL ? &u.obs[ent] : NULL;
-                if (o != NULL && o->state == OBS_UNMADE) { /* its result came first */
-                    int rc = near_obs_make(&u, ent, value);
-                    if (rc == WALK_ERROR) goto error;
-                    if (rc == WALK_PURE) goto pure;
-                }
-                if (o == NULL || o->state == OBS_EMPTY) {
-                    empties++;
-                    fh_part(&h, (const uint8_t *)"\x00", 1);
-                } else {
-                    fh_word(&h, o->h[0]);
-                    fh_word(&h, o->h[1]);
-                    fh_part(&h, (const uint8_t *)"\x01", 1);
-                }
+            if (mode == 1) {
+                ks.calls[j] = cs->pre[a + j];
+                continue;
             }
-            fh_final(&h, hs.calls + 2 * j);
+            int empty = 0;
+            int rc = near_call_obs(&u, cs->pre[a + j], cs->ent[a + j], &ks.calls[j], &empty);
+            if (rc == WALK_ERROR) goto error;
+            if (rc == WALK_PURE) goto pure;
+            empties += empty;
         }
         /* rules.step_is_empty (observation mode only) */
-        sh_step(&hs, s, k, mode == 2 && empties > 0 && (empties == k || period > 1));
+        if (sk_step(&ks, &keys, s, k, mode == 2 && empties > 0 && (empties == k || period > 1)) <
+            0)
+            goto error;
     }
-    ids = ids_of_hashes(&hs);
+    ids = ids_of_keys(&ks, keys.n);
     if (ids == NULL) goto error;
 
     /* 3. the steps (as build_ids gives them) */
     shape = walk_shape(&w);
     if (shape == NULL) goto error;
     result = Py_BuildValue("(OOOOnn)", shape, w.single ? Py_True : Py_False, ids,
-                           fr ? (PyObject *)fr : Py_None, w.n, hs.empties);
+                           fr ? (PyObject *)fr : Py_None, w.n, ks.empties);
     goto cleanup;
 pure:
     result = Py_None;
@@ -652,7 +662,8 @@ cleanup:
     icalls_free(cs);
     PyMem_Free(u.obs);
     walk_free(&w);
-    sh_free(&hs);
+    keys_free(&keys);
+    sk_free(&ks);
     Py_DECREF(seq);
     return result;
 }
