@@ -27,6 +27,7 @@ converts the messages ``guard.query`` yielded (``guard.messages``) for ``maxrepe
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, Final
 
@@ -159,12 +160,13 @@ class _Run:
 
 
 def _build() -> tuple[type[Any], type[LoopStopped]]:
-    try:
-        import claude_agent_sdk as sdk
+    try:  # through importlib: typed the same with or without the extra installed
+        sdk = importlib.import_module("claude_agent_sdk")
     except ImportError as exc:
         raise MissingExtraError(_EXTRA, "claude_agent_sdk") from exc
+    sdk_error: Any = sdk.ClaudeSDKError
 
-    class LoopStoppedError(sdk.ClaudeSDKError, LoopStopped):
+    class LoopStoppedError(sdk_error, LoopStopped):  # type: ignore[misc]
         """Raised out of ``guard.query`` when the loop goes on up to ``stop_at``."""
 
         def __init__(self, decision: Any) -> None:
