@@ -50,11 +50,16 @@ def _replay(script: list[list[tuple[str, dict[str, Any]]]], sent: list[str]) -> 
             sent.append("\n".join(str(m.content) for m in messages))
             return await super().create(messages, **kwargs)
 
+        async def create_stream(self, messages: Any, **kwargs: Any) -> Any:
+            sent.append("\n".join(str(m.content) for m in messages))
+            async for chunk in super().create_stream(messages, **kwargs):
+                yield chunk
+
     return Recording([*answers, "Done."])
 
 
 def _agent(guard: Any, scenario: str, sent: list[str], executed: list[str],
-           runs: int = 1, iterations: int = 50) -> Any:
+           runs: int = 1, iterations: int = 50, stream: bool = False) -> Any:
     script = PARALLEL if scenario == "parallel" else [[c] for c in SCRIPTS[scenario]] * runs
 
     def run_tests(path: str) -> str:
@@ -68,7 +73,7 @@ def _agent(guard: Any, scenario: str, sent: list[str], executed: list[str],
         return tool_output("edit", {"path": path})
 
     return guard.agent("dev", model_client=_replay(script, sent), tools=[run_tests, edit],
-                       max_tool_iterations=iterations)
+                       max_tool_iterations=iterations, model_client_stream=stream)
 
 
 def _run(scenario: str, guard: Any, agent: Any = None) -> Outcome:
@@ -87,6 +92,17 @@ def _run(scenario: str, guard: Any, agent: Any = None) -> Outcome:
 @pytest.mark.parametrize("scenario", ["loop", "cycle", "clean"])
 def test_autogen_agent_is_warned_refused_and_stopped(scenario: str) -> None:
     check(_run(scenario, loop_guard(NAME_ARGS)), NAME_ARGS, scenario)
+
+
+@pytest.mark.parametrize("scenario", ["loop", "cycle"])
+def test_autogen_streaming_model_client_is_guarded_the_same(scenario: str) -> None:
+    guard = loop_guard(NAME_ARGS)
+    sent: list[str] = []
+    executed: list[str] = []
+    agent = _agent(guard, scenario, sent, executed, stream=True)
+    outcome = _run(scenario, guard, agent)
+    outcome.contexts, outcome.executed = sent, len(executed)
+    check(outcome, NAME_ARGS, scenario)
 
 
 def test_autogen_parallel_calls_of_one_response_are_one_step() -> None:
