@@ -5,7 +5,7 @@ takes `NEAR_SCHEMAS`."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from ..errors import ConfigError
@@ -113,71 +113,88 @@ def check_near(config: Mapping[str, Any]) -> list[tuple[ConfigError, str | None]
     ['normalize must be used with match observation or name-args (got match name)']
     """
     out: list[tuple[ConfigError, str | None]] = []
-    present = [k for k in NEAR_KEYS if k in config]
     match = config.get("match", "observation")
-    for key in present:
-        value = config[key]
-        errs: list[ConfigError] = []
-        if key == "ignore_arguments":
-            if isinstance(value, Mapping):
-                if not value:
-                    errs.append(ConfigError(key, NEAR_EXPECT[key], "{}"))
-                for tool, names in value.items():
-                    bad = _regex(f"{key}.{tool}", tool, ecma=True)
-                    if bad is not None:
-                        errs.append(bad)
-                    errs.extend(_names(f"{key}.{tool}", names))
-            else:
-                errs.extend(_names(key, value))
-                if errs:
-                    errs = [ConfigError(key, NEAR_EXPECT[key], _show(value))]
-                else:
-                    errs.extend(
-                        ConfigError(f"{key}[{i}]", "a name that does not carry the action",
-                                    _show(n) + ", which makes every call of a tool taking "
-                                    "it the same",
-                                    hint=f'ignore it per tool, e.g. {{"^MyTool$": ["{n}"]}}')
-                        for i, n in enumerate(value) if n in ACTION_ARGUMENTS)
-            if not errs and match != "name-args":
-                errs.append(ConfigError(key, "used with match name-args",
-                                        f"match {match}",
-                                        hint="arguments are compared only in name-args"))
-        elif key == "normalize":
-            if (isinstance(value, str) or not isinstance(value, Sequence) or not value):
-                hint = f'write normalize: ["{value}"]' if isinstance(value, str) else None
-                errs.append(ConfigError(key, NEAR_EXPECT[key], _show(value), hint=hint))
-            else:
-                for i, name in enumerate(value):
-                    if name not in NORMALIZER_NAMES:
-                        from ..configrules import did_you_mean
-
-                        errs.append(ConfigError(
-                            f"{key}[{i}]", "one of " + ", ".join(NORMALIZER_NAMES),
-                            _show(name),
-                            hint=did_you_mean(name, NORMALIZER_NAMES)
-                            if isinstance(name, str) else None))
-        elif key == "replace":
-            errs.extend(_check_replace(value))
-        elif key == "similarity":
-            if (isinstance(value, bool) or not isinstance(value, (int, float))
-                    or not 0.5 <= value <= 1):
-                errs.append(ConfigError(key, NEAR_EXPECT[key], _show(value)))
-        elif key == "with_observation":
-            if not isinstance(value, bool):
-                errs.append(ConfigError(key, NEAR_EXPECT[key], _show(value)))
-            elif match != "name-args":
-                errs.append(ConfigError(key, "used with match name-args", f"match {match}",
-                                        hint="observation mode compares observations already"))
-        elif key == "similarity_min_length":
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                errs.append(ConfigError(key, NEAR_EXPECT[key], _show(value)))
-            elif "similarity" not in config:
-                errs.append(ConfigError(key, "used with similarity", "no similarity"))
+    for key in (k for k in NEAR_KEYS if k in config):
+        errs = _KEY_RULES[key](config[key], config, match)
         if key not in ("ignore_arguments", "with_observation") and not errs and match == "name":
             errs.append(ConfigError(key, "used with match observation or name-args",
                                     "match name"))
         out.extend((e, key) for e in errs)
     return out
+
+
+def _check_ignore(value: Any, config: Mapping[str, Any], match: Any) -> list[ConfigError]:
+    key = "ignore_arguments"
+    errs = _ignore_by_tool(value) if isinstance(value, Mapping) else _ignore_all(value)
+    if not errs and match != "name-args":
+        errs.append(ConfigError(key, "used with match name-args", f"match {match}",
+                                hint="arguments are compared only in name-args"))
+    return errs
+
+
+def _ignore_by_tool(value: Mapping[Any, Any]) -> list[ConfigError]:
+    key = "ignore_arguments"
+    errs: list[ConfigError] = []
+    if not value:
+        errs.append(ConfigError(key, NEAR_EXPECT[key], "{}"))
+    for tool, names in value.items():
+        bad = _regex(f"{key}.{tool}", tool, ecma=True)
+        if bad is not None:
+            errs.append(bad)
+        errs.extend(_names(f"{key}.{tool}", names))
+    return errs
+
+
+def _ignore_all(value: Any) -> list[ConfigError]:
+    key = "ignore_arguments"
+    if _names(key, value):
+        return [ConfigError(key, NEAR_EXPECT[key], _show(value))]
+    return [ConfigError(f"{key}[{i}]", "a name that does not carry the action",
+                        _show(n) + ", which makes every call of a tool taking it the same",
+                        hint=f'ignore it per tool, e.g. {{"^MyTool$": ["{n}"]}}')
+            for i, n in enumerate(value) if n in ACTION_ARGUMENTS]
+
+
+def _check_normalize(value: Any, config: Mapping[str, Any], match: Any) -> list[ConfigError]:
+    key = "normalize"
+    if isinstance(value, str) or not isinstance(value, Sequence) or not value:
+        hint = f'write normalize: ["{value}"]' if isinstance(value, str) else None
+        return [ConfigError(key, NEAR_EXPECT[key], _show(value), hint=hint)]
+    errs: list[ConfigError] = []
+    for i, name in enumerate(value):
+        if name not in NORMALIZER_NAMES:
+            from ..configrules import did_you_mean
+
+            errs.append(ConfigError(
+                f"{key}[{i}]", "one of " + ", ".join(NORMALIZER_NAMES), _show(name),
+                hint=did_you_mean(name, NORMALIZER_NAMES) if isinstance(name, str) else None))
+    return errs
+
+
+def _check_similarity(value: Any, config: Mapping[str, Any], match: Any) -> list[ConfigError]:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.5 <= value <= 1:
+        return [ConfigError("similarity", NEAR_EXPECT["similarity"], _show(value))]
+    return []
+
+
+def _check_with_observation(value: Any, config: Mapping[str, Any],
+                            match: Any) -> list[ConfigError]:
+    key = "with_observation"
+    if not isinstance(value, bool):
+        return [ConfigError(key, NEAR_EXPECT[key], _show(value))]
+    if match != "name-args":
+        return [ConfigError(key, "used with match name-args", f"match {match}",
+                            hint="observation mode compares observations already")]
+    return []
+
+
+def _check_min_length(value: Any, config: Mapping[str, Any], match: Any) -> list[ConfigError]:
+    key = "similarity_min_length"
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        return [ConfigError(key, NEAR_EXPECT[key], _show(value))]
+    if "similarity" not in config:
+        return [ConfigError(key, "used with similarity", "no similarity")]
+    return []
 
 
 def _check_replace(value: Any) -> list[ConfigError]:
@@ -211,6 +228,17 @@ def _check_replace(value: Any) -> list[ConfigError]:
                 _show(item["pattern"]) + ", which makes every text the same",
                 hint="anchor it to the volatile part, e.g. 'took \\d+ ms'"))
     return errs
+
+
+#: One checker per near-duplicate key: (value, config, match) -> its errors.
+_KEY_RULES: Final[dict[str, Callable[[Any, Mapping[str, Any], Any], list[ConfigError]]]] = {
+    "ignore_arguments": _check_ignore,
+    "normalize": _check_normalize,
+    "replace": lambda value, config, match: _check_replace(value),
+    "similarity": _check_similarity,
+    "similarity_min_length": _check_min_length,
+    "with_observation": _check_with_observation,
+}
 
 
 def near_from(config: Mapping[str, Any]) -> NearDup | None:
