@@ -127,49 +127,66 @@ def _scan(log: str, call_id: str) -> tuple[str, int] | None:
     that is waiting for its output. `_Absent` when the exit code is not written yet
     (``written``: an earlier command's is); `_NotExec` when there is none to find (another
     tool, an output written, a command still running); None when there is no such call."""
-    needle = json.dumps(call_id).encode()
-    code: int | None = None
-    answered: set[str] = set()  # outputs seen (after their calls: the scan goes back)
-    polls: list[tuple[str, str | None]] = []  # write_stdin calls without one, last first
-    target: str | None = None
+    scan = _Scan(call_id)
     with open_regular(log) as f:  # a FIFO is refused, never waited on (issue 30)
         for line in _lines_backwards(f, os.fstat(f.fileno()).st_size):
-            if target is not None:  # the call is found, its exit code is not written
-                if _ITEM in line and (found := _payload(line)) and _command_item(*found):
-                    raise _Absent(written=True)
-                continue
-            if not (needle in line or _POLL in line or _OUTPUT in line) or \
-                    (found := _payload(line)) is None:
-                continue
-            kind, payload = found
-            item = _command_item(kind, payload)
-            if item is not None and item.get("id") == call_id:
-                code = item.get("exit_code")
-                if not isinstance(code, int) or isinstance(code, bool):
-                    raise _NotExec
-                continue
-            if kind != "response_item":
-                continue
-            ptype, pid = payload.get("type"), payload.get("call_id")
-            if pid == call_id and ptype == "function_call_output":
-                session = _running_session(payload)
-                target = next((c for c, s in polls if s == session and session), None)
-                if target is None:
-                    raise _NotExec
-            elif isinstance(ptype, str) and ptype.endswith("_output") and isinstance(pid, str):
-                answered.add(pid)
-            elif ptype == "function_call" and payload.get("name") == "write_stdin" and \
-                    isinstance(pid, str) and pid not in answered:
-                polls.append((pid, _stdin_session(payload)))
-            elif pid == call_id:
-                if ptype != "function_call" or payload.get("name") != "exec_command":
-                    raise _NotExec
-                target = call_id
-            if target is not None and code is not None:
-                return target, code
-    if target is not None:
+            done = scan.line(line)
+            if done is not None:
+                return done
+    if scan.target is not None:
         raise _Absent(written=False)
     return None
+
+
+class _Scan:
+    """What `_scan` has seen so far, reading back from the rollout's end."""
+
+    def __init__(self, call_id: str) -> None:
+        self.call_id = call_id
+        self.needle = json.dumps(call_id).encode()
+        self.code: int | None = None
+        self.answered: set[str] = set()  # outputs seen (after their calls: the scan goes back)
+        self.polls: list[tuple[str, str | None]] = []  # write_stdin calls without one, last first
+        self.target: str | None = None
+
+    def line(self, line: bytes) -> tuple[str, int] | None:
+        """The result once both the call and its exit code are found, else None."""
+        if self.target is not None:  # the call is found, its exit code is not written
+            if _ITEM in line and (found := _payload(line)) and _command_item(*found):
+                raise _Absent(written=True)
+            return None
+        if not (self.needle in line or _POLL in line or _OUTPUT in line) or \
+                (found := _payload(line)) is None:
+            return None
+        kind, payload = found
+        item = _command_item(kind, payload)
+        if item is not None and item.get("id") == self.call_id:
+            code = item.get("exit_code")
+            if not isinstance(code, int) or isinstance(code, bool):
+                raise _NotExec
+            self.code = code
+        elif kind == "response_item":
+            self._response(payload)
+            if self.target is not None and self.code is not None:
+                return self.target, self.code
+        return None
+
+    def _response(self, payload: dict[str, Any]) -> None:
+        ptype, pid = payload.get("type"), payload.get("call_id")
+        if pid == self.call_id and ptype == "function_call_output":
+            session = _running_session(payload)
+            self.target = next((c for c, s in self.polls if s == session and session), None)
+            if self.target is None:
+                raise _NotExec
+        elif isinstance(ptype, str) and ptype.endswith("_output") and isinstance(pid, str):
+            self.answered.add(pid)
+        elif ptype == "function_call" and payload.get("name") == "write_stdin" and \
+                isinstance(pid, str) and pid not in self.answered:
+            self.polls.append((pid, _stdin_session(payload)))
+        elif pid == self.call_id:
+            if ptype != "function_call" or payload.get("name") != "exec_command":
+                raise _NotExec
+            self.target = self.call_id
 
 
 def command_result(log: str | None, call_id: str | None, wait: float = WAIT
