@@ -1,8 +1,8 @@
 """Drive the real Codex CLI, Gemini CLI and Copilot CLI against a scripted model.
 
-`ScriptedModel` is an HTTP server on 127.0.0.1 (a free port) that plays a fixed list of
-model turns, whatever the agent sends: each turn is a tool call or a final text. It
-speaks the two wire APIs these agents use:
+`ScriptedModel` is an HTTP server on 127.0.0.1 (`scripted_chat.ScriptedServer`) that
+plays a fixed list of model turns, whatever the agent sends: each turn is a tool call or a
+final text. It speaks the two wire APIs these agents use:
 
 * the OpenAI Responses API, streamed (``POST .../responses``, server-sent events): Codex
   CLI (a custom model provider with ``base_url``) and Copilot CLI (its BYOK provider,
@@ -23,13 +23,12 @@ import json
 import os
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+from .scripted_chat import Answer, ScriptedServer, responses_stream, sse
 
 ROOT = Path(__file__).resolve().parent.parent
 NPM_BIN = (Path(os.environ.get("MAXREPEAT_NPM_AGENTS", ROOT / ".npm-agents"))
@@ -67,7 +66,7 @@ def shell_turns(agent: str, commands: Sequence[str], final: str = "done") -> lis
 
 
 @dataclass
-class ScriptedModel:
+class ScriptedModel(ScriptedServer):
     """The scripted model server (see the module docstring)."""
 
     turns: list[Turn]
@@ -84,16 +83,12 @@ class ScriptedModel:
         """One Responses API stream (created, the item, completed)."""
         i = self.served
         turn = self._next()
-        rid = f"resp_{i}"
-        base = {"id": rid, "object": "response", "created_at": 1, "status": "in_progress",
-                "model": body.get("model", "scripted"), "output": [], "usage": None}
-        events: list[dict[str, Any]] = [{"type": "response.created", "response": dict(base)}]
         if turn.name is not None:
             args = json.dumps(turn.arguments or {})
             item: dict[str, Any] = {"type": "function_call", "id": f"fc_{i}",
                                     "call_id": f"call_{i}", "name": turn.name,
                                     "arguments": "", "status": "in_progress"}
-            events += [
+            events = [
                 {"type": "response.output_item.added", "output_index": 0, "item": dict(item)},
                 {"type": "response.function_call_arguments.delta", "output_index": 0,
                  "item_id": item["id"], "delta": args},
@@ -107,7 +102,7 @@ class ScriptedModel:
                     "status": "in_progress", "content": []}
             part: dict[str, Any] = {"type": "output_text", "text": "", "annotations": []}
             ref = {"output_index": 0, "item_id": item["id"], "content_index": 0}
-            events += [
+            events = [
                 {"type": "response.output_item.added", "output_index": 0, "item": dict(item)},
                 {"type": "response.content_part.added", **ref, "part": dict(part)},
                 {"type": "response.output_text.delta", **ref, "delta": text},
@@ -116,17 +111,8 @@ class ScriptedModel:
             part = dict(part, text=text)
             events.append({"type": "response.content_part.done", **ref, "part": part})
             item = dict(item, content=[part], status="completed")
-        usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0},
-                 "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0},
-                 "total_tokens": 15}
-        events += [
-            {"type": "response.output_item.done", "output_index": 0, "item": item},
-            {"type": "response.completed",
-             "response": dict(base, status="completed", output=[item], usage=usage)},
-        ]
-        for n, event in enumerate(events):
-            event["sequence_number"] = n
-        return events
+        events.append({"type": "response.output_item.done", "output_index": 0, "item": item})
+        return responses_stream(i, body.get("model", "scripted"), [item], events)
 
     def gemini_chunk(self) -> dict[str, Any]:
         """One streamGenerateContent answer (a single chunk)."""
@@ -138,70 +124,29 @@ class ScriptedModel:
                 "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5,
                                   "totalTokenCount": 15}}
 
-    @contextmanager
-    def serving(self) -> Iterator[ScriptedModel]:
-        """Serve on 127.0.0.1 (a free port, in ``port``) for the ``with`` block."""
-        model = self
-        lock = threading.Lock()
+    def get_body(self) -> bytes:  # model lists and the like: nothing to offer
+        return b'{"object": "list", "data": [], "models": []}'
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _send(self, data: bytes, ctype: str) -> None:
-                self.send_response(200)
-                self.send_header("content-type", ctype)
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_GET(self) -> None:  # model lists and the like: nothing to offer
-                self._send(b'{"object": "list", "data": [], "models": []}',
-                           "application/json")
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("content-length") or 0)
-                raw = self.rfile.read(length)
-                try:
-                    body = json.loads(raw)
-                except ValueError:
-                    body = {"raw": raw.decode("utf-8", "replace")}
-                path = self.path
-                with lock:
-                    if path.rstrip("/").endswith("/responses"):
-                        model.requests.append({"path": path, "body": body})
-                        events = model.responses_events(body)
-                        data = b"".join(
-                            f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode()
-                            for e in events)
-                        return self._send(data, "text/event-stream")
-                    if ":streamGenerateContent" in path:
-                        model.requests.append({"path": path, "body": body})
-                        chunk = json.dumps(model.gemini_chunk())
-                        return self._send(f"data: {chunk}\n\n".encode(), "text/event-stream")
-                if ":countTokens" in path:
-                    return self._send(b'{"totalTokens": 10}', "application/json")
-                if ":generateContent" in path:  # routing / next-speaker side questions
-                    text = json.dumps({"reasoning": "scripted", "model_choice": "flash",
-                                       "next_speaker": "user"})
-                    answer = {"candidates": [{"content": {"role": "model",
-                                                          "parts": [{"text": text}]},
-                                              "finishReason": "STOP"}]}
-                    return self._send(json.dumps(answer).encode(), "application/json")
-                self.send_error(404)
-
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = server.server_address[1]
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
-        thread.start()
+    def answer(self, path: str, raw: bytes) -> Answer | int:
         try:
-            yield self
-        finally:
-            server.shutdown()
-            server.server_close()
-            thread.join(5)
+            body = json.loads(raw)
+        except ValueError:
+            body = {"raw": raw.decode("utf-8", "replace")}
+        if path.rstrip("/").endswith("/responses"):
+            self.requests.append({"path": path, "body": body})
+            return 200, sse(self.responses_events(body), named=True), "text/event-stream"
+        if ":streamGenerateContent" in path:
+            self.requests.append({"path": path, "body": body})
+            return 200, sse([self.gemini_chunk()]), "text/event-stream"
+        if ":countTokens" in path:
+            return 200, b'{"totalTokens": 10}', "application/json"
+        if ":generateContent" in path:  # routing / next-speaker side questions
+            text = json.dumps({"reasoning": "scripted", "model_choice": "flash",
+                               "next_speaker": "user"})
+            answer = {"candidates": [{"content": {"role": "model", "parts": [{"text": text}]},
+                                      "finishReason": "STOP"}]}
+            return 200, json.dumps(answer).encode(), "application/json"
+        return 404
 
 
 @dataclass

