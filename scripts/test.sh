@@ -149,6 +149,20 @@ fi
 # braintrust, pytest-asyncio, ...) that cost ~6 s of CPU in each of pytest's processes and
 # whose warnings fail a run under filterwarnings = error. -n 0 runs in one process.
 export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1
+# AutoGen's guard is tested in a venv of its own (.venv-autogen, git-ignored): autogen-core
+# 0.7 pins protobuf 5, which the other extras' protobuf 7 excludes (pyproject.toml,
+# [autogen]). The main run leaves its test file to that venv; --fast runs no AutoGen.
+AUTOGEN_TESTS=tests/test_guard_autogen.py
+autogen_venv() {
+  local stamp
+  stamp=$(cat pyproject.toml setup.py scripts/test.sh src/maxrepeat/core/*.[ch] | cksum)
+  if [ "$(cat .venv-autogen/.installed-by-test-sh 2>/dev/null)" != "$stamp" ]; then
+    [ -x .venv-autogen/bin/python ] || "$PYTHON" -m venv .venv-autogen
+    .venv-autogen/bin/python -m pip install -q --upgrade pip >/dev/null
+    .venv-autogen/bin/python -m pip install -q -e '.[test,autogen]'
+    echo "$stamp" > .venv-autogen/.installed-by-test-sh
+  fi
+}
 PYTEST=(.venv/bin/python -m pytest -p xdist.plugin -p xdist.looponfail
         -p _hypothesis_pytestplugin -n auto --dist loadgroup)
 if [ "$FAST" = 1 ]; then
@@ -156,4 +170,14 @@ if [ "$FAST" = 1 ]; then
   export HYPOTHESIS_PROFILE=${HYPOTHESIS_PROFILE:-fast}
   exec "${PYTEST[@]}" -m "not agent and not browser and not slow" "$@"
 fi
-exec "${PYTEST[@]}" "$@"
+# Test paths named on the command line: the main venv runs just those (AutoGen's skips).
+named=0
+for arg in "$@"; do case "$arg" in tests/*|*.py|*::*) named=1 ;; esac; done
+if [ "$named" = 1 ]; then exec "${PYTEST[@]}" "$@"; fi
+autogen_venv
+status=0
+"${PYTEST[@]}" --ignore="$AUTOGEN_TESTS" "$@" || status=$?
+# (exit code 5: the arguments deselected every test there)
+.venv-autogen/bin/python -m pytest -p xdist.plugin -p _hypothesis_pytestplugin \
+  "$AUTOGEN_TESTS" "$@" || { rc=$?; [ "$rc" = 5 ] || [ "$status" != 0 ] || status=$rc; }
+exit "$status"
