@@ -76,7 +76,10 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[tuple[str, 
     previous = mlflow.get_tracking_uri()
     path = tmp_path_factory.mktemp("mlflow") / "mlflow.db"
     mlflow.set_tracking_uri(f"sqlite:///{path}")
-    mlflow.set_experiment("maxrepeat-scorer")
+    # the artifacts (traces' spans) beside the store: a SQLite store's default is ./mlruns
+    # in the working directory, the checkout
+    mlflow.set_experiment(experiment_id=mlflow.create_experiment(
+        "maxrepeat-scorer", artifact_location=(path.parent / "artifacts").as_uri()))
     ids = {}
     for scenario, script in SCRIPTS.items():
         for layout in LAYOUTS:
