@@ -116,11 +116,13 @@ class _Logic:
         self.refused: set[str] = set()
         self.notes: list[tuple[int, str]] = []  # (index of the message it follows, note)
 
-    def before(self, history: Sequence[Any]) -> list[Any]:
-        """A model request with ``history``: the last step ends; the history to send."""
+    def before(self, history: list[Any]) -> list[Any]:
+        """A model request with ``history`` (the agent's list, made for this request): the
+        last step ends; returns the history to send, this run's notes put in place (in the
+        list itself: a copy of the whole history at each request would cost more and more)."""
         if not history or _role(history[-1]) == "user" or len(history) < self.seen:
             self.reset(len(history))  # a new run (its first request)
-            return list(history)
+            return history
         was_refused = self.refusal is not None
         for message in history[self.seen:]:
             if _role(message) == "tool":
@@ -135,14 +137,12 @@ class _Logic:
             raise _CLASSES.error(self.guard.stop(decision))
         if decision.action >= Action.WARN and decision.message and not was_refused:
             self.notes.append((len(history) - 1, decision.message))
-        if not self.notes:
-            return list(history)
-        from llama_index.core.llms import ChatMessage
+        if self.notes:
+            from llama_index.core.llms import ChatMessage
 
-        out = list(history)
-        for index, note in reversed(self.notes):
-            out.insert(index + 1, ChatMessage(role="user", content=note))
-        return out
+            for index, note in reversed(self.notes):
+                history.insert(index + 1, ChatMessage(role="user", content=note))
+        return history
 
     def after(self, calls: list[ToolCall]) -> None:
         """A model response asks for ``calls`` (one step)."""
@@ -156,6 +156,10 @@ class _Logic:
             self.refused = {c.id for c in calls if c.id is not None}
 
 
+def _as_list(history: Any) -> list[Any]:
+    return history if isinstance(history, list) else list(history or [])
+
+
 def _llm_class(base: type[Any], logic: _Logic) -> type[Any]:
     """A subclass of the agent's LLM class whose tool-calling chats feed ``logic``."""
 
@@ -166,7 +170,7 @@ def _llm_class(base: type[Any], logic: _Logic) -> type[Any]:
     class Guarded(base):  # type: ignore[misc]
         async def achat_with_tools(self, tools: Any, user_msg: Any = None,
                                    chat_history: Any = None, **kwargs: Any) -> Any:
-            history = logic.before(chat_history or [])
+            history = logic.before(_as_list(chat_history))
             response = await super().achat_with_tools(tools, user_msg=user_msg,
                                                       chat_history=history, **kwargs)
             logic.after(calls_of(self, response))
@@ -174,7 +178,7 @@ def _llm_class(base: type[Any], logic: _Logic) -> type[Any]:
 
         async def astream_chat_with_tools(self, tools: Any, user_msg: Any = None,
                                           chat_history: Any = None, **kwargs: Any) -> Any:
-            history = logic.before(chat_history or [])
+            history = logic.before(_as_list(chat_history))
             stream = await super().astream_chat_with_tools(tools, user_msg=user_msg,
                                                            chat_history=history, **kwargs)
 
