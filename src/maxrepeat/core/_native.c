@@ -189,8 +189,11 @@ static void buf_free(Buf *b) {
 #define FAIL (-1)
 #define MAX_NEST 200
 
+struct Canon;
+
 typedef struct {
     const uint8_t *p, *end;
+    struct Canon *k; /* the call's scratch space and near-duplicate settings */
 } Cur;
 
 static void skip_ws(Cur *c) {
@@ -361,32 +364,75 @@ static int encode_string(Buf *out, const char *s, Py_ssize_t n) {
 
 static int canon_value(Cur *c, Buf *out, int depth);
 
-/* Near-duplicate hooks (_near.c): while near_keys canonicalizes, g_near_mask names the
- * normalizers on, and a string value that one of them could change (near_dirty) is
- * written as their rewrite (nz_rewrite, _nearrewrite.c); g_near_ignore (a tuple of UTF-8 bytes) names top-level keys left
- * out. Both are 0/NULL otherwise: the exact paths never see them. */
-static int g_near_mask = 0;
-static PyObject *g_near_ignore = NULL;
+typedef struct {
+    Py_ssize_t koff, klen, voff, vlen;
+    const char *base;
+} Member;
+
+/* A candidate position of the near-duplicate rewrites (_nearrewrite.c, nz_gate). */
+typedef struct {
+    Py_ssize_t pos;
+    uint16_t any, start;
+} NzCand;
+
+/* What one call into the module canonicalizes with: its scratch space (one buffer per
+ * nesting level, reused from value to value: no allocation per value) and, for the
+ * near-duplicate path (_near.c), the settings: near_mask names the normalizers on, and a
+ * string value that one of them could change (near_dirty) is written as their rewrite
+ * (nz_rewrite, _nearrewrite.c); near_ignore (a tuple of UTF-8 bytes) names top-level keys
+ * left out. Both are 0/NULL on the exact paths. Made by canon_new at each entry point
+ * and freed there (no state shared between calls or threads). */
+typedef struct Canon {
+    int near_mask;
+    PyObject *near_ignore;
+    Buf tmp[MAX_NEST + 2];
+    Member *ms[MAX_NEST + 2];
+    Py_ssize_t mscap[MAX_NEST + 2];
+    Buf str;    /* canon_value's decoded strings */
+    Buf fc_tmp; /* fc_members' values */
+    Buf nz[2];  /* the rewrites' buffers: one pass reads one and writes the other */
+    NzCand *cand;
+    Py_ssize_t ncand, cand_cap;
+    Buf out;    /* the near-duplicate path's canonical bytes (_near.c) */
+} Canon;
+
+/* A new Canon, or NULL with MemoryError. */
+static Canon *canon_new(void) {
+    Canon *k = PyMem_Calloc(1, sizeof(Canon));
+    if (k == NULL) PyErr_NoMemory();
+    return k;
+}
+
+static void canon_free(Canon *k) {
+    if (k == NULL) return;
+    for (int i = 0; i < MAX_NEST + 2; i++) {
+        buf_free(&k->tmp[i]);
+        PyMem_Free(k->ms[i]);
+    }
+    buf_free(&k->str);
+    buf_free(&k->fc_tmp);
+    buf_free(&k->nz[0]);
+    buf_free(&k->nz[1]);
+    buf_free(&k->out);
+    PyMem_Free(k->cand);
+    PyMem_Free(k);
+}
+
 static int near_dirty(const uint8_t *s, Py_ssize_t n, int mask);
-static int nz_rewrite(const uint8_t *s, Py_ssize_t n, int mask, const uint8_t **t,
+static int nz_rewrite(Canon *k, const uint8_t *s, Py_ssize_t n, int mask, const uint8_t **t,
                       Py_ssize_t *tn);
-static int near_text(const uint8_t *s, Py_ssize_t n, int mask, const uint8_t **t,
+static int near_text(Canon *k, const uint8_t *s, Py_ssize_t n, int mask, const uint8_t **t,
                      Py_ssize_t *tn);
 
-static int near_ignored(const char *key, Py_ssize_t n) {
-    Py_ssize_t k = PyTuple_GET_SIZE(g_near_ignore);
+static int near_ignored(PyObject *ignore, const char *key, Py_ssize_t n) {
+    Py_ssize_t k = PyTuple_GET_SIZE(ignore);
     for (Py_ssize_t i = 0; i < k; i++) {
-        PyObject *b = PyTuple_GET_ITEM(g_near_ignore, i);
+        PyObject *b = PyTuple_GET_ITEM(ignore, i);
         if (PyBytes_GET_SIZE(b) == n && memcmp(PyBytes_AS_STRING(b), key, (size_t)n) == 0)
             return 1;
     }
     return 0;
 }
-
-typedef struct {
-    Py_ssize_t koff, klen, voff, vlen;
-    const char *base;
-} Member;
 
 static int member_cmp(const void *a, const void *b) {
     const Member *x = a, *y = b;
@@ -396,17 +442,11 @@ static int member_cmp(const void *a, const void *b) {
     return (x->klen > y->klen) - (x->klen < y->klen);
 }
 
-/* Scratch space reused from call to call (one per nesting level; the GIL is held and no
- * Python code runs while canonicalizing, so nothing re-enters): no allocation per value. */
-static Buf g_tmp[MAX_NEST + 2];
-static Member *g_ms[MAX_NEST + 2];
-static Py_ssize_t g_mscap[MAX_NEST + 2];
-static Buf g_str;
-
 static int canon_object(Cur *c, Buf *out, int depth) {
-    Buf *tmp = &g_tmp[depth];
-    Member *ms = g_ms[depth];
-    Py_ssize_t nm = 0, cap = g_mscap[depth];
+    Canon *k = c->k;
+    Buf *tmp = &k->tmp[depth];
+    Member *ms = k->ms[depth];
+    Py_ssize_t nm = 0, cap = k->mscap[depth];
     int rc = OK;
     tmp->n = 0;
     c->p++; /* '{' */
@@ -433,11 +473,12 @@ static int canon_object(Cur *c, Buf *out, int depth) {
         c->p++;
         Py_ssize_t voff = tmp->n;
         /* near: a top-level key left out is parsed (not checked) and not written */
-        int left_out = depth == 0 && g_near_ignore != NULL && near_ignored(tmp->p + koff, klen);
-        int mask = g_near_mask;
-        if (left_out) g_near_mask = 0;
+        int left_out = depth == 0 && k->near_ignore != NULL &&
+                       near_ignored(k->near_ignore, tmp->p + koff, klen);
+        int mask = k->near_mask;
+        if (left_out) k->near_mask = 0;
         rc = canon_value(c, tmp, depth + 1);
-        g_near_mask = mask;
+        k->near_mask = mask;
         if (rc != OK) goto done;
         if (nm == cap) {
             Py_ssize_t bigger = cap ? cap * 2 : 8;
@@ -489,13 +530,13 @@ static int canon_object(Cur *c, Buf *out, int depth) {
 fail:
     rc = FAIL;
 done:
-    g_ms[depth] = ms;
-    g_mscap[depth] = cap;
+    k->ms[depth] = ms;
+    k->mscap[depth] = cap;
     if (tmp->cap > (1 << 20)) buf_free(tmp); /* keep no huge buffer between values */
     if (cap > 4096) {
-        PyMem_Free(g_ms[depth]);
-        g_ms[depth] = NULL;
-        g_mscap[depth] = 0;
+        PyMem_Free(k->ms[depth]);
+        k->ms[depth] = NULL;
+        k->mscap[depth] = 0;
     }
     return rc;
 }
@@ -611,10 +652,11 @@ static int canon_value(Cur *c, Buf *out, int depth) {
                 }
             }
             if (q < end && *q == '"') {
-                if (g_near_mask && near_dirty(c->p + 1, q - c->p - 1, g_near_mask)) {
+                int mask = c->k->near_mask;
+                if (mask && near_dirty(c->p + 1, q - c->p - 1, mask)) {
                     const uint8_t *t;
                     Py_ssize_t tn;
-                    if (nz_rewrite(c->p + 1, q - c->p - 1, g_near_mask, &t, &tn) < 0) return FAIL;
+                    if (nz_rewrite(c->k, c->p + 1, q - c->p - 1, mask, &t, &tn) < 0) return FAIL;
                     c->p = q + 1;
                     return encode_string(out, (const char *)t, tn) < 0 ? FAIL : OK;
                 }
@@ -622,15 +664,17 @@ static int canon_value(Cur *c, Buf *out, int depth) {
                 c->p = q + 1;
                 return OK;
             }
-            g_str.n = 0;
-            int rc = decode_string(c, &g_str);
+            Buf *str = &c->k->str;
+            str->n = 0;
+            int rc = decode_string(c, str);
             if (rc == OK) {
-                const uint8_t *t = (const uint8_t *)g_str.p;
-                Py_ssize_t tn = g_str.n;
-                if (g_near_mask && near_text(t, tn, g_near_mask, &t, &tn) < 0) rc = FAIL;
+                const uint8_t *t = (const uint8_t *)str->p;
+                Py_ssize_t tn = str->n;
+                int mask = c->k->near_mask;
+                if (mask && near_text(c->k, t, tn, mask, &t, &tn) < 0) rc = FAIL;
                 else rc = encode_string(out, (const char *)t, tn) < 0 ? FAIL : OK;
             }
-            if (g_str.cap > (1 << 20)) buf_free(&g_str);
+            if (str->cap > (1 << 20)) buf_free(str);
             return rc;
         }
         case 't': return literal(c, out, "true", 4);
@@ -675,7 +719,8 @@ static int utf8_blank(const uint8_t *s, Py_ssize_t n) {
 
 /* The canonical bytes of raw JSON (canonical_bytes, or observation_bytes when observe)
  * into out; *empty set when the observation is empty. */
-static int canon_raw(const uint8_t *raw, Py_ssize_t n, int observe, Buf *out, int *empty) {
+static int canon_raw(Canon *k, const uint8_t *raw, Py_ssize_t n, int observe, Buf *out,
+                     int *empty) {
     *empty = 0;
     if (n >= 2 && raw[0] == '"' && raw[n - 1] == '"') {
         /* core.canonical._plain_string: ASCII without a backslash is its own text (one
@@ -692,10 +737,10 @@ static int canon_raw(const uint8_t *raw, Py_ssize_t n, int observe, Buf *out, in
         }
         if (plain) {
             if (odd) return BAIL;
-            if (g_near_mask && near_dirty(raw + 1, n - 2, g_near_mask)) {
+            if (k->near_mask && near_dirty(raw + 1, n - 2, k->near_mask)) {
                 const uint8_t *t;
                 Py_ssize_t tn;
-                if (nz_rewrite(raw + 1, n - 2, g_near_mask, &t, &tn) < 0) return FAIL;
+                if (nz_rewrite(k, raw + 1, n - 2, k->near_mask, &t, &tn) < 0) return FAIL;
                 if (observe && utf8_blank(t, tn)) {
                     *empty = 1;
                     return OK;
@@ -711,7 +756,7 @@ static int canon_raw(const uint8_t *raw, Py_ssize_t n, int observe, Buf *out, in
             return buf_put(out, raw + 1, n - 2) < 0 ? FAIL : OK;
         }
     }
-    Cur c = {raw, raw + n};
+    Cur c = {raw, raw + n, k};
     skip_ws(&c);
     if (c.p >= c.end) return BAIL;
     int rc;
@@ -722,10 +767,10 @@ static int canon_raw(const uint8_t *raw, Py_ssize_t n, int observe, Buf *out, in
         if (rc != OK) return rc;
         skip_ws(&c);
         if (c.p != c.end) return BAIL;
-        if (g_near_mask) {
+        if (k->near_mask) {
             const uint8_t *t, *text = (const uint8_t *)out->p + mark + 1;
             Py_ssize_t tn;
-            if (near_text(text, out->n - mark - 1, g_near_mask, &t, &tn) < 0) return FAIL;
+            if (near_text(k, text, out->n - mark - 1, k->near_mask, &t, &tn) < 0) return FAIL;
             if (t != text) {
                 out->n = mark + 1;
                 if (buf_put(out, t, tn) < 0) return FAIL;
@@ -765,6 +810,7 @@ typedef struct {
     PyObject *name_bytes;  /* core.fingerprints.name_bytes */
     PyObject *names;       /* dict: tool name -> its name bytes */
     Buf scratch;
+    Canon *k;              /* the canonicalizer's scratch space (canon_new) */
 } Ctx;
 
 static PyObject *S_type, *S_data, *S_tool_name, *S_tool_call_id, *S_arguments, *S_result;
@@ -820,7 +866,7 @@ static int call_digest(Ctx *x, PyObject *nb, PyObject *value, int observe, uint8
         Py_buffer view;
         if (PyObject_GetBuffer(value, &view, PyBUF_SIMPLE) < 0) return -1;
         int empty = 0;
-        int rc = canon_raw(view.buf, view.len, observe, &x->scratch, &empty);
+        int rc = canon_raw(x->k, view.buf, view.len, observe, &x->scratch, &empty);
         PyBuffer_Release(&view);
         if (rc == FAIL) return -1;
         if (rc == OK) {
@@ -1070,6 +1116,8 @@ static PyObject *build_table(PyObject *Py_UNUSED(self), PyObject *args) {
 
     x.names = PyDict_New();
     if (!x.names) goto error;
+    x.k = canon_new();
+    if (x.k == NULL) goto error;
     if (observe) {
         results = PyDict_New();
         if (!results) goto error;
@@ -1201,6 +1249,7 @@ cleanup:
     Py_XDECREF(ids);
     Py_XDECREF(x.names);
     buf_free(&x.scratch);
+    canon_free(x.k);
     calls_free(cs);
     walk_free(&w);
     PyMem_Free(es);
@@ -1307,7 +1356,9 @@ static PyObject *canonical(PyObject *Py_UNUSED(self), PyObject *args) {
     if (!PyArg_ParseTuple(args, "y*p", &view, &observe)) return NULL;
     Buf out = {0};
     int empty = 0;
-    int rc = canon_raw(view.buf, view.len, observe, &out, &empty);
+    Canon *k = canon_new();
+    int rc = k == NULL ? FAIL : canon_raw(k, view.buf, view.len, observe, &out, &empty);
+    canon_free(k);
     PyBuffer_Release(&view);
     PyObject *r;
     if (rc == FAIL) {
@@ -2068,7 +2119,6 @@ typedef struct {
     Py_ssize_t kn, voff, vlen;
 } FMember;
 
-static Buf g_fc_tmp;
 
 static int fc_less(const FMember *x, const FMember *y) {
     Py_ssize_t n = x->kn < y->kn ? x->kn : y->kn;
@@ -2077,19 +2127,19 @@ static int fc_less(const FMember *x, const FMember *y) {
     return (x->kn > y->kn) - (x->kn < y->kn);
 }
 
-static int fc_members(const uint8_t *raw, Py_ssize_t n, Buf *out);
+static int fc_members(Canon *kc, const uint8_t *raw, Py_ssize_t n, Buf *out);
 
-static int fc_object(const uint8_t *raw, Py_ssize_t n, Buf *out) {
-    int rc = fc_members(raw, n, out);
-    if (g_fc_tmp.cap > (1 << 20)) buf_free(&g_fc_tmp); /* keep no huge buffer between values */
+static int fc_object(Canon *kc, const uint8_t *raw, Py_ssize_t n, Buf *out) {
+    int rc = fc_members(kc, raw, n, out);
+    if (kc->fc_tmp.cap > (1 << 20)) buf_free(&kc->fc_tmp); /* keep no huge buffer */
     return rc;
 }
 
-static int fc_members(const uint8_t *raw, Py_ssize_t n, Buf *out) {
+static int fc_members(Canon *kc, const uint8_t *raw, Py_ssize_t n, Buf *out) {
     FMember ms[FC_MEMBERS];
     Py_ssize_t nm = 0;
-    Cur c = {raw, raw + n};
-    Buf *tmp = &g_fc_tmp;
+    Cur c = {raw, raw + n, kc};
+    Buf *tmp = &kc->fc_tmp;
     tmp->n = 0;
     skip_ws(&c);
     if (c.p >= c.end || *c.p != '{') return NOT_HANDLED;
@@ -2107,11 +2157,11 @@ static int fc_members(const uint8_t *raw, Py_ssize_t n, Buf *out) {
         c.p++;
         Py_ssize_t voff = tmp->n;
         /* near (_near.c): a key of ignore_arguments is parsed (not checked), not written */
-        int left_out = g_near_ignore != NULL && near_ignored((const char *)k, kn);
-        int mask = g_near_mask;
-        if (left_out) g_near_mask = 0;
+        int left_out = kc->near_ignore != NULL && near_ignored(kc->near_ignore, (const char *)k, kn);
+        int mask = kc->near_mask;
+        if (left_out) kc->near_mask = 0;
         int rc = canon_value(&c, tmp, 1);
-        g_near_mask = mask;
+        kc->near_mask = mask;
         if (rc == FAIL) return FAIL;
         if (rc != OK) return NOT_HANDLED;
         /* insertion sort as the members come (objects here are small) */
@@ -2190,11 +2240,11 @@ static int body_of(Ctx *x, PyObject *value, int observe, Key *k, PyObject **hold
         if (PyObject_GetBuffer(value, &view, PyBUF_SIMPLE) < 0) return -1;
         int empty = 0;
         const uint8_t *raw = view.buf;
-        int rc = view.len > 2 && raw[0] == '{' ? fc_object(raw, view.len, &x->scratch)
+        int rc = view.len > 2 && raw[0] == '{' ? fc_object(x->k, raw, view.len, &x->scratch)
                                                : NOT_HANDLED;
         if (rc == NOT_HANDLED) {
             x->scratch.n = 0;
-            rc = canon_raw(view.buf, view.len, observe, &x->scratch, &empty);
+            rc = canon_raw(x->k, view.buf, view.len, observe, &x->scratch, &empty);
         }
         PyBuffer_Release(&view);
         if (rc == FAIL) return -1;
@@ -2558,6 +2608,8 @@ static PyObject *build_ids(PyObject *Py_UNUSED(self), PyObject *args) {
 
     x.names = PyDict_New();
     if (!x.names) goto error;
+    x.k = canon_new();
+    if (x.k == NULL) goto error;
     if (observe) {
         fr = fr_new();
         if (fr == NULL) goto error;
@@ -2623,6 +2675,7 @@ cleanup:
     Py_XDECREF(ids);
     Py_XDECREF(x.names);
     buf_free(&x.scratch);
+    canon_free(x.k);
     icalls_free(cs);
     walk_free(&w);
     staged_free(&u);
@@ -2638,8 +2691,11 @@ static PyObject *fast_canonical(PyObject *Py_UNUSED(self), PyObject *arg) {
     Py_buffer view;
     if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
     Buf out = {0};
-    int rc = view.len > 2 && ((const uint8_t *)view.buf)[0] == '{'
-                 ? fc_object(view.buf, view.len, &out) : NOT_HANDLED;
+    Canon *k = canon_new();
+    int rc = k == NULL ? FAIL
+             : view.len > 2 && ((const uint8_t *)view.buf)[0] == '{'
+                 ? fc_object(k, view.buf, view.len, &out) : NOT_HANDLED;
+    canon_free(k);
     PyBuffer_Release(&view);
     PyObject *r;
     if (rc == FAIL) {

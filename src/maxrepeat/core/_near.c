@@ -9,13 +9,13 @@
  *   same checks fused with the plain-string test for a top-level string) is true for every
  *   string one of the enabled normalizers could change (a superset: the pre-checks of
  *   core/near/normalizers.py, with any doubt counted as "could"). While a value is
- *   canonicalized, `g_near_mask` is set and the canonicalizer writes a dirty string value
+ *   canonicalized, the call's `Canon` holds the mask and the canonicalizer writes a dirty string value
  *   as its rewrite (`nz_rewrite`, _nearrewrite.c: every substitution in order, the text
  *   Python's re.sub gives); a clean value's rewrite is itself, so its canonical bytes are
  *   the raw value's. What the canonicalizer leaves to the reference (a lone surrogate, a
  *   long integer, ...) still goes to Python whole (`fallback_args` / `fallback_obs`: the
  *   Transform, then canonical bytes).
- * - `ignore_arguments` is done here: top-level members named in `g_near_ignore` are left
+ * - `ignore_arguments` is done here: top-level members named in `Canon.near_ignore` are left
  *   out of the canonical object (their values are still parsed, not checked).
  * - `near_ids` gives grading what it needs (grouping, step ids from each key numbered
  *   exactly: build_ids' Keys, first results); `near_keys` the BLAKE2b keys, when read.
@@ -48,24 +48,25 @@ static PyObject *near_tool(PyObject *cache, PyObject *tool_info, PyObject *name)
 
 /* The canonical bytes of a raw JSON value into out with the near settings on: OK, BAIL
  * (a dirty string, or anything the canonicalizer leaves to the reference) or FAIL. */
-static int near_canon(PyObject *value, PyObject *raw_type, int mask, PyObject *ignore,
-                      int observe, Buf *out, int *empty) {
+static int near_canon(Canon *kc, PyObject *value, PyObject *raw_type, int mask,
+                      PyObject *ignore, int observe, int *empty) {
     if (Py_TYPE(value) != (PyTypeObject *)raw_type) return BAIL;
     Py_buffer view;
     if (PyObject_GetBuffer(value, &view, PyBUF_SIMPLE) < 0) return FAIL;
-    g_near_mask = mask;
-    g_near_ignore = ignore;
+    Buf *out = &kc->out;
+    kc->near_mask = mask;
+    kc->near_ignore = ignore;
     out->n = 0;
     *empty = 0;
     int rc = NOT_HANDLED;
     if (!observe && view.len > 2 && ((const uint8_t *)view.buf)[0] == '{') {
         /* an arguments object with plain keys: the exact path's short path (fc_object) */
-        rc = fc_object(view.buf, view.len, out);
+        rc = fc_object(kc, view.buf, view.len, out);
         if (rc == NOT_HANDLED) out->n = 0;
     }
-    if (rc == NOT_HANDLED) rc = canon_raw(view.buf, view.len, observe, out, empty);
-    g_near_mask = 0;
-    g_near_ignore = NULL;
+    if (rc == NOT_HANDLED) rc = canon_raw(kc, view.buf, view.len, observe, out, empty);
+    kc->near_mask = 0;
+    kc->near_ignore = NULL;
     PyBuffer_Release(&view);
     return rc;
 }
@@ -79,10 +80,11 @@ static int near_value_error(void) {
 /* The digest of an observation after the transform into out: 0, 1 when missing or empty,
  * -1 error, -2 the reference raised (go pure). */
 static int near_obs(PyObject *value, PyObject *raw_type, int mask, PyObject *fallback,
-                    Buf *scratch, uint8_t out[16]) {
+                    Canon *kc, uint8_t out[16]) {
     if (value == NULL) return 1;
     int empty = 0;
-    int rc = near_canon(value, raw_type, mask, NULL, 1, scratch, &empty);
+    Buf *scratch = &kc->out;
+    int rc = near_canon(kc, value, raw_type, mask, NULL, 1, &empty);
     if (rc == FAIL) return -1;
     if (rc == OK) {
         if (empty) return 1;
@@ -142,12 +144,12 @@ static PyObject *near_keys(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
     PyObject **items = PySequence_Fast_ITEMS(seq);
     PyObject *result = NULL, *keys = NULL, *results = NULL, *tools = PyDict_New();
-    Buf scratch = {0};
+    Canon *kc = canon_new();
     Entry *es = NULL;
     uint8_t *dig = NULL;
     Py_ssize_t es_cap = 0;
     Slot sl_type = {0}, sl_data = {0}, sl_name = {0}, sl_cid = {0}, sl_res = {0}, sl_args = {0};
-    if (tools == NULL) goto error;
+    if (tools == NULL || kc == NULL) goto error;
 
     /* the first result of each call id (observation_keys: every result, watched or not) */
     if (mode != 1) {
@@ -230,8 +232,8 @@ static PyObject *near_keys(PyObject *Py_UNUSED(self), PyObject *args) {
                 }
                 PyObject *ignore = PyTuple_GET_ITEM(info, 1);
                 int empty = 0;
-                int rc = near_canon(value, raw_type, mask, PyTuple_GET_SIZE(ignore) ? ignore : NULL,
-                                    0, &scratch, &empty);
+                int rc = near_canon(kc, value, raw_type, mask,
+                                    PyTuple_GET_SIZE(ignore) ? ignore : NULL, 0, &empty);
                 if (rc == FAIL) {
                     Py_DECREF(value);
                     Py_DECREF(name);
@@ -262,8 +264,8 @@ static PyObject *near_keys(PyObject *Py_UNUSED(self), PyObject *args) {
                               (size_t)PyBytes_GET_SIZE(body), argd);
                     Py_DECREF(body);
                 } else {
-                    blake2b16(prefix, (size_t)nprefix, (const uint8_t *)scratch.p,
-                              (size_t)scratch.n, argd);
+                    blake2b16(prefix, (size_t)nprefix, (const uint8_t *)kc->out.p,
+                              (size_t)kc->out.n, argd);
                 }
                 prefix = argd;
                 nprefix = 16;
@@ -285,7 +287,7 @@ static PyObject *near_keys(PyObject *Py_UNUSED(self), PyObject *args) {
                 }
                 uint8_t obs[16];
                 Py_XINCREF(value);
-                int r = near_obs(value, raw_type, mask, fallback_obs, &scratch, obs);
+                int r = near_obs(value, raw_type, mask, fallback_obs, kc, obs);
                 Py_XDECREF(value);
                 if (r == -1) {
                     Py_DECREF(data);
@@ -321,12 +323,10 @@ pure:
 error:
     result = NULL;
 cleanup:
-    g_near_mask = 0;
-    g_near_ignore = NULL;
     Py_XDECREF(keys);
     Py_XDECREF(results);
     Py_XDECREF(tools);
-    buf_free(&scratch);
+    canon_free(kc);
     PyMem_Free(es);
     PyMem_Free(dig);
     Py_DECREF(seq);
@@ -369,9 +369,10 @@ static int near_plain(const uint8_t *raw, Py_ssize_t n, int mask, int observe, K
  * Raw value's buffer lives as long as the value): 0 set, 1 empty observation (no body),
  * -1 error, -2 go pure. */
 static int near_part(Key *k, PyObject *value, PyObject *raw_type, int mask, PyObject *ignore,
-                     int observe, PyObject *fallback, PyObject *name, Buf *scratch,
+                     int observe, PyObject *fallback, PyObject *name, Canon *kc,
                      PyObject **hold) {
     int empty = 0;
+    Buf *scratch = &kc->out;
     if (Py_TYPE(value) == (PyTypeObject *)raw_type) { /* a plain string: one pass, no copy */
         Py_buffer view;
         if (PyObject_GetBuffer(value, &view, PyBUF_SIMPLE) < 0) return -1;
@@ -392,7 +393,7 @@ static int near_part(Key *k, PyObject *value, PyObject *raw_type, int mask, PyOb
         } else {
             const uint8_t *t;
             Py_ssize_t tn;
-            if (near_text((const uint8_t *)str, len, mask, &t, &tn) < 0) return -1;
+            if (near_text(kc, (const uint8_t *)str, len, mask, &t, &tn) < 0) return -1;
             if (observe && utf8_blank(t, tn)) return 1;
             scratch->n = 0;
             if (buf_byte(scratch, 's') < 0 || buf_put(scratch, t, tn) < 0) return -1;
@@ -400,7 +401,7 @@ static int near_part(Key *k, PyObject *value, PyObject *raw_type, int mask, PyOb
             return 0;
         }
     }
-    int rc = near_canon(value, raw_type, mask, ignore, observe, scratch, &empty);
+    int rc = near_canon(kc, value, raw_type, mask, ignore, observe, &empty);
     if (rc == FAIL) return -1;
     if (rc == OK) {
         if (empty) return 1;
@@ -428,10 +429,9 @@ static int near_part(Key *k, PyObject *value, PyObject *raw_type, int mask, PyOb
  * -2 go pure. */
 static int near_key(Keys *keys, Key *k, int64_t *id, PyObject *value, PyObject *raw_type,
                     int mask, PyObject *ignore, int observe, PyObject *fallback,
-                    PyObject *name, Buf *scratch) {
+                    PyObject *name, Canon *kc) {
     PyObject *hold = NULL;
-    int r = near_part(k, value, raw_type, mask, ignore, observe, fallback, name, scratch,
-                      &hold);
+    int r = near_part(k, value, raw_type, mask, ignore, observe, fallback, name, kc, &hold);
     if (r == 0 && (*id = keys_intern(keys, k)) < 0) r = -1;
     Py_XDECREF(hold);
     return r;
@@ -461,7 +461,7 @@ typedef struct {
     Keys *keys;
     PyObject *tools, *tool_info, *raw_type, *fallback_args, *fallback_obs;
     int mode, mask;
-    Buf *scratch;
+    Canon *kc;
     Slot sl_args;
     NearObs *obs; /* by entry index; zeroed when grown */
     Py_ssize_t obs_cap;
@@ -491,7 +491,7 @@ static int near_obs_make(NearUse *u, Py_ssize_t k, PyObject *value) {
     key_init(&key, 'O');
     Py_INCREF(value);
     int r = near_key(u->keys, &key, &o->id, value, u->raw_type, u->mask, NULL, 1,
-                     u->fallback_obs, NULL, u->scratch);
+                     u->fallback_obs, NULL, u->kc);
     Py_DECREF(value);
     if (r == -1) return WALK_ERROR;
     if (r == -2) return WALK_PURE;
@@ -524,7 +524,7 @@ static int near_call(void *use, PyObject *data, PyObject *name) {
         key_num(&k, pre);
         int r = value == NULL ? -1 : near_key(u->keys, &k, &pre, value, u->raw_type, u->mask,
                                               PyTuple_GET_SIZE(ignore) ? ignore : NULL, 0,
-                                              u->fallback_args, name, u->scratch);
+                                              u->fallback_args, name, u->kc);
         Py_XDECREF(value);
         if (r == -1) return WALK_ERROR;
         if (r == -2) return WALK_PURE;
@@ -589,8 +589,8 @@ static PyObject *near_ids(PyObject *Py_UNUSED(self), PyObject *args) {
     Keys keys = {0};
     StepKeys ks = {0};
     ICalls *cs = &u.cs;
-    Buf scratch = {0};
-    if (tools == NULL) goto error;
+    Canon *kc = canon_new();
+    if (tools == NULL || kc == NULL) goto error;
     if (mode != 1) {
         fr = fr_new();
         if (fr == NULL) goto error;
@@ -606,7 +606,7 @@ static PyObject *near_ids(PyObject *Py_UNUSED(self), PyObject *args) {
     u.fallback_obs = fallback_obs;
     u.mode = mode;
     u.mask = mask;
-    u.scratch = &scratch;
+    u.kc = kc;
     int walked = walk_events(items, n, watches, mode != 1, near_result, near_call, &u, &w);
     if (walked == WALK_ERROR) goto error;
     if (walked == WALK_PURE) goto pure;
@@ -652,13 +652,11 @@ pure:
 error:
     result = NULL;
 cleanup:
-    g_near_mask = 0;
-    g_near_ignore = NULL;
     Py_XDECREF(shape);
     Py_XDECREF(ids);
     Py_XDECREF(fr);
     Py_XDECREF(tools);
-    buf_free(&scratch);
+    canon_free(kc);
     icalls_free(cs);
     PyMem_Free(u.obs);
     walk_free(&w);

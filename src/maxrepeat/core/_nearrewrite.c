@@ -661,18 +661,11 @@ static uint16_t nz_cls[256];
  * when one of the tables `anywhere` holds it. A substitution visits
  * its candidates only; one whose table has none is skipped. Made again after a
  * substitution changes the text. */
-typedef struct {
-    Py_ssize_t pos;
-    uint16_t any, start;
-} NzCand;
-
-static NzCand *g_cand;
-static Py_ssize_t g_ncand, g_cand_cap;
-
-static int nz_gate(const uint8_t *s, Py_ssize_t n, unsigned anywhere, unsigned *any,
+/* (NzCand, in _native.c: the candidates are kept in the call's Canon.) */
+static int nz_gate(Canon *k, const uint8_t *s, Py_ssize_t n, unsigned anywhere, unsigned *any,
                    unsigned *start) {
     unsigned a = 0, w = 0;
-    g_ncand = 0;
+    k->ncand = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         unsigned c = nz_cls[s[i]];
         if (!c) continue;
@@ -680,20 +673,20 @@ static int nz_gate(const uint8_t *s, Py_ssize_t n, unsigned anywhere, unsigned *
          * others check their own look-behind and refuse) */
         unsigned ws = i == 0 || !nz_wordb[s[i - 1]] || nz_esc_before(s, i) ? c : 0;
         if (!(ws | (c & anywhere))) continue; /* no substitution would try it */
-        if (g_ncand == g_cand_cap) {
-            Py_ssize_t cap = g_cand_cap ? 2 * g_cand_cap : 64;
-            NzCand *grown = PyMem_Realloc(g_cand, (size_t)cap * sizeof(NzCand));
+        if (k->ncand == k->cand_cap) {
+            Py_ssize_t cap = k->cand_cap ? 2 * k->cand_cap : 64;
+            NzCand *grown = PyMem_Realloc(k->cand, (size_t)cap * sizeof(NzCand));
             if (grown == NULL) {
                 PyErr_NoMemory();
                 return -1;
             }
-            g_cand = grown;
-            g_cand_cap = cap;
+            k->cand = grown;
+            k->cand_cap = cap;
         }
-        g_cand[g_ncand].pos = i;
-        g_cand[g_ncand].any = (uint16_t)c;
-        g_cand[g_ncand].start = (uint16_t)ws;
-        g_ncand++;
+        k->cand[k->ncand].pos = i;
+        k->cand[k->ncand].any = (uint16_t)c;
+        k->cand[k->ncand].start = (uint16_t)ws;
+        k->ncand++;
         a |= c;
         w |= ws;
     }
@@ -715,14 +708,14 @@ static int nz_put(Buf *out, const uint8_t *s, Py_ssize_t done, Py_ssize_t i, Py_
  * from its end), visiting the candidates of its first-byte table (after no ASCII \w when
  * lb: the pattern cannot match after a \w): the number of matches (out holds the result
  * when > 0), or -1. */
-static Py_ssize_t nz_sub(const uint8_t *s, Py_ssize_t n, int first, int lb, NzMatch m,
-                         const char *tok, Buf *out) {
+static Py_ssize_t nz_sub(const Canon *k, const uint8_t *s, Py_ssize_t n, int first, int lb,
+                         NzMatch m, const char *tok, Buf *out) {
     unsigned bit = 1u << first;
     Py_ssize_t done = 0, count = 0;
     out->n = 0;
-    for (Py_ssize_t c = 0; c < g_ncand; c++) {
-        Py_ssize_t i = g_cand[c].pos;
-        if (!((lb ? g_cand[c].start : g_cand[c].any) & bit) || i < done) continue;
+    for (Py_ssize_t c = 0; c < k->ncand; c++) {
+        Py_ssize_t i = k->cand[c].pos;
+        if (!((lb ? k->cand[c].start : k->cand[c].any) & bit) || i < done) continue;
         NzRep r = {i, tok, 0};
         Py_ssize_t e = m(s, n, i, &r);
         if (e < 0) continue;
@@ -787,45 +780,45 @@ static Py_ssize_t nz_trailing(const uint8_t *s, Py_ssize_t n, Buf *out) {
     return count + 1;
 }
 
-static Buf g_nz[2]; /* the rewrites' buffers: one pass reads one and writes the other */
-
 /* Every substitution of the normalizers in mask (NATIVE_BITS), in order, applied to the
- * UTF-8 text s: *t, *tn the result (s itself when nothing changed; else valid until the
- * next call). OK or FAIL. */
-static int nz_rewrite(const uint8_t *s, Py_ssize_t n, int mask, const uint8_t **t,
+ * UTF-8 text s with kc's buffers (kc->nz: one pass reads one and writes the other):
+ * *t, *tn the result (s itself when nothing changed; else valid until kc's next
+ * rewrite). OK or FAIL. */
+static int nz_rewrite(Canon *kc, const uint8_t *s, Py_ssize_t n, int mask, const uint8_t **t,
                       Py_ssize_t *tn) {
     const uint8_t *cur = s;
     Py_ssize_t cn = n, k = 0;
     int w = 0;
     unsigned any, start;
-    if (g_cand_cap > (1 << 16)) {
-        PyMem_Free(g_cand);
-        g_cand = NULL;
-        g_cand_cap = 0;
+    Buf *nzb = kc->nz;
+    if (kc->cand_cap > (1 << 16)) {
+        PyMem_Free(kc->cand);
+        kc->cand = NULL;
+        kc->cand_cap = 0;
     }
     /* the tables whose substitutions try a byte after a \w too */
     unsigned anywhere = (1u << F_ANSI) | (1u << F_PID) | (1u << F_PORT) | (1u << F_BRACKET) |
                         (1u << F_SLASH) | ((mask & NZ_NUMBERS) ? 1u << F_DIGIT : 0);
-    if (nz_gate(cur, cn, anywhere, &any, &start) < 0) return FAIL;
+    if (nz_gate(kc, cur, cn, anywhere, &any, &start) < 0) return FAIL;
     for (int b = 0; b < 2; b++)
-        if (g_nz[b].cap > (1 << 20)) buf_free(&g_nz[b]); /* keep no huge buffer */
+        if (nzb[b].cap > (1 << 20)) buf_free(&nzb[b]); /* keep no huge buffer */
 #define NZ_TAKE(call)                         \
     do {                                      \
         k = (call);                           \
         if (k < 0) return FAIL;               \
         if (k > 0) {                          \
-            cur = (const uint8_t *)g_nz[w].p; \
-            cn = g_nz[w].n;                   \
+            cur = (const uint8_t *)nzb[w].p;  \
+            cn = nzb[w].n;                    \
             w ^= 1;                           \
-            if (nz_gate(cur, cn, anywhere, &any, &start) < 0) return FAIL; \
+            if (nz_gate(kc, cur, cn, anywhere, &any, &start) < 0) return FAIL; \
         }                                     \
     } while (0)
 /* a substitution, when its first-byte table has a byte where it could match */
 #define NZ_SUB(first, lb, m, tok) \
-    if (((lb) ? start : any) & (1u << (first))) NZ_TAKE(nz_sub(cur, cn, first, lb, m, tok, &g_nz[w]))
+    if (((lb) ? start : any) & (1u << (first))) NZ_TAKE(nz_sub(kc, cur, cn, first, lb, m, tok, &nzb[w]))
     if ((mask & NZ_ANSI) && cn > 0 && memchr(cur, 0x1b, (size_t)cn) != NULL)
         NZ_SUB(F_ANSI, 0, m_ansi, "");
-    if (mask & NZ_TRAIL) NZ_TAKE(nz_trailing(cur, cn, &g_nz[w]));
+    if (mask & NZ_TRAIL) NZ_TAKE(nz_trailing(cur, cn, &nzb[w]));
     if (mask & NZ_TIME) {
         NZ_SUB(F_DIGIT, 1, m_date, "<time>");
         NZ_SUB(F_DAY, 1, m_dayname, "<time>");
@@ -836,7 +829,7 @@ static int nz_rewrite(const uint8_t *s, Py_ssize_t n, int mask, const uint8_t **
     if (mask & NZ_DUR) {
         NZ_SUB(F_DIGIT, 1, m_minsec, "<duration>");
         NZ_SUB(F_DIGIT, 1, m_duration, "<duration>");
-        if (cn > 0 && memchr(cur, ':', (size_t)cn) != NULL) NZ_TAKE(nz_keyed(cur, cn, &g_nz[w]));
+        if (cn > 0 && memchr(cur, ':', (size_t)cn) != NULL) NZ_TAKE(nz_keyed(cur, cn, &nzb[w]));
     }
     if (mask & NZ_IDS) {
         NZ_SUB(F_HEX, 1, m_uuid, "<uuid>");
@@ -851,7 +844,7 @@ static int nz_rewrite(const uint8_t *s, Py_ssize_t n, int mask, const uint8_t **
     if (mask & NZ_TEMP) {
         NZ_SUB(F_SLASH, 0, m_tmp, "");
         if (cn > 0 && memchr(cur, '\\', (size_t)cn) != NULL)
-            NZ_TAKE(nz_sub_bytes(cur, cn, F_WIN, m_wintmp, "<tmp>", &g_nz[w]));
+            NZ_TAKE(nz_sub_bytes(cur, cn, F_WIN, m_wintmp, "<tmp>", &nzb[w]));
     }
     if (mask & NZ_NUMBERS) NZ_SUB(F_DIGIT, 0, m_number, "<n>");
 #undef NZ_SUB
@@ -863,14 +856,14 @@ static int nz_rewrite(const uint8_t *s, Py_ssize_t n, int mask, const uint8_t **
 
 /* The text of a string value after the normalizers in mask: s itself when near_dirty
  * proves that none changes it, else nz_rewrite's. OK or FAIL. */
-static int near_text(const uint8_t *s, Py_ssize_t n, int mask, const uint8_t **t,
+static int near_text(Canon *kc, const uint8_t *s, Py_ssize_t n, int mask, const uint8_t **t,
                      Py_ssize_t *tn) {
     if (!near_dirty(s, n, mask)) {
         *t = s;
         *tn = n;
         return OK;
     }
-    return nz_rewrite(s, n, mask, t, tn);
+    return nz_rewrite(kc, s, n, mask, t, tn);
 }
 
 /* near_rewrite(text, mask, check) -> str: the rewrite of text (near_text's when check,
@@ -886,8 +879,12 @@ static PyObject *py_near_rewrite(PyObject *self, PyObject *args) {
     Py_ssize_t tn;
     const uint8_t *s = (const uint8_t *)PyBytes_AS_STRING(b);
     Py_ssize_t n = PyBytes_GET_SIZE(b);
-    int rc = check ? near_text(s, n, mask, &t, &tn) : nz_rewrite(s, n, mask, &t, &tn);
+    Canon *kc = canon_new();
+    int rc = kc == NULL ? FAIL
+             : check    ? near_text(kc, s, n, mask, &t, &tn)
+                        : nz_rewrite(kc, s, n, mask, &t, &tn);
     PyObject *out = rc == OK ? PyUnicode_DecodeUTF8((const char *)t, tn, "surrogatepass") : NULL;
+    canon_free(kc);
     Py_DECREF(b);
     return out;
 }
