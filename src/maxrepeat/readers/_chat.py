@@ -22,6 +22,8 @@ __all__ = [
     "is_jsonl",
     "load_document",
     "has_key",
+    "any_key",
+    "all_keys",
     "first_char",
     "tool_call_parts",
     "MessageWalk",
@@ -50,6 +52,25 @@ def has_key(head: bytes, key: str, value_start: bytes = b"") -> bool:
     """
     pattern = rb'"' + re.escape(key.encode()) + rb'"\s*:\s*' + re.escape(value_start)
     return re.search(pattern, head) is not None
+
+
+def any_key(head: bytes, *keys: str | tuple[str, bytes]) -> bool:
+    """Whether one of ``keys`` (a key, or a key and its value's start) is in ``head``
+    (`has_key`).
+
+    >>> any_key(b'{"role": "tool"}', ("role", b'"user"'), "tool_calls")
+    False
+    """
+    return any(has_key(head, k) if isinstance(k, str) else has_key(head, *k) for k in keys)
+
+
+def all_keys(head: bytes, *keys: str | tuple[str, bytes]) -> bool:
+    """Whether every one of ``keys`` (as in `any_key`) is in ``head``.
+
+    >>> all_keys(b'{"task_id": 1, "traj": []}', "task_id", ("traj", b"["))
+    True
+    """
+    return all(has_key(head, k) if isinstance(k, str) else has_key(head, *k) for k in keys)
 
 
 def first_char(head: bytes) -> bytes:

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 
 from ..core.events import Trajectory
 from . import Item, Reader, Source
-from ._chat import MessageWalk, Run, first_char, has_key, read_runs
+from ._chat import MessageWalk, Run, all_keys, any_key, first_char, has_key, read_runs
 from ._json import first_jsonl_record
 
 __all__ = ["READER", "trajectory_from_messages"]
@@ -55,29 +55,32 @@ def _anthropic_blocks(head: bytes) -> bool:
 
 def _sniff(head: bytes, source: Source) -> int:
     start = first_char(head)
-    if start not in (b"[", b"{"):
-        return 0
-    record = first_jsonl_record(head)
-    if record is not None and not isinstance(record.get("messages"), list) and not isinstance(
-            record.get("traj"), list):
+    if start not in (b"[", b"{") or not _may_hold_messages(head):
         return 0
     if _anthropic_blocks(head):
         return 10
-    if has_key(head, "tool_call_metadata") or has_key(head, "samples", b"["):
+    if any_key(head, "tool_call_metadata", ("samples", b"[")):
         return 0  # OpenHands events and Inspect logs embed chat messages too
-    if has_key(head, "traj", b"[") and has_key(head, "task_id"):
+    if all_keys(head, ("traj", b"["), "task_id"):
         return 88
-    if has_key(head, "task_id") and has_key(head, "reward") and has_key(head, "info", b"{"):
+    if all_keys(head, "task_id", "reward", ("info", b"{")):
         return 70  # a tau-bench result whose traj lies beyond the head
     if not has_key(head, "role", b'"'):
         return 0
-    tools = has_key(head, "tool_calls", b"[") or has_key(head, "role", b'"tool"') or has_key(
-        head, "function_call", b"{")
+    tools = any_key(head, ("tool_calls", b"["), ("role", b'"tool"'), ("function_call", b"{"))
     if start == b"[" and tools:
         return 80
-    if has_key(head, "messages", b"[") or has_key(head, "simulations", b"["):
+    if any_key(head, ("messages", b"["), ("simulations", b"[")):
         return 70 if tools else 40
     return 40 if start == b"[" else 0
+
+
+def _may_hold_messages(head: bytes) -> bool:
+    """False when the head is JSON Lines whose first record has neither messages nor
+    traj as a list."""
+    record = first_jsonl_record(head)
+    return record is None or isinstance(record.get("messages"), list) or isinstance(
+        record.get("traj"), list)
 
 
 READER = Reader(

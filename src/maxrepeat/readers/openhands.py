@@ -41,7 +41,7 @@ from typing import Any, Final
 from ..core.errors import TrajectoryFormatError
 from ..core.events import Trajectory
 from . import Item, Reader, Source
-from ._chat import first_char, has_key, is_jsonl, iter_json_lines, load_document
+from ._chat import all_keys, any_key, first_char, has_key, is_jsonl, iter_json_lines, load_document
 from ._json import strip_bom
 from ._toolevents import EventBuilder, content_text, decode_arguments, type_name
 
@@ -129,29 +129,7 @@ def _v1_event(builder: EventBuilder, event: Mapping[str, Any], current: str | No
     kind = event["kind"]
     cid = event.get("tool_call_id")
     if kind == "ActionEvent":
-        call = event.get("tool_call")
-        call = call if isinstance(call, Mapping) else {}
-        name = event.get("tool_name", call.get("name"))
-        if not isinstance(name, str):
-            raise TrajectoryFormatError(
-                source, f"must be a string (got {type_name(name)})", position=f"{where}.tool_name")
-        if "arguments" in call:
-            arguments = decode_arguments(call["arguments"])
-        else:
-            action = event.get("action")
-            arguments = {k: v for k, v in action.items() if k not in _NOISE} \
-                if isinstance(action, Mapping) else action
-        group = event.get("llm_response_id")
-        group = group if isinstance(group, str) else None
-        if group is None or group != current or not builder.in_turn:
-            builder.start_turn(group)
-        ident = event.get("id")
-        own = cid if isinstance(cid, str) and not builder.has_call(cid) else (
-            f"event-{ident if isinstance(ident, str) else where}")
-        builder.add_call(name, own, arguments)
-        if group is None:
-            builder.end_turn()
-        return group
+        return _v1_action(builder, event, current, where, source)
     if isinstance(cid, str) and builder.has_call(cid):
         observation = event.get("observation")
         if isinstance(observation, Mapping):
@@ -165,6 +143,39 @@ def _v1_event(builder: EventBuilder, event: Mapping[str, Any], current: str | No
         builder.end_turn()
         return None
     return current
+
+
+def _v1_action(builder: EventBuilder, event: Mapping[str, Any], current: str | None,
+               where: str, source: str) -> str | None:
+    """Take an SDK ``ActionEvent``; returns the LLM response id of the open turn."""
+    cid = event.get("tool_call_id")
+    call = event.get("tool_call")
+    call = call if isinstance(call, Mapping) else {}
+    name = event.get("tool_name", call.get("name"))
+    if not isinstance(name, str):
+        raise TrajectoryFormatError(
+            source, f"must be a string (got {type_name(name)})", position=f"{where}.tool_name")
+    if "arguments" in call:
+        arguments = decode_arguments(call["arguments"])
+    else:
+        arguments = _without_noise(event.get("action"))
+    group = event.get("llm_response_id")
+    group = group if isinstance(group, str) else None
+    if group is None or group != current or not builder.in_turn:
+        builder.start_turn(group)
+    ident = event.get("id")
+    own = cid if isinstance(cid, str) and not builder.has_call(cid) else (
+        f"event-{ident if isinstance(ident, str) else where}")
+    builder.add_call(name, own, arguments)
+    if group is None:
+        builder.end_turn()
+    return group
+
+
+def _without_noise(args: Any) -> Any:
+    """An action's fields without the keys OpenHands adds around the model's arguments."""
+    return {k: v for k, v in args.items() if k not in _NOISE} \
+        if isinstance(args, Mapping) else args
 
 
 def trajectory_from_events(
@@ -181,69 +192,90 @@ def trajectory_from_events(
     >>> [(e.type, e.data.arguments, e.data.result) for e in t.events][1:3]
     [('tool_call', {'command': 'ls'}, None), ('tool_result', None, 'a.txt')]
     """
-    builder = EventBuilder()
-    by_event: dict[int | str, str] = {}
-    current: str | None = None
+    history = _History(source)
     for index, event in enumerate(events):
         where = f"{path}[{index}]"
         if not isinstance(event, Mapping):
             raise TrajectoryFormatError(
                 source, f"must be an event object (got {type_name(event)})", position=where)
         if _is_v1(event):
-            current = _v1_event(builder, event, current, where, source)
+            history.current = _v1_event(history.builder, event, history.current, where,
+                                        source)
             continue
         meta = event.get("tool_call_metadata")
         meta = meta if isinstance(meta, Mapping) else None
         action = event.get("action")
         if isinstance(action, str) and "observation" not in event:
-            if event.get("source") not in (None, "agent") or (
-                    meta is None and action not in _TOOL_ACTIONS):
-                if event.get("source") == "agent":
-                    builder.end_turn()  # a message or other response without a tool
-                    current = None
-                continue
-            name = meta.get("function_name") if meta is not None else action
-            if not isinstance(name, str):
-                raise TrajectoryFormatError(
-                    source, f"must be a string (got {type_name(name)})",
-                    position=f"{where}.tool_call_metadata.function_name")
-            if meta is None and "args" not in event:
-                # OpenHands' serializer always writes an action's fields under args; an
-                # action with them inline is another shape, and reading it would invent
-                # null arguments (and unpaired results) for every call.
-                raise TrajectoryFormatError(
-                    source, "must be an OpenHands action with args (got an action with its "
-                    "fields inline, no args: an older flat event shape this reader does not "
-                    "understand; nothing in this file was graded)", position=where)
-            found, arguments = _model_arguments(meta) if meta is not None else (False, None)
-            if not found:
-                args = event.get("args")
-                arguments = {k: v for k, v in args.items() if k not in _NOISE} \
-                    if isinstance(args, Mapping) else args
-            group = _response_id(meta)
-            if group is None or group != current or not builder.in_turn:
-                builder.start_turn(group)
-            current = group
-            cid = meta.get("tool_call_id") if meta is not None else None
-            own = cid if isinstance(cid, str) and not builder.has_call(cid) else (
-                f"event-{event.get('id', index)}")
-            builder.add_call(name, own, arguments)
-            if isinstance(event.get("id"), (int, str)):
-                by_event[event["id"]] = own
-            if meta is None or group is None:
-                builder.end_turn()
-                current = None
-            continue
-        if "observation" in event:
-            cause = event.get("cause")
-            cid = by_event.get(cause) if isinstance(cause, (int, str)) else None
-            if cid is None and meta is not None and isinstance(meta.get("tool_call_id"), str):
-                cid = meta["tool_call_id"]
-            if cid is not None and builder.has_call(cid):
-                content = event.get("content")
-                builder.add_result(cid, content, not _failed(event))
-    return Trajectory(events=builder.events(), id=id, source=source, format=NAME,
+            history.action(event, action, meta, index, where)
+        elif "observation" in event:
+            history.observation(event, meta)
+    return Trajectory(events=history.builder.events(), id=id, source=source, format=NAME,
                       lenient=lenient, metadata=dict(metadata or {}))
+
+
+class _History:
+    """Reading one V0 event list: the calls so far, the call id of each action event (by
+    its id), and the model response id of the open turn."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.builder = EventBuilder()
+        self.by_event: dict[int | str, str] = {}
+        self.current: str | None = None
+
+    def action(self, event: Mapping[str, Any], action: str,
+               meta: Mapping[str, Any] | None, index: int, where: str) -> None:
+        """Take an action event: a tool call, or the end of a response without one."""
+        builder = self.builder
+        if event.get("source") not in (None, "agent") or (
+                meta is None and action not in _TOOL_ACTIONS):
+            if event.get("source") == "agent":
+                builder.end_turn()  # a message or other response without a tool
+                self.current = None
+            return
+        name = self._tool_name(event, action, meta, where)
+        found, arguments = _model_arguments(meta) if meta is not None else (False, None)
+        if not found:
+            arguments = _without_noise(event.get("args"))
+        group = _response_id(meta)
+        if group is None or group != self.current or not builder.in_turn:
+            builder.start_turn(group)
+        self.current = group
+        cid = meta.get("tool_call_id") if meta is not None else None
+        own = cid if isinstance(cid, str) and not builder.has_call(cid) else (
+            f"event-{event.get('id', index)}")
+        builder.add_call(name, own, arguments)
+        if isinstance(event.get("id"), (int, str)):
+            self.by_event[event["id"]] = own
+        if meta is None or group is None:
+            builder.end_turn()
+            self.current = None
+
+    def _tool_name(self, event: Mapping[str, Any], action: str,
+                   meta: Mapping[str, Any] | None, where: str) -> str:
+        name = meta.get("function_name") if meta is not None else action
+        if not isinstance(name, str):
+            raise TrajectoryFormatError(
+                self.source, f"must be a string (got {type_name(name)})",
+                position=f"{where}.tool_call_metadata.function_name")
+        if meta is None and "args" not in event:
+            # OpenHands' serializer always writes an action's fields under args; an
+            # action with them inline is another shape, and reading it would invent
+            # null arguments (and unpaired results) for every call.
+            raise TrajectoryFormatError(
+                self.source, "must be an OpenHands action with args (got an action with its "
+                "fields inline, no args: an older flat event shape this reader does not "
+                "understand; nothing in this file was graded)", position=where)
+        return name
+
+    def observation(self, event: Mapping[str, Any], meta: Mapping[str, Any] | None) -> None:
+        """Take an observation event: the result of the call it answers, if known."""
+        cause = event.get("cause")
+        cid = self.by_event.get(cause) if isinstance(cause, (int, str)) else None
+        if cid is None and meta is not None and isinstance(meta.get("tool_call_id"), str):
+            cid = meta["tool_call_id"]
+        if cid is not None and self.builder.has_call(cid):
+            self.builder.add_result(cid, event.get("content"), not _failed(event))
 
 
 def _record(value: Any, source: str, lenient: bool) -> Trajectory:
@@ -287,20 +319,19 @@ _EVAL_OPENING: Final = re.compile(
 
 def _sniff(head: bytes, source: Source) -> int:
     start = first_char(head)
-    if start == b"{" and has_key(head, "instance_id") and has_key(head, "history", b"["):
-        return 90 if has_key(head, "source", b'"') or has_key(head, "action", b'"') else 75
-    if start == b"{" and has_key(head, "instance_id") and has_key(head, "instruction") and (
-            has_key(head, "agent_class")):
-        return 75  # history lies beyond the head
-    if start == b"{" and _EVAL_OPENING.match(strip_bom(head)):
-        return 60
-    if start != b"[" or not (has_key(head, "source", b'"') or has_key(head, "kind", b'"')):
+    if start == b"{":
+        if all_keys(head, "instance_id", ("history", b"[")):
+            return 90 if any_key(head, ("source", b'"'), ("action", b'"')) else 75
+        if all_keys(head, "instance_id", "instruction", "agent_class"):
+            return 75  # history lies beyond the head
+        return 60 if _EVAL_OPENING.match(strip_bom(head)) else 0
+    if start != b"[" or not any_key(head, ("source", b'"'), ("kind", b'"')):
         return 0
-    if has_key(head, "tool_call_metadata") or has_key(head, "cause"):
+    if any_key(head, "tool_call_metadata", "cause"):
         return 90
-    if has_key(head, "kind", b'"ActionEvent"') or has_key(head, "llm_response_id"):
+    if any_key(head, ("kind", b'"ActionEvent"'), "llm_response_id"):
         return 88  # the SDK (V1) event model
-    if has_key(head, "action", b'"') or has_key(head, "observation", b'"'):
+    if any_key(head, ("action", b'"'), ("observation", b'"')):
         return 70 if has_key(head, "timestamp") else 40
     return 0
 
