@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from ..shimfiles import ShimFile, marker_line
+from ._plugin_text import ask_function, head
 
 if TYPE_CHECKING:
     from ..install import SettingsWriter
@@ -85,38 +86,7 @@ import("openclaw/plugin-sdk/agent-harness-runtime").then(
   (m) => { abortRun = m.abortAgentHarnessRun ?? null; },
   (e) => process.stderr.write(`maxrepeat guard: no run abort (${e}); a stop refuses\n`));
 
-function ask(payload) {
-  return new Promise((resolve) => {
-    const say = (why) => {
-      process.stderr.write(`maxrepeat guard: ${why} (the call goes on)\n`);
-      resolve(null);
-    };
-    let child;
-    try {
-      child = spawn(COMMAND, { shell: true, stdio: ["pipe", "pipe", "pipe"] });
-    } catch (e) {
-      return say(String(e));
-    }
-    let out = "";
-    let err = "";
-    const timer = setTimeout(() => child.kill("SIGKILL"), WAIT_MS);
-    child.stdout.on("data", (d) => { out += d; });
-    child.stderr.on("data", (d) => { err += d; });
-    child.on("error", (e) => { clearTimeout(timer); say(String(e)); });
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      if (code !== 0) return say(`${COMMAND} exited ${code}: ${err.trim()}`);
-      try {
-        resolve(out.trim() ? JSON.parse(out) : null);
-      } catch (e) {
-        say(`answer is not JSON: ${out.slice(0, 200)}`);
-      }
-    });
-    child.stdin.on("error", () => {});
-    child.stdin.end(JSON.stringify(payload));
-  });
-}
-
+""" + ask_function("WAIT_MS") + r"""
 function database(ctx) {
   const state = process.env.OPENCLAW_STATE_DIR
     || join(process.env.OPENCLAW_HOME || homedir(), ".openclaw");
@@ -213,10 +183,7 @@ export default {
 
 def shim_source(command: str) -> str:
     """The plug-in's entry module running ``command`` (the marker line names it too)."""
-    head = ("// The maxrepeat loop guard for OpenClaw: hands each tool call to the command "
-            "below.\n// Written by `maxrepeat hook install openclaw`; `maxrepeat hook "
-            "uninstall openclaw` removes it.\n" + marker_line(command, "//") + "\n")
-    return head + f"\nconst COMMAND = {json.dumps(command, ensure_ascii=False)};\n" + _BODY
+    return head("OpenClaw", "openclaw", command) + _BODY
 
 
 def _manifest(command: str) -> str:

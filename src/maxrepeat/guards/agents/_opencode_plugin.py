@@ -38,13 +38,13 @@ error and lets it run.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from ..shimfiles import ShimFile, marker_line
+from ..shimfiles import ShimFile
+from ._plugin_text import ask_function, head
 
 if TYPE_CHECKING:
     from ..install import SettingsWriter
@@ -66,38 +66,7 @@ function database() {
   return join(data, "opencode.db");
 }
 
-function ask(payload) {
-  return new Promise((resolve) => {
-    const say = (why) => {
-      process.stderr.write(`maxrepeat guard: ${why} (the call goes on)\n`);
-      resolve(null);
-    };
-    let child;
-    try {
-      child = spawn(COMMAND, { shell: true, stdio: ["pipe", "pipe", "pipe"] });
-    } catch (e) {
-      return say(String(e));
-    }
-    let out = "";
-    let err = "";
-    const timer = setTimeout(() => child.kill("SIGKILL"), 30000);
-    child.stdout.on("data", (d) => { out += d; });
-    child.stderr.on("data", (d) => { err += d; });
-    child.on("error", (e) => { clearTimeout(timer); say(String(e)); });
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      if (code !== 0) return say(`${COMMAND} exited ${code}: ${err.trim()}`);
-      try {
-        resolve(out.trim() ? JSON.parse(out) : null);
-      } catch (e) {
-        say(`answer is not JSON: ${out.slice(0, 200)}`);
-      }
-    });
-    child.stdin.on("error", () => {});
-    child.stdin.end(JSON.stringify(payload));
-  });
-}
-
+""" + ask_function("30000") + r"""
 export const MaxrepeatGuard = async ({ client, directory }) => {
   const base = (name, input, args) => ({
     hook_event_name: name, session_id: input.sessionID, transcript_path: database(),
@@ -147,10 +116,7 @@ export const MaxrepeatGuard = async ({ client, directory }) => {
 
 def shim_source(command: str) -> str:
     """The plug-in's text running ``command`` (the marker line names it too)."""
-    head = ("// The maxrepeat loop guard for OpenCode: hands each tool call to the command "
-            "below.\n// Written by `maxrepeat hook install opencode`; `maxrepeat hook "
-            "uninstall opencode` removes it.\n" + marker_line(command, "//") + "\n")
-    return head + f"\nconst COMMAND = {json.dumps(command, ensure_ascii=False)};\n" + _BODY
+    return head("OpenCode", "opencode", command) + _BODY
 
 
 def config_dir(home: Path, env: Mapping[str, str] | None = None) -> Path:

@@ -32,12 +32,12 @@ error and lets it run. (A ``tool_call`` handler that throws would block it in Pi
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from ..shimfiles import ShimFile, marker_line
+from ..shimfiles import ShimFile
+from ._plugin_text import ask_function, head
 
 if TYPE_CHECKING:
     from ..install import SettingsWriter
@@ -52,38 +52,7 @@ import { spawn } from "node:child_process";
 
 const KEY = "maxrepeatGuard";
 
-function ask(payload: Record<string, unknown>): Promise<any> {
-  return new Promise((resolve) => {
-    const say = (why: string) => {
-      process.stderr.write(`maxrepeat guard: ${why} (the call goes on)\n`);
-      resolve(null);
-    };
-    let child: any;
-    try {
-      child = spawn(COMMAND, { shell: true, stdio: ["pipe", "pipe", "pipe"] });
-    } catch (e) {
-      return say(String(e));
-    }
-    let out = "";
-    let err = "";
-    const timer = setTimeout(() => child.kill("SIGKILL"), 30000);
-    child.stdout.on("data", (d: Buffer) => { out += d; });
-    child.stderr.on("data", (d: Buffer) => { err += d; });
-    child.on("error", (e: Error) => { clearTimeout(timer); say(String(e)); });
-    child.on("close", (code: number | null) => {
-      clearTimeout(timer);
-      if (code !== 0) return say(`${COMMAND} exited ${code}: ${err.trim()}`);
-      try {
-        resolve(out.trim() ? JSON.parse(out) : null);
-      } catch (e) {
-        say(`answer is not JSON: ${out.slice(0, 200)}`);
-      }
-    });
-    child.stdin.on("error", () => {});
-    child.stdin.end(JSON.stringify(payload));
-  });
-}
-
+""" + ask_function("30000", typescript=True) + r"""
 function base(event: any, ctx: any, name: string): Record<string, unknown> {
   const sm = ctx?.sessionManager;
   return {
@@ -138,10 +107,7 @@ export default function (pi: any) {
 
 def shim_source(command: str) -> str:
     """The extension's text running ``command`` (the marker line names it too)."""
-    head = ("// The maxrepeat loop guard for Pi: hands each tool call to the command below.\n"
-            "// Written by `maxrepeat hook install pi`; `maxrepeat hook uninstall pi` "
-            "removes it.\n" + marker_line(command, "//") + "\n")
-    return head + f"\nconst COMMAND = {json.dumps(command, ensure_ascii=False)};\n" + _BODY
+    return head("Pi", "pi", command) + _BODY
 
 
 def agent_dir(home: Path, env: dict[str, str] | os._Environ[str] | None = None) -> Path:

@@ -36,20 +36,18 @@ What the guard prints (exit code 0, one JSON object, nothing when there is nothi
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
-from functools import partial
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...core.config import MaxRepeatConfig
 from ...core.errors import ConfigError, TrajectoryFormatError
 from ...readers.cline import persisted, tool_result
 from ..agent_trust import Load
-from ..agentlog import judged
 from ..hookcall import HookCall, HookOutput, hook_output, payload_str, require
-from ..policy import Action, Decision, Policy, loop_message
+from ..policy import Action, Decision, loop_message
 from ..shimfiles import ShimFile, command_in, marker_line, ours
 from . import Agent
+from ._common import judging
 
 if TYPE_CHECKING:
     from ..install import SettingsWriter
@@ -124,12 +122,8 @@ def render(call: HookCall, decision: Decision) -> HookOutput:
     return hook_output(decision, write)
 
 
-def guard(payload: Mapping[str, Any], configs: Sequence[MaxRepeatConfig], *,
-          policy: Policy | None = None, cache_dir: Path | None = None
-          ) -> tuple[HookOutput, Decision]:
-    """Judge one Cline hook call: what to print, and the decision behind it."""
-    call = hook_call(payload)
-    return judged(call, configs, partial(render, call), policy=policy, cache_dir=cache_dir)
+#: Judge one Cline hook call: what to print, and the decision behind it.
+guard = judging(hook_call, render)
 
 
 def _shim(command: str, event: str) -> bytes:

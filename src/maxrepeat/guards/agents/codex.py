@@ -38,20 +38,18 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
-from functools import partial
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ...core.config import MaxRepeatConfig
 from ...readers.codex import exec_output
 from ..agent_trust import Load, dig, problem, read_settings, toml_key, toml_key_at
 from ..agent_writers import GroupWriter, is_guard
-from ..agentlog import judged
 from ..codex_results import WAIT, command_result
 from ..hookcall import HookCall, HookOutput, hook_event, hook_output, payload_str, require
-from ..policy import Action, Decision, Policy, loop_message
+from ..policy import Action, Decision, loop_message
 from . import Agent
+from ._common import event_of, judging
 
 __all__ = ["AGENT", "hook_call", "render", "guard", "EVENTS", "CodexWriter", "codex_hook_hash",
            "will_load"]
@@ -117,12 +115,8 @@ def render(call: HookCall, decision: Decision) -> HookOutput:
     return hook_output(decision, write)
 
 
-def guard(payload: Mapping[str, Any], configs: Sequence[MaxRepeatConfig], *,
-          policy: Policy | None = None, cache_dir: Path | None = None
-          ) -> tuple[HookOutput, Decision]:
-    """Judge one Codex hook call: what to print, and the decision behind it."""
-    call = hook_call(payload)
-    return judged(call, configs, partial(render, call), policy=policy, cache_dir=cache_dir)
+#: Judge one Codex hook call: what to print, and the decision behind it.
+guard = judging(hook_call, render)
 
 
 class CodexWriter(GroupWriter):
@@ -223,12 +217,6 @@ def will_load(scope: str, file: Path, project: Path, home: Path,
     bypass = ("runs in codex exec --dangerously-bypass-hook-trust",) \
         if lines and len(problems) == 1 else ()
     return Load(not problems, tuple(problems), bypass)
-
-
-def event_of(payload: Mapping[str, Any]) -> str:
-    """The hook input's event (``hook_event_name``)."""
-    event = payload.get("hook_event_name")
-    return event if isinstance(event, str) else ""
 
 
 AGENT = Agent(

@@ -17,7 +17,7 @@ written the model response holding the call (an ``assistant`` entry whose ``tool
 id is ``tool_call_id``) and not its result: placement ``id``, the result from
 ``tool_response`` read as the reader reads a logged result. The database is read whole at
 every call (one session's rows: a SQLite query, not a log to resume line by line:
-`_DatabaseFollower`).
+`._common.DatabaseFollower`).
 
 What the guard prints (exit code 0, one JSON object, nothing when there is nothing to say),
 which the plug-in carries out:
@@ -37,22 +37,18 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ...core.config import MaxRepeatConfig
 from ...core.errors import ConfigError
 from ...readers.openclaw import session_trajectory, tool_result
 from ..agent_trust import Load, dig, problem, read_settings
-from ..agentlog import LogFollower
-from ..engine import Followed, Monitors, judge_call
-from ..hookcall import HookCall, HookOutput, hook_event, hook_output, payload_str, require
-from ..logread import LogRead
-from ..placement import place_call
-from ..policy import Action, Decision, Policy
-from ..session import GuardSession, Snapshot
+from ..hookcall import HookCall, HookOutput
+from ..policy import Decision
 from . import Agent
+from ._common import block_unless_warned, event_of, judging, logged_result, plugin_call
 from ._openclaw_plugin import PLUGIN_ID, OpenclawWriter, config_path, plugin_dir
 
 __all__ = ["AGENT", "hook_call", "render", "guard", "EVENTS", "will_load"]
@@ -64,60 +60,16 @@ EVENTS = ("before_tool_call", "tool_result")
 def hook_call(payload: Mapping[str, Any]) -> HookCall:
     """The plug-in's payload as the guard's `HookCall` (`TrajectoryFormatError` when a
     field the guard needs is missing)."""
-    event = hook_event(payload, EVENTS)
-    data = dict(payload)
-    response = payload.get("tool_response")
-    result, ok = tool_result(*(response.get(k) for k in ("content", "isError", "details"))
-                             ) if isinstance(response, dict) else (response, True)
-    return HookCall(
-        phase="pre" if event == EVENTS[0] else "post",
-        session=require(payload_str(data, "session_id"), "session_id"),
-        log=payload_str(data, "transcript_path"),
-        reader="openclaw",
-        placement="id",
-        name=require(payload_str(data, "tool_name"), "tool_name"),
-        arguments=payload.get("tool_input"),
-        call_id=payload_str(data, "tool_call_id"),
-        result=result,
-        ok=ok,
-    )
+    return plugin_call(payload, EVENTS, "openclaw", partial(logged_result, tool_result))
 
 
 def render(call: HookCall, decision: Decision) -> HookOutput:
     """The plug-in's instructions for a decision (see the module docstring)."""
-
-    def write(msg: str) -> dict[str, Any]:
-        if decision.action is Action.WARN and call.phase == "post":
-            return {"append": msg}
-        stop = {"continue": False} if decision.action is Action.STOP else {}
-        return {"decision": "block", "reason": msg, **stop}
-
-    return hook_output(decision, write)
+    return block_unless_warned(call, decision, "append")
 
 
-class _DatabaseFollower(LogFollower):
-    """`LogFollower` for a log that is a database: the session's rows read whole at every
-    call (nothing to resume; the saved snapshot keeps the escalation and claims nothing
-    about the file's bytes), the current call placed by its id."""
-
-    def follow(self, gs: GuardSession, snap: Snapshot | None, kit: Monitors) -> Followed:
-        events: list[Any] = []
-        if self.log is not None and self.session and not gs.missing:
-            events = list(session_trajectory(self.log, self.session).events)
-        read = LogRead([], events, b"", 0, 0, False, True, 0)
-        history, current = place_call(events, self.call, 0, ())
-        monitors = kit.built([], True, False)
-        return self._followed(read, monitors, history, current, True)
-
-
-def guard(payload: Mapping[str, Any], configs: Sequence[MaxRepeatConfig], *,
-          policy: Policy | None = None, cache_dir: Path | None = None
-          ) -> tuple[HookOutput, Decision]:
-    """Judge one OpenClaw tool call: what the plug-in is told, and the decision behind it."""
-    call = hook_call(payload)
-    decision = judge_call(_DatabaseFollower(call), configs, policy=policy,
-                          cache_dir=cache_dir).decision
-    return render(call, decision), decision
+#: Judge one OpenClaw tool call: what the plug-in is told, and the decision behind it.
+guard = judging(hook_call, render, database=session_trajectory)
 
 
 def will_load(scope: str, file: Path, project: Path, home: Path,
@@ -163,12 +115,6 @@ def will_load(scope: str, file: Path, project: Path, home: Path,
     notes = ("openclaw agent --local runs it; openclaw agent exec does not call plug-in "
              "hooks",)
     return Load(not problems, tuple(problems), notes)
-
-
-def event_of(payload: Mapping[str, Any]) -> str:
-    """The payload's event (``hook_event_name``)."""
-    event = payload.get("hook_event_name")
-    return event if isinstance(event, str) else ""
 
 
 AGENT = Agent(

@@ -16,7 +16,7 @@ status ``pending`` before the call, ``running`` after it) but not its result: th
 takes the call from the database by its id and, after the call, the result from
 ``tool_response`` (``output``; a shell command with a non-zero ``metadata.exit`` failed,
 as the reader has it). The database is read whole at every call (one session's rows: a
-SQLite query, not a log to resume line by line: `_DatabaseFollower`).
+SQLite query, not a log to resume line by line: `._common.DatabaseFollower`).
 
 What the guard prints (exit code 0, one JSON object, nothing when there is nothing to say;
 the keys of Claude Code's hook output, which the verdict journal reads), and what the
@@ -35,22 +35,17 @@ plug-in does with it:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ...core.config import MaxRepeatConfig
 from ...core.errors import ConfigError
 from ...readers.opencode import session_trajectory, strip_note
 from ..agent_trust import Load
-from ..agentlog import LogFollower
-from ..engine import Followed, Monitors, judge_call
-from ..hookcall import HookCall, HookOutput, hook_event, hook_output, payload_str, require
-from ..logread import LogRead
-from ..placement import place_call
-from ..policy import Action, Decision, Policy
-from ..session import GuardSession, Snapshot
+from ..hookcall import HookCall, HookOutput, hook_output
+from ..policy import Action, Decision
 from . import Agent
+from ._common import event_of, judging, plugin_call
 from ._opencode_plugin import OpencodeWriter
 
 __all__ = ["AGENT", "hook_call", "render", "guard", "EVENTS", "will_load"]
@@ -73,21 +68,7 @@ def _result(response: Any) -> tuple[Any, bool]:
 
 def hook_call(payload: Mapping[str, Any]) -> HookCall:
     """The plug-in's payload as the guard's `HookCall`."""
-    event = hook_event(payload, EVENTS)
-    data = dict(payload)
-    result, ok = _result(payload.get("tool_response"))
-    return HookCall(
-        phase="pre" if event == EVENTS[0] else "post",
-        session=require(payload_str(data, "session_id"), "session_id"),
-        log=payload_str(data, "transcript_path"),
-        reader="opencode",
-        placement="id",
-        name=require(payload_str(data, "tool_name"), "tool_name"),
-        arguments=payload.get("tool_input"),
-        call_id=payload_str(data, "tool_call_id"),
-        result=result,
-        ok=ok,
-    )
+    return plugin_call(payload, EVENTS, "opencode", _result)
 
 
 def render(call: HookCall, decision: Decision) -> HookOutput:
@@ -103,29 +84,8 @@ def render(call: HookCall, decision: Decision) -> HookOutput:
     return hook_output(decision, write)
 
 
-class _DatabaseFollower(LogFollower):
-    """`LogFollower` for a log that is a database: the session's rows read whole at every
-    call (nothing to resume; the saved snapshot keeps the escalation and claims nothing
-    about the file's bytes), the current call placed by its id."""
-
-    def follow(self, gs: GuardSession, snap: Snapshot | None, kit: Monitors) -> Followed:
-        events: list[Any] = []
-        if self.log is not None and self.session and not gs.missing:
-            events = list(session_trajectory(self.log, self.session).events)
-        read = LogRead([], events, b"", 0, 0, False, True, 0)
-        history, current = place_call(events, self.call, 0, ())
-        monitors = kit.built([], True, False)
-        return self._followed(read, monitors, history, current, True)
-
-
-def guard(payload: Mapping[str, Any], configs: Sequence[MaxRepeatConfig], *,
-          policy: Policy | None = None, cache_dir: Path | None = None
-          ) -> tuple[HookOutput, Decision]:
-    """Judge one OpenCode tool call: what the plug-in is told, and the decision behind it."""
-    call = hook_call(payload)
-    decision = judge_call(_DatabaseFollower(call), configs, policy=policy,
-                          cache_dir=cache_dir).decision
-    return render(call, decision), decision
+#: Judge one OpenCode tool call: what the plug-in is told, and the decision behind it.
+guard = judging(hook_call, render, database=session_trajectory)
 
 
 def will_load(scope: str, file: Path, project: Path, home: Path,
@@ -144,12 +104,6 @@ def will_load(scope: str, file: Path, project: Path, home: Path,
             ".opencode/", repr(env["OPENCODE_DISABLE_PROJECT_CONFIG"]),
             hint="unset it, or install with --user"))
     return Load(not problems, tuple(problems))
-
-
-def event_of(payload: Mapping[str, Any]) -> str:
-    """The payload's event (``hook_event_name``)."""
-    event = payload.get("hook_event_name")
-    return event if isinstance(event, str) else ""
 
 
 AGENT = Agent(

@@ -33,19 +33,18 @@ which the extension carries out (the words of Claude Code's hooks):
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ...core.config import MaxRepeatConfig
 from ...core.errors import ConfigError
 from ...readers.pi import tool_result
 from ..agent_trust import Load, dig, problem, read_settings
-from ..agentlog import judged
-from ..hookcall import HookCall, HookOutput, hook_event, hook_output, payload_str, require
-from ..policy import Action, Decision, Policy
+from ..hookcall import HookCall, HookOutput
+from ..policy import Decision
 from . import Agent
+from ._common import block_unless_warned, event_of, judging, logged_result, plugin_call
 from ._pi_extension import PiWriter, agent_dir
 
 __all__ = ["AGENT", "hook_call", "render", "guard", "EVENTS", "will_load"]
@@ -57,43 +56,17 @@ EVENTS = ("tool_call", "tool_result")
 def hook_call(payload: Mapping[str, Any]) -> HookCall:
     """The extension's input as the guard's `HookCall` (`TrajectoryFormatError` when a
     field the guard needs is missing)."""
-    event = hook_event(payload, EVENTS)
-    data = dict(payload)
-    response = payload.get("tool_response")
-    result, ok = tool_result(*(response.get(k) for k in ("content", "isError", "details"))
-                             ) if isinstance(response, dict) else (response, True)
-    return HookCall(
-        phase="pre" if event == "tool_call" else "post",
-        session=payload_str(data, "session_id"),
-        log=payload_str(data, "transcript_path"),
-        reader="pi",
-        placement="id",
-        name=require(payload_str(data, "tool_name"), "tool_name"),
-        arguments=payload.get("tool_input"),
-        call_id=payload_str(data, "tool_call_id"),
-        result=result,
-        ok=ok,
-    )
+    return plugin_call(payload, EVENTS, "pi", partial(logged_result, tool_result),
+                       session_required=False)
 
 
 def render(call: HookCall, decision: Decision) -> HookOutput:
     """The answer the extension carries out (see the module docstring)."""
-
-    def write(msg: str) -> dict[str, Any]:
-        if call.phase == "post" and decision.action is Action.WARN:
-            return {"additionalContext": msg}
-        stop = {"continue": False} if decision.action is Action.STOP else {}
-        return {"decision": "block", "reason": msg, **stop}
-
-    return hook_output(decision, write)
+    return block_unless_warned(call, decision, "additionalContext")
 
 
-def guard(payload: Mapping[str, Any], configs: Sequence[MaxRepeatConfig], *,
-          policy: Policy | None = None, cache_dir: Path | None = None
-          ) -> tuple[HookOutput, Decision]:
-    """Judge one Pi tool event: what to print, and the decision behind it."""
-    call = hook_call(payload)
-    return judged(call, configs, partial(render, call), policy=policy, cache_dir=cache_dir)
+#: Judge one Pi tool event: what to print, and the decision behind it.
+guard = judging(hook_call, render)
 
 
 def _matches(file: Path, pattern: str, base: Path) -> bool:
@@ -146,12 +119,6 @@ def will_load(scope: str, file: Path, project: Path, home: Path,
                                 f"off {file.name}", f'"{off}"', "remove the pattern"))
     notes = ("not when pi runs with --no-extensions (-ne)",)
     return Load(not problems, tuple(problems), notes)
-
-
-def event_of(payload: Mapping[str, Any]) -> str:
-    """The extension input's event (``hook_event_name``)."""
-    event = payload.get("hook_event_name")
-    return event if isinstance(event, str) else ""
 
 
 AGENT = Agent(

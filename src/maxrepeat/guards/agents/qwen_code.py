@@ -39,20 +39,18 @@ refusal of every later call until the model gives up (``qwen -p`` then exits 0).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from functools import partial
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ...core.config import MaxRepeatConfig
 from ...core.errors import ConfigError
 from ...readers.qwen_code import tool_result
 from ..agent_trust import Load, dig, problem, read_settings, toml_key
 from ..agent_writers import GroupWriter
-from ..agentlog import judged
 from ..hookcall import HookCall, HookOutput, hook_event, hook_output, payload_str, require
-from ..policy import Action, Decision, Policy
+from ..policy import Action, Decision
 from . import Agent
+from ._common import event_of, judging, trust_level
 
 __all__ = ["AGENT", "hook_call", "render", "guard", "EVENTS", "QwenCodeWriter", "will_load"]
 
@@ -105,12 +103,8 @@ def render(call: HookCall, decision: Decision) -> HookOutput:
     return hook_output(decision, write)
 
 
-def guard(payload: Mapping[str, Any], configs: Sequence[MaxRepeatConfig], *,
-          policy: Policy | None = None, cache_dir: Path | None = None
-          ) -> tuple[HookOutput, Decision]:
-    """Judge one Qwen Code hook call: what to print, and the decision behind it."""
-    call = hook_call(payload)
-    return judged(call, configs, partial(render, call), policy=policy, cache_dir=cache_dir)
+#: Judge one Qwen Code hook call: what to print, and the decision behind it.
+guard = judging(hook_call, render)
 
 
 class QwenCodeWriter(GroupWriter):
@@ -142,12 +136,7 @@ def _trusted(folder: Path, home: Path, env: Mapping[str, str]) -> tuple[bool, Pa
     longest rule covering it)."""
     path = Path(env.get("QWEN_CODE_TRUSTED_FOLDERS_PATH")
                 or home / ".qwen" / "trustedFolders.json")
-    _, rules = read_settings(path)
-    best, level = -1, ""
-    for rule, value in (rules.items() if isinstance(rules, dict) else ()):
-        base = Path(rule).parent if value == "TRUST_PARENT" else Path(rule)
-        if folder.resolve().is_relative_to(base.resolve()) and len(rule) > best:
-            best, level = len(rule), str(value)
+    level = trust_level(path, folder)
     return level in ("TRUST_FOLDER", "TRUST_PARENT"), path, level
 
 
@@ -185,12 +174,6 @@ def will_load(scope: str, file: Path, project: Path, home: Path,
                                      "remove it, or set it to false" + where))
     notes = ("qwen --bare and --safe-mode run no hooks",)
     return Load(not problems, tuple(problems), notes)
-
-
-def event_of(payload: Mapping[str, Any]) -> str:
-    """The hook input's event (``hook_event_name``)."""
-    event = payload.get("hook_event_name")
-    return event if isinstance(event, str) else ""
 
 
 AGENT = Agent(
