@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import IO, Final
+from typing import IO, Any, Final
 
 import msgspec
 
@@ -72,17 +73,12 @@ def array_ranges(fh: IO[bytes], size: int, *, items: int | None = None,
     items = RANGE_ITEMS if items is None else items
     max_bytes = RANGE_BYTES if max_bytes is None else max_bytes
     block = BLOCK_BYTES if block is None else block
-    raw_decode = _scanner().raw_decode
+    scan = _BlockScan(_scanner().raw_decode, fh, items, max_bytes, block)
     decode_check = msgspec.json.Decoder(list[msgspec.Raw]).decode
-    head = fh.read(3)
-    pos = 3 if head == _BOM else 0
-    fh.seek(pos)
-    lead = fh.read(64 * 1024).decode("latin-1")
-    skip = _WS.match(lead)
-    assert skip is not None
-    if lead[skip.end():skip.end() + 1] != "[":
+    start = _array_start(fh)
+    if start is None:
         return None
-    pos += skip.end() + 1
+    pos = start
     out: list[ArrayRange] = []
     index = 0
     want = block
@@ -94,51 +90,82 @@ def array_ranges(fh: IO[bytes], size: int, *, items: int | None = None,
         cur = _WS.match(text).end()  # type: ignore[union-attr]
         if index == 0 and text[cur:cur + 1] == "]":
             return None  # an empty array: nothing to gain
-        ends: list[int] = []  # end of each whole item in this block, and the next start
-        next_start = cur
-        closed = False
-        while True:
-            try:
-                _, end = raw_decode(text, cur)
-            except json.JSONDecodeError as exc:
-                if exc.pos < len(text) - 16 and not exc.msg.startswith("Unterminated"):
-                    return None  # not JSON (not cut by the block's end): read it whole
-                break  # cut by the block's end (or bad near it: decided with more bytes)
-            except RecursionError:
-                return None
-            after = _WS.match(text, end).end()  # type: ignore[union-attr]
-            if after >= len(text):
-                break  # what follows is not read yet (a number may go on)
-            sep = text[after]
-            if sep == ",":
-                ends.append(end)
-                cur = next_start = _WS.match(text, after + 1).end()  # type: ignore[union-attr]
-                if len(ends) >= items or end >= max_bytes:
-                    break
-            elif sep == "]":
-                ends.append(end)
-                if text[after + 1:].strip(" \t\n\r") or not _blank_after(fh, block):
-                    return None  # text after the array
-                closed = True
-                break
-            else:
-                return None
+        found = scan.items(text, cur)
+        if found is None:
+            return None
+        ends, next_start, closed = found
         if not ends:
             if at_eof:
                 return None  # not JSON, or cut short: the whole-file path reports it
             want *= 2  # one item longer than the block
             continue
-        end = ends[-1]
         try:
-            decode_check(b"[" + data[: end] + b"]")
+            decode_check(b"[" + data[: ends[-1]] + b"]")
         except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
             return None  # msgspec refuses what the whole-file read would also refuse
-        out.append(ArrayRange(pos, pos + end, index))
+        out.append(ArrayRange(pos, pos + ends[-1], index))
         index += len(ends)
         if closed:
             return out
         pos += next_start
         want = block
+
+
+def _array_start(fh: IO[bytes]) -> int | None:
+    """Where the top-level array's items begin (just after its ``[``, past a BOM and
+    whitespace), or None when the file does not open with one."""
+    head = fh.read(3)
+    pos = 3 if head == _BOM else 0
+    fh.seek(pos)
+    lead = fh.read(64 * 1024).decode("latin-1")
+    skip = _WS.match(lead)
+    assert skip is not None
+    if lead[skip.end():skip.end() + 1] != "[":
+        return None
+    return pos + skip.end() + 1
+
+
+class _BlockScan:
+    """Finding the whole items in one block of an array's text (`array_ranges`)."""
+
+    def __init__(self, raw_decode: Callable[[str, int], tuple[Any, int]], fh: IO[bytes],
+                 items: int, max_bytes: int, block: int) -> None:
+        self.raw_decode = raw_decode
+        self.fh = fh
+        self.max_items = items
+        self.max_bytes = max_bytes
+        self.block = block
+
+    def items(self, text: str, cur: int) -> tuple[list[int], int, bool] | None:
+        """(the end of each whole item from ``cur``, where the next one starts, whether
+        the array closed), or None when the file must be read whole."""
+        ends: list[int] = []
+        next_start = cur
+        while True:
+            try:
+                _, end = self.raw_decode(text, cur)
+            except json.JSONDecodeError as exc:
+                if exc.pos < len(text) - 16 and not exc.msg.startswith("Unterminated"):
+                    return None  # not JSON (not cut by the block's end): read it whole
+                # cut by the block's end (or bad near it: decided with more bytes)
+                return ends, next_start, False
+            except RecursionError:
+                return None
+            after = _WS.match(text, end).end()  # type: ignore[union-attr]
+            if after >= len(text):
+                # what follows is not read yet (a number may go on)
+                return ends, next_start, False
+            sep = text[after]
+            if sep not in ",]":
+                return None
+            ends.append(end)
+            if sep == "]":
+                if text[after + 1:].strip(" \t\n\r") or not _blank_after(self.fh, self.block):
+                    return None  # text after the array
+                return ends, next_start, True
+            cur = next_start = _WS.match(text, after + 1).end()  # type: ignore[union-attr]
+            if len(ends) >= self.max_items or end >= self.max_bytes:
+                return ends, next_start, False
 
 
 def _blank_after(fh: IO[bytes], block: int) -> bool:
