@@ -118,24 +118,35 @@ def _re2_ranges(ranges: Ranges) -> str:
 def _re2_source(node: Node, multiline: bool) -> str | None:
     """RE2 syntax for the tree, or None when it holds what RE2 lacks."""
     kind = node[0]
-    if kind == "set":
-        return _re2_ranges(node[1])
-    if kind == "seq":
+    if kind in ("seq", "alt"):
         parts = [_re2_source(n, multiline) for n in node[1]]
-        return None if None in parts else "(?:" + "".join(p for p in parts if p) + ")"
-    if kind == "alt":
-        parts = [_re2_source(n, multiline) for n in node[1]]
-        return None if None in parts else "(?:" + "|".join(p for p in parts if p is not None) + ")"
+        if None in parts:
+            return None
+        return "(?:" + ("|" if kind == "alt" else "").join(
+            p for p in parts if p is not None) + ")"
     if kind == "group":
         inner = _re2_source(node[2], multiline)
         return None if inner is None else "(?:" + inner + ")"
     if kind == "repeat":
-        lo, hi = node[1], node[2]
         inner = _re2_source(node[3], multiline)
-        if inner is None or lo > 1000 or hi > 1000:
-            return None
-        suffix = "{%d,}" % lo if hi == INF else "{%d,%d}" % (lo, hi)
-        return "(?:" + inner + ")" + suffix
+        return None if inner is None else _re2_repeat(inner, node[1], node[2])
+    return _re2_leaf(node, multiline)
+
+
+def _re2_repeat(inner: str, lo: int, hi: int) -> str | None:
+    """RE2 syntax for ``inner`` repeated ``lo`` to ``hi`` times, or None past RE2's
+    limit of 1000."""
+    if lo > 1000 or hi > 1000:
+        return None
+    suffix = "{%d,}" % lo if hi == INF else "{%d,%d}" % (lo, hi)
+    return "(?:" + inner + ")" + suffix
+
+
+def _re2_leaf(node: Node, multiline: bool) -> str | None:
+    """RE2 syntax for a node without children, or None when RE2 lacks it."""
+    kind = node[0]
+    if kind == "set":
+        return _re2_ranges(node[1])
     if kind == "bol":
         return None if multiline else r"\A"
     if kind == "eol":

@@ -77,32 +77,39 @@ class _Matcher:
             return self.m(node[2], i, back, close)
         if kind == "repeat":
             return self._repeat(node, i, back, k, 0)
+        if kind != "look":  # an anchor or a back-reference: one outcome at most
+            j = self._at(node, i, back)
+            return j >= 0 and k(j)
+        _, behind, negated, body, _caps = node
+        saved = list(self.caps)
+        found = self.m(body, i, behind, lambda _j: True)
+        if negated:  # its captures are not kept
+            self.caps = saved
+        if found == negated:
+            return False
+        if k(i):
+            return True
+        self.caps = saved  # a failed rest of the match leaves the captures as they were
+        return False
+
+    def _at(self, node: Node, i: int, back: bool) -> int:
+        """Where an anchor or a back-reference leaves the match (at ``i``, or past the
+        text referred to), or -1 when it fails; the step is counted by `m`."""
+        kind = node[0]
+        s = self.s
         if kind == "bol":
-            return (i == 0 or (self.multiline and _contains(_LINE_TERMINATORS, s[i - 1]))) and k(i)
-        if kind == "eol":
-            return (i == len(s) or (self.multiline and _contains(_LINE_TERMINATORS, s[i]))) \
-                and k(i)
-        if kind == "boundary":
+            ok = i == 0 or (self.multiline and _contains(_LINE_TERMINATORS, s[i - 1]))
+        elif kind == "eol":
+            ok = i == len(s) or (self.multiline and _contains(_LINE_TERMINATORS, s[i]))
+        elif kind == "boundary":
             a = i > 0 and _contains(_WORD, s[i - 1])
             b = i < len(s) and _contains(_WORD, s[i])
-            return ((a != b) != node[1]) and k(i)
-        if kind == "look":
-            _, behind, negated, body, _caps = node
-            saved = list(self.caps)
-            found = self.m(body, i, behind, lambda _j: True)
-            if negated:
-                self.caps = saved
-                return not found and k(i)
-            if not found:
-                return False
-            if k(i):
-                return True
-            self.caps = saved
-            return False
-        if kind == "backref":
-            j = self._backref(node, i, back)
-            return j >= 0 and k(j)
-        raise AssertionError(kind)
+            ok = (a != b) != node[1]
+        elif kind == "backref":
+            return self._backref(node, i, back)
+        else:
+            raise AssertionError(kind)
+        return i if ok else -1
 
     def _same(self, a: list[int], b: list[int]) -> bool:
         if not self.ignore_case:
