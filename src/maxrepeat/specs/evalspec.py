@@ -155,10 +155,6 @@ def _stimulus(
     graders = fields.get("graders")
     entries = graders.value if graders is not None and isinstance(graders.value, list) else []
     ours = [(j, e) for j, e in enumerate(entries) if _entry_type(e) == GRADER_TYPE]
-    skipped = tuple(
-        t if isinstance(t, str) else show_value(t)
-        for t in (_entry_type(e) for e in entries) if t != GRADER_TYPE and t is not None
-    )
     name_item = fields.get("name")
     name = name_item.value if name_item is not None else None
     if not isinstance(name, str) or not name.strip():
@@ -169,16 +165,33 @@ def _stimulus(
                 "nothing" if name_item is None else show_value(name), file=file,
                 line=where.line, col=where.col))
         return None
+    skipped = _other_types(entries)
+    assert name_item is not None
     repeated = name in seen
     if repeated:
         # reported, and its graders are still checked: every problem in one pass
-        assert name_item is not None
         problems.append(ConfigError(
             f"{base}name", "unique among the stimuli", show_value(name),
             hint=f"{_STIMULI}[{seen[name]}] has it too", file=file,
             line=name_item.line, col=name_item.col))
     else:
         seen[name] = index
+    configs = _stimulus_configs(ours, base, file, problems)
+    return None if repeated else Stimulus(name, configs, skipped)
+
+
+def _other_types(entries: list[Located]) -> tuple[str, ...]:
+    """The types of a stimulus's graders that are not max-repeat, as written."""
+    return tuple(
+        t if isinstance(t, str) else show_value(t)
+        for t in (_entry_type(e) for e in entries) if t != GRADER_TYPE and t is not None
+    )
+
+
+def _stimulus_configs(ours: list[tuple[int, Located]], base: str, file: str,
+                      problems: list[ConfigError]) -> tuple[MaxRepeatConfig, ...]:
+    """The configs of a stimulus's max-repeat entries (``ours``: index, entry) that check
+    out; a grader name used twice is a problem and its second entry is left out."""
     configs: list[MaxRepeatConfig] = []
     names: dict[str, int] = {}
     for j, entry in ours:
@@ -195,9 +208,7 @@ def _stimulus(
             names[gname] = j
         if cfg is not None:
             configs.append(cfg)
-    if repeated:
-        return None
-    return Stimulus(name, tuple(configs), skipped)
+    return tuple(configs)
 
 
 def parse_eval_spec_text(text: str, file: str = "<eval spec>"
