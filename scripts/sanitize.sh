@@ -11,8 +11,8 @@ cd "$(dirname "$0")/.."
 
 PY=${PY:-.venv/bin/python}
 CC=${CC:-gcc}
-TESTS=(tests/test_native.py tests/test_near_native.py tests/test_near_rewrite.py
-       tests/test_near_keyed_durations.py tests/test_hostile_values.py
+TESTS=(tests/test_native.py tests/test_native_module.py tests/test_near_native.py
+       tests/test_near_rewrite.py tests/test_near_keyed_durations.py tests/test_hostile_values.py
        tests/test_fuzz_per_reader.py)
 
 work=$(mktemp -d)

@@ -1935,8 +1935,10 @@ typedef struct {
 } FirstResults;
 
 static void fr_dealloc(FirstResults *self) {
+    PyTypeObject *tp = Py_TYPE(self);
     rt_free(&self->t);
-    Py_TYPE(self)->tp_free((PyObject *)self);
+    tp->tp_free((PyObject *)self);
+    Py_DECREF(tp); /* a heap type: its instances hold it */
 }
 
 /* The result of key, borrowed, or NULL (no error set when absent). */
@@ -2000,28 +2002,42 @@ static PyObject *fr_iter(FirstResults *self) {
     return it;
 }
 
-static PyMappingMethods fr_mapping = {(lenfunc)fr_len, (binaryfunc)fr_getitem, NULL};
-static PySequenceMethods fr_sequence = {.sq_contains = (objobjproc)fr_contains};
 static PyMethodDef fr_methods[] = {
     {"get", (PyCFunction)(void (*)(void))fr_get, METH_FASTCALL, "The first result of a call id, or the default."},
     {"keys", (PyCFunction)fr_keys, METH_NOARGS, "The answered call ids."},
     {NULL, NULL, 0, NULL}};
 
-static PyTypeObject FirstResultsType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "maxrepeat.core._native.FirstResults",
-    .tp_basicsize = sizeof(FirstResults),
-    .tp_dealloc = (destructor)fr_dealloc,
-    .tp_as_mapping = &fr_mapping,
-    .tp_as_sequence = &fr_sequence,
-    .tp_iter = (getiterfunc)fr_iter,
-    .tp_methods = fr_methods,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "The first result of each call id (read-only mapping).",
+/* A heap type, made from this spec by the module's exec (one per module object). */
+static PyType_Slot fr_slots[] = {
+    {Py_tp_dealloc, (void *)fr_dealloc},
+    {Py_mp_length, (void *)fr_len},
+    {Py_mp_subscript, (void *)fr_getitem},
+    {Py_sq_contains, (void *)fr_contains},
+    {Py_tp_iter, (void *)fr_iter},
+    {Py_tp_methods, fr_methods},
+    {Py_tp_doc, (void *)"The first result of each call id (read-only mapping)."},
+    {0, NULL},
 };
 
+static PyType_Spec fr_spec = {
+    .name = "maxrepeat.core._native.FirstResults",
+    .basicsize = sizeof(FirstResults),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .slots = fr_slots,
+};
+
+/* The module's state: its FirstResults type. */
+typedef struct {
+    PyTypeObject *fr_type;
+} NativeState;
+
+static NativeState *native_state(PyObject *module) {
+    return (NativeState *)PyModule_GetState(module);
+}
+
 /* An empty table (NULL with an exception when it cannot be made). */
-static FirstResults *fr_new(void) {
-    FirstResults *fr = PyObject_New(FirstResults, &FirstResultsType);
+static FirstResults *fr_new(PyObject *module) {
+    FirstResults *fr = PyObject_New(FirstResults, native_state(module)->fr_type);
     if (fr == NULL) return NULL;
     memset(&fr->t, 0, sizeof(fr->t));
     fr->answered = 0;
@@ -2584,7 +2600,7 @@ static int ids_observed(Ctx *x, Keys *keys, RawCache *rc, FirstResults *fr, int6
  * -> None (the pure path must run) or
  *    (calls_or_steps, single, first_results_or_None, ids, n_calls, empty_steps):
  *    ids as int64 bytes; calls_or_steps as int64 bytes of the call indices when single */
-static PyObject *build_ids(PyObject *Py_UNUSED(self), PyObject *args) {
+static PyObject *build_ids(PyObject *self, PyObject *args) {
     PyObject *events, *watches;
     int mode, period;
     Ctx x = {0};
@@ -2611,7 +2627,7 @@ static PyObject *build_ids(PyObject *Py_UNUSED(self), PyObject *args) {
     x.k = canon_new();
     if (x.k == NULL) goto error;
     if (observe) {
-        fr = fr_new();
+        fr = fr_new(self);
         if (fr == NULL) goto error;
     }
 
@@ -2954,36 +2970,76 @@ static PyMethodDef methods[] = {
     {"fast_canonical", fast_canonical, METH_O, "build_ids' canonical bytes of a plain object."},
     {NULL, NULL, 0, NULL}};
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_native",
-                                    "The native fast path of maxrepeat's hot loop.", -1,
-                                    methods, NULL, NULL, NULL, NULL};
-
-PyMODINIT_FUNC PyInit__native(void) {
-    S_type = PyUnicode_InternFromString("type");
-    S_data = PyUnicode_InternFromString("data");
-    S_tool_name = PyUnicode_InternFromString("tool_name");
-    S_tool_call_id = PyUnicode_InternFromString("tool_call_id");
-    S_arguments = PyUnicode_InternFromString("arguments");
-    S_result = PyUnicode_InternFromString("result");
-    S_tool_call = PyUnicode_InternFromString("tool_call");
-    S_tool_result = PyUnicode_InternFromString("tool_result");
-    nz_init();          /* _nearnorm.c */
-    nz_init_rewrites(); /* _nearrewrite.c */
-    if (!S_tool_call || !S_tool_result || !S_type || !S_data || !S_tool_name || !S_tool_call_id || !S_arguments || !S_result)
-        return NULL;
-    if (PyType_Ready(&FirstResultsType) < 0) return NULL;
-    PyObject *mod = PyModule_Create(&module);
-    if (mod == NULL) return NULL;
+/* Multi-phase initialization (PEP 489): the module object is made by the interpreter,
+ * then native_exec fills it. The constants of the hot loop (the field names, interned,
+ * and the normalizers' byte tables) are process-wide statics, written once with the same
+ * values by every exec, and read only after that; the canonicalizer's scratch space is
+ * per call (Canon). */
+static int native_exec(PyObject *mod) {
+    if (S_type == NULL) {
+        S_type = PyUnicode_InternFromString("type");
+        S_data = PyUnicode_InternFromString("data");
+        S_tool_name = PyUnicode_InternFromString("tool_name");
+        S_tool_call_id = PyUnicode_InternFromString("tool_call_id");
+        S_arguments = PyUnicode_InternFromString("arguments");
+        S_result = PyUnicode_InternFromString("result");
+        S_tool_call = PyUnicode_InternFromString("tool_call");
+        S_tool_result = PyUnicode_InternFromString("tool_result");
+        if (!S_tool_call || !S_tool_result || !S_type || !S_data || !S_tool_name ||
+            !S_tool_call_id || !S_arguments || !S_result)
+            return -1;
+        nz_init();          /* _nearnorm.c */
+        nz_init_rewrites(); /* _nearrewrite.c */
+    }
+    NativeState *st = native_state(mod);
+    st->fr_type = (PyTypeObject *)PyType_FromModuleAndSpec(mod, &fr_spec, NULL);
+    if (st->fr_type == NULL) return -1;
+    if (PyModule_AddObjectRef(mod, "FirstResults", (PyObject *)st->fr_type) < 0) return -1;
     /* the bits of the key hash (64; fewer in a build made to test collisions) */
-    if (PyModule_AddIntConstant(mod, "KEY_HASH_BITS", KEY_HASH_BITS) < 0) {
-        Py_DECREF(mod);
-        return NULL;
-    }
-    Py_INCREF(&FirstResultsType);
-    if (PyModule_AddObject(mod, "FirstResults", (PyObject *)&FirstResultsType) < 0) {
-        Py_DECREF(&FirstResultsType);
-        Py_DECREF(mod);
-        return NULL;
-    }
-    return mod;
+    return PyModule_AddIntConstant(mod, "KEY_HASH_BITS", KEY_HASH_BITS);
 }
+
+static int native_traverse(PyObject *mod, visitproc visit, void *arg) {
+    NativeState *st = native_state(mod);
+    if (st != NULL) Py_VISIT(st->fr_type);
+    return 0;
+}
+
+static int native_clear(PyObject *mod) {
+    NativeState *st = native_state(mod);
+    if (st != NULL) Py_CLEAR(st->fr_type);
+    return 0;
+}
+
+static void native_free(void *mod) { native_clear((PyObject *)mod); }
+
+static PyModuleDef_Slot native_slots[] = {
+    {Py_mod_exec, (void *)native_exec},
+#if PY_VERSION_HEX >= 0x030C0000
+    /* the interned field names above are shared by every module object, so one module
+     * per process: not loaded in a sub-interpreter (3.12+) */
+    {Py_mod_multiple_interpreters, Py_MOD_MULTIPLE_INTERPRETERS_NOT_SUPPORTED},
+#endif
+#ifdef Py_mod_gil
+    /* The GIL stays declared as needed on a free-threaded build (3.13t+): the functions
+     * read the events list's items and the trajectory's objects without locking them
+     * (PySequence_Fast_ITEMS, borrowed references from get_attr's fast slots), which is
+     * safe only while no other thread can change them. */
+    {Py_mod_gil, Py_MOD_GIL_USED},
+#endif
+    {0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "_native",
+    .m_doc = "The native fast path of maxrepeat's hot loop.",
+    .m_size = sizeof(NativeState),
+    .m_methods = methods,
+    .m_slots = native_slots,
+    .m_traverse = native_traverse,
+    .m_clear = native_clear,
+    .m_free = native_free,
+};
+
+PyMODINIT_FUNC PyInit__native(void) { return PyModuleDef_Init(&module); }

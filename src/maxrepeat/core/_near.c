@@ -568,7 +568,7 @@ static int near_call_obs(NearUse *u, int64_t pre, Py_ssize_t ent, int64_t *id, i
  * then the step keys (ids as int64 bytes, ids_of_keys'). calls_or_steps as build_ids
  * gives it: the call indices as int64 bytes when single, else a list of index lists.
  * Other arguments as near_keys'. */
-static PyObject *near_ids(PyObject *Py_UNUSED(self), PyObject *args) {
+static PyObject *near_ids(PyObject *self, PyObject *args) {
     PyObject *events, *watches, *raw_type, *tool_info, *fallback_args, *fallback_obs;
     int mode, period, mask;
     if (!PyArg_ParseTuple(args, "OiiOiOOOO", &events, &mode, &period, &watches, &mask,
@@ -592,7 +592,7 @@ static PyObject *near_ids(PyObject *Py_UNUSED(self), PyObject *args) {
     Canon *kc = canon_new();
     if (tools == NULL || kc == NULL) goto error;
     if (mode != 1) {
-        fr = fr_new();
+        fr = fr_new(self);
         if (fr == NULL) goto error;
     }
 
