@@ -46,13 +46,12 @@ from typing import Any
 
 import msgspec
 
-from ..core.errors import TrajectoryFormatError
-from ..core.events import Event, Trajectory
 from . import Item, Reader, Source
-from ._json import JSON_DECODER, CutLastLineError, first_json_char, strip_bom
+from ._json import JSON_DECODER, first_json_char, strip_bom
 from ._marks import decode_state
-from ._resume import BuilderState, ResumableBuilder, encode, line_record
-from ._toolevents import EventBuilder, content_text, decode_arguments, iter_records
+from ._resume import BuilderState, ResumableBuilder, encode
+from ._sessionlog import LineResume, read_log
+from ._toolevents import EventBuilder, content_text, decode_arguments
 
 __all__ = ["READER", "Resume", "exec_output"]
 
@@ -232,20 +231,7 @@ class _Rollout:
 
 
 def _read(source: Source) -> Iterator[Item]:
-    rollout = _Rollout()
-    lenient = False
-    try:
-        for n, rec, loose in iter_records(source):
-            lenient = lenient or loose
-            rollout.record(n, rec)
-    except CutLastLineError as err:
-        yield err  # a crashed or live session: the complete lines before it are graded
-    except TrajectoryFormatError as err:
-        yield err
-        return
-    meta = {"session_id": rollout.session} if rollout.session else {}
-    yield Trajectory(events=rollout.b.events(), source=source.name, format="codex",
-                     lenient=lenient, metadata=meta)
+    return read_log(source, "codex", _Rollout())
 
 
 class _State(msgspec.Struct, array_like=True):
@@ -257,7 +243,7 @@ class _State(msgspec.Struct, array_like=True):
     lenient: bool
 
 
-class Resume:
+class Resume(LineResume):
     """The rollout's conversion resumed from a saved state (see `._resume`): the same
     records as `_read`, a line at a time."""
 
@@ -276,20 +262,8 @@ class Resume:
             self.r.unnamed[name].extend(ids)
         self.lenient = s.lenient
 
-    def feed(self, number: int, raw: bytes) -> None:
-        found = line_record(number, raw, self.source)
-        if found is not None:
-            self.lenient = self.lenient or found[1]
-            self.r.record(number, found[0])
-
-    def settle(self) -> list[Event]:
-        return self.b.settle()
-
-    def open_events(self) -> list[Event]:
-        return self.b.open_events()
-
-    def settled_any(self, call_id: str | None) -> bool:
-        return self.b.settled_any(call_id)
+    def record(self, number: int, rec: dict[str, Any]) -> None:
+        self.r.record(number, rec)
 
     def save(self) -> bytes:
         unnamed = {k: list(v) for k, v in self.r.unnamed.items() if v}

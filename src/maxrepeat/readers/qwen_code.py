@@ -30,16 +30,11 @@ import re
 from collections.abc import Iterator
 from typing import Any, Final
 
-import msgspec
-
-from ..core.errors import TrajectoryFormatError
-from ..core.events import Event, Trajectory
 from . import Item, Reader, Source
 from ._agent_chrome import gemini_cli_result
-from ._json import CutLastLineError, first_json_char, strip_bom
-from ._marks import decode_state
-from ._resume import BuilderState, ResumableBuilder, encode, line_record
-from ._toolevents import EventBuilder, iter_records
+from ._json import first_json_char, strip_bom
+from ._sessionlog import SessionConverter, SessionResume, read_log
+from ._toolevents import EventBuilder
 
 __all__ = ["READER", "Resume", "GUARD_LEAD", "tool_result"]
 
@@ -87,14 +82,10 @@ def _response(rec: dict[str, Any]) -> tuple[str, str | None, Any, bool] | None:
     return None
 
 
-class _Session:
+class _Session(SessionConverter):
     """The conversion of one log, a record at a time."""
 
-    def __init__(self, builder: EventBuilder) -> None:
-        self.b = builder
-        self.session: str | None = None
-
-    def record(self, rec: dict[str, Any]) -> None:
+    def record(self, number: int, rec: dict[str, Any]) -> None:
         sid = rec.get("sessionId")
         if self.session is None and isinstance(sid, str) and sid:
             self.session = sid
@@ -126,61 +117,14 @@ class _Session:
 
 
 def _read(source: Source) -> Iterator[Item]:
-    session = _Session(EventBuilder())
-    lenient = False
-    try:
-        for _, rec, loose in iter_records(source):
-            lenient = lenient or loose
-            session.record(rec)
-    except CutLastLineError as err:
-        yield err  # a live session: the complete lines before it are graded
-    except TrajectoryFormatError as err:
-        yield err
-        return
-    meta = {"session_id": session.session} if session.session else {}
-    yield Trajectory(events=session.b.events(), source=source.name, format="qwen-code",
-                     lenient=lenient, metadata=meta)
+    return read_log(source, "qwen-code", _Session(EventBuilder()))
 
 
-class _State(msgspec.Struct, array_like=True):
-    builder: BuilderState
-    session: str | None
-    lenient: bool
-
-
-class Resume:
+class Resume(SessionResume):
     """The log's conversion resumed from a saved state (see `._resume`): the same records
     as `_read`, a line at a time (for ``maxrepeat hook qwen-code``)."""
 
-    def __init__(self, source: str, state: bytes | None) -> None:
-        self.source = source
-        self.lenient = False
-        if state is None:
-            self.b = ResumableBuilder()
-            self.s = _Session(self.b)
-            return
-        st = decode_state(state, _State)
-        self.b = ResumableBuilder(st.builder)
-        self.s = _Session(self.b)
-        self.s.session, self.lenient = st.session, st.lenient
-
-    def feed(self, number: int, raw: bytes) -> None:
-        found = line_record(number, raw, self.source)
-        if found is not None:
-            self.lenient = self.lenient or found[1]
-            self.s.record(found[0])
-
-    def settle(self) -> list[Event]:
-        return self.b.settle()
-
-    def open_events(self) -> list[Event]:
-        return self.b.open_events()
-
-    def settled_any(self, call_id: str | None) -> bool:
-        return self.b.settled_any(call_id)
-
-    def save(self) -> bytes:
-        return encode(_State(self.b.state(), self.s.session, self.lenient))
+    convert = _Session
 
 
 _RECORD: Final = re.compile(rb'"type"\s*:\s*"(?:user|assistant|tool_result|system)"')
