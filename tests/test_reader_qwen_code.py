@@ -17,11 +17,11 @@ from pathlib import Path
 
 from maxrepeat import grade, read_trajectories
 from maxrepeat.core.config import MaxRepeatConfig
-from maxrepeat.core.events import TOOL_CALL, TOOL_RESULT, Trajectory
+from maxrepeat.core.events import TOOL_RESULT, Trajectory
 from maxrepeat.readers import Source, detect, get_reader
-from maxrepeat.readers._resume import resume
 
 from .conftest import FIXTURES
+from .reader_checks import check_resumed_at_every_cut, command_steps
 
 QWEN = FIXTURES / "qwen-code"
 ERR = ("Command: ls /nonexistent-maxrepeat\nDirectory: (root)\nOutput: ls: cannot access "
@@ -34,23 +34,13 @@ def _read(path: Path) -> Trajectory:
     return traj
 
 
-def _steps(traj: Trajectory) -> list[list[str]]:
-    steps: list[list[str]] = []
-    for e in traj.events:
-        if e.type == "turn_start":
-            steps.append([])
-        elif e.type == TOOL_CALL:
-            steps[-1].append(e.data.arguments["command"])
-    return steps
-
-
 def _results(traj: Trajectory) -> list[tuple[object, bool]]:
     return [(e.data.result, e.data.success) for e in traj.events if e.type == TOOL_RESULT]
 
 
 def test_parallel_calls_are_one_step_and_errors_are_kept() -> None:
     traj = _read(QWEN / "parallel-errors.jsonl")
-    assert _steps(traj) == [["ls /nonexistent-qw"], ["echo one"],
+    assert command_steps(traj) == [["ls /nonexistent-qw"], ["echo one"],
                             ["echo two", "ls /nonexistent-qw"]]
     results = _results(traj)
     assert [ok for _, ok in results] == [False, True, True, False]
@@ -63,7 +53,7 @@ def test_parallel_calls_are_one_step_and_errors_are_kept() -> None:
 
 def test_guard_words_are_taken_off_and_refusals_kept() -> None:
     traj = _read(QWEN / "guarded-loop.jsonl")
-    assert _steps(traj) == [["ls /nonexistent-maxrepeat"]] * 7
+    assert command_steps(traj) == [["ls /nonexistent-maxrepeat"]] * 7
     results = _results(traj)
     # the warned call grades as the tool answered (the log's result holds the warning)
     assert results[:4] == [(ERR, False)] * 4
@@ -92,19 +82,7 @@ def test_sniffing_finds_qwen_code_not_claude_code() -> None:
 
 def test_resumed_conversion_equals_one_full_read_at_every_cut() -> None:
     for path in sorted(QWEN.glob("*.jsonl")):
-        lines = path.read_bytes().splitlines(keepends=True)
-        full = list(_read(path).events)
-        for cut in range(len(lines) + 1):
-            conv = resume("qwen-code", str(path), None)
-            settled = []
-            for n, raw in enumerate(lines[:cut], 1):
-                conv.feed(n, raw)
-            settled += conv.settle()
-            conv = resume("qwen-code", str(path), conv.save())
-            for n, raw in enumerate(lines[cut:], cut + 1):
-                conv.feed(n, raw)
-            settled += conv.settle()
-            assert settled + conv.open_events() == full, (path.name, cut)
+        check_resumed_at_every_cut("qwen-code", path)
 
 
 def test_a_cut_last_line_is_reported_and_the_rest_graded() -> None:
@@ -112,4 +90,4 @@ def test_a_cut_last_line_is_reported_and_the_rest_graded() -> None:
     items = list(get_reader("qwen-code").read(Source.from_bytes(data[:-40], "cut.jsonl")))
     trajs = [t for t in items if isinstance(t, Trajectory)]
     assert len(items) == 2 and len(trajs) == 1
-    assert len(_steps(trajs[0])) == 3
+    assert len(command_steps(trajs[0])) == 3
