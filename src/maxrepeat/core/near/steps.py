@@ -10,7 +10,7 @@ only if a watched step uses it, as in the monitor.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
 import msgspec
@@ -58,14 +58,24 @@ def observation_keys(events: Sequence[Any], transform: Transform) -> dict[str, A
         if cid is None or cid in out:
             continue
         try:
-            value = decode_value(event.data.result)
-            # a string (the commonest observation) skips the walk over JSON values
-            value = text(value) if text is not None and type(value) is str \
-                else transform.value(value)
-            out[cid] = None if is_empty(value) else digest(canonical_bytes(value))
+            out[cid] = _result_key(event.data.result, transform, text)
         except (RecursionError, ValueError, TypeError) as exc:
             out[cid] = _Unusable(exc)
     return out
+
+
+def _result_key(result: Any, transform: Transform, text: Any) -> bytes | None:
+    """The digest of a result after the transform (None: empty); ``text`` is the
+    transform's string rewrite when it has one. Raises what an unusable value raises."""
+    value = decode_value(result)
+    # a string (the commonest observation) skips the walk over JSON values
+    value = text(value) if text is not None and type(value) is str else transform.value(value)
+    return None if is_empty(value) else digest(canonical_bytes(value))
+
+
+def _each_step(steps: Sequence[Sequence[int]]) -> Iterable[Sequence[int]]:
+    """The steps' event indices, one list per step."""
+    return ([i] for i in steps.calls) if isinstance(steps, SingleCallSteps) else steps
 
 
 def near_keys(
@@ -75,32 +85,15 @@ def near_keys(
     near = config.near
     assert near is not None
     transform = Transform(near)
-    keys: list[bytes | None] = []
-    names: dict[str, bytes] = {}
     if config.match == "name-args" and near.observation:
         return _with_observation(events, steps, config, transform)
     if config.match == "name-args":
-        raw_type = msgspec.Raw
-        for step in (([i] for i in steps.calls) if isinstance(steps, SingleCallSteps) else steps):
-            digests = []
-            for i in step:
-                data = events[i].data
-                name = data.tool_name
-                nb = names.get(name)
-                if nb is None:
-                    nb = names[name] = name_bytes(name)
-                raw = data.arguments
-                if type(raw) is raw_type:
-                    # read from a file: decoded normalized, encoded without a second walk
-                    body = normalized_bytes(transform.arguments(name, comparison_value(raw)))
-                else:
-                    body = canonical_bytes(transform.arguments(name, decode_value(raw)))
-                digests.append(digest(nb + body))
-            keys.append(_ONE_DIGEST + digests[0] if len(digests) == 1 else step_key(digests))
-        return keys
+        return _name_args_keys(events, steps, transform)
     answers = observation_keys(events, transform)
     period = config.max_cycle_period
-    for step in (([i] for i in steps.calls) if isinstance(steps, SingleCallSteps) else steps):
+    keys: list[bytes | None] = []
+    names: dict[str, bytes] = {}
+    for step in _each_step(steps):
         digests = []
         empties = 0
         for i in step:
@@ -119,6 +112,31 @@ def near_keys(
             keys.append(None)
         else:
             keys.append(_ONE_DIGEST + digests[0] if len(digests) == 1 else step_key(digests))
+    return keys
+
+
+def _name_args_keys(events: Sequence[Any], steps: Sequence[Sequence[int]],
+                    transform: Transform) -> list[bytes | None]:
+    """``name-args`` keys: each call's name and arguments after the transform."""
+    keys: list[bytes | None] = []
+    names: dict[str, bytes] = {}
+    raw_type = msgspec.Raw
+    for step in _each_step(steps):
+        digests = []
+        for i in step:
+            data = events[i].data
+            name = data.tool_name
+            nb = names.get(name)
+            if nb is None:
+                nb = names[name] = name_bytes(name)
+            raw = data.arguments
+            if type(raw) is raw_type:
+                # read from a file: decoded normalized, encoded without a second walk
+                body = normalized_bytes(transform.arguments(name, comparison_value(raw)))
+            else:
+                body = canonical_bytes(transform.arguments(name, decode_value(raw)))
+            digests.append(digest(nb + body))
+        keys.append(_ONE_DIGEST + digests[0] if len(digests) == 1 else step_key(digests))
     return keys
 
 
@@ -144,6 +162,24 @@ def _with_observation(events: Sequence[Any], steps: Sequence[Sequence[int]],
     `Transform`: the similarity clusters see that order), and
     an unusable value raises where the monitor fails: at its watched call, or at the
     result of an already watched call."""
+    answers, args = _observation_pass(events, steps, transform)
+    # No step is empty: a call without an answer (or with an empty one) still has its
+    # action, and is keyed by it and the no-observation mark (a think tool's empty
+    # answer between failing calls repeats as the rest of the cycle does).
+    keys: list[bytes | None] = []
+    for step in _each_step(steps):
+        digests = []
+        for i in step:
+            cid = events[i].data.tool_call_id
+            digests.append(observed_key(args[i], answers.get(cid) if cid is not None else None))
+        keys.append(_ONE_DIGEST + digests[0] if len(digests) == 1 else step_key(digests))
+    return keys
+
+
+def _observation_pass(events: Sequence[Any], steps: Sequence[Sequence[int]],
+                      transform: Transform) -> tuple[dict[str, Any], dict[int, bytes]]:
+    """(the first result's key per call id, the name-args digest per watched call), in
+    one pass in event order (see `_with_observation`)."""
     watched = {i for step in steps for i in step}
     text = transform.text if transform.near.rewrites_strings else None
     answers: dict[str, Any] = {}
@@ -153,16 +189,11 @@ def _with_observation(events: Sequence[Any], steps: Sequence[Sequence[int]],
     for i, event in enumerate(events):
         data = event.data
         if event.type == TOOL_RESULT:
-            if data is None:
-                continue
-            cid = data.tool_call_id
+            cid = data.tool_call_id if data is not None else None
             if cid is None or cid in answers:
                 continue
             try:
-                value = decode_value(data.result)
-                value = text(value) if text is not None and type(value) is str \
-                    else transform.value(value)
-                answers[cid] = None if is_empty(value) else digest(canonical_bytes(value))
+                answers[cid] = _result_key(data.result, transform, text)
             except (RecursionError, ValueError, TypeError) as exc:
                 if cid in called:
                     raise
@@ -179,17 +210,7 @@ def _with_observation(events: Sequence[Any], steps: Sequence[Sequence[int]],
                 key = answers.get(cid)
                 if isinstance(key, _Unusable):
                     raise key.error
-    # No step is empty: a call without an answer (or with an empty one) still has its
-    # action, and is keyed by it and the no-observation mark (a think tool's empty
-    # answer between failing calls repeats as the rest of the cycle does).
-    keys: list[bytes | None] = []
-    for step in (([i] for i in steps.calls) if isinstance(steps, SingleCallSteps) else steps):
-        digests = []
-        for i in step:
-            cid = events[i].data.tool_call_id
-            digests.append(observed_key(args[i], answers.get(cid) if cid is not None else None))
-        keys.append(_ONE_DIGEST + digests[0] if len(digests) == 1 else step_key(digests))
-    return keys
+    return answers, args
 
 
 def collapses(trajectory: Any, config: MaxRepeatConfig) -> tuple[int, int] | None:
