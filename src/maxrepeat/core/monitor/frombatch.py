@@ -97,60 +97,18 @@ def _plain_state(tracker: Tracker, events: Sequence[Any]) -> State | None:
     steps = table.steps
     n = len(events)
     codes = bytes(map(_CODES.get, map(_TYPE, events), repeat(0, n)))
-
-    def in_turn_at(k: int) -> bool:
-        """Whether a turn is open after events[:k]."""
-        return codes.rfind(b"S", 0, k) > codes.rfind(b"E", 0, k)
-
-    # the first result of each call id (where it is), and the ids answered twice
-    first_result: dict[Any, int] = {}
-    twice: set[str] = set()
-    if observation:
-        where = list(compress(range(n), codes.translate(_IS_RESULT)))
-        cids = list(map(_CALL_ID, map(_DATA, map(events.__getitem__, where))))
-        # in the order the first results came (the monitor's answers keep that order)
-        deque(map(first_result.setdefault, cids, where), maxlen=0)
-        first_result.pop(None, None)
-        if len(first_result) != len(cids) - cids.count(None):
-            twice = {c for c, m in Counter(cids).items() if m > 1 and c is not None}
+    first_result, twice = _first_results(events, codes) if observation else ({}, set())
+    firsts: Sequence[int]
+    flat: Sequence[int]
     if isinstance(steps, SingleCallSteps):
-        firsts = steps.calls
-        flat = steps.calls
+        firsts = flat = steps.calls
     else:
         firsts = [step[0] for step in steps]
         flat = [i for step in steps for i in step]
     call_ids = list(map(_CALL_ID, map(_DATA, map(events.__getitem__, flat))))
-    t_count = len(steps)
-    # The latest first result (n + 1: none) of a call of steps[:s+1], for each s; a call
-    # without an id waits for nothing (-1).
-    never = n + 1
-    if observation:
-        lookup: dict[Any, int] = {**first_result, None: -1}
-        answered = list(map(lookup.get, call_ids, repeat(never)))
-        if not isinstance(steps, SingleCallSteps):
-            it = iter(answered)
-            answered = [max(islice(it, len(step))) for step in steps]
-        latest = list(accumulate(answered, max))
-    else:
-        latest = [-1] * t_count
-    # The last step is still open at the end when it is a turn's step and no boundary
-    # followed its first call.
-    last_open = False
-    if t_count:
-        first = firsts[-1]
-        last_open = in_turn_at(first) and codes.find(b"S", first) < 0 \
-            and codes.find(b"E", first) < 0
-    # The largest t such that steps[:t] are closed and answered within events[:k], k
-    # being the first event of step t (or the end when every step qualifies).
-    if not t_count:
-        t, k = 0, n
-    elif not last_open and latest[-1] < n:
-        t, k = t_count, n
-    else:
-        t = t_count - 1
-        while t > 0 and latest[t - 1] >= firsts[t]:
-            t -= 1
-        k = firsts[t]
+    latest = _latest_answers(steps, call_ids, first_result, n) if observation \
+        else [-1] * len(steps)
+    t, k = _split_point(codes, firsts, latest, n)
     if k == 0:
         return None
     calls = t if isinstance(steps, SingleCallSteps) else sum(map(len, steps[:t]))
@@ -160,7 +118,61 @@ def _plain_state(tracker: Tracker, events: Sequence[Any]) -> State | None:
         used = set(taken)
         if len(used) != len(taken) or not twice.isdisjoint(used):
             return None  # forgetting is exact only while ids are unique: feed them
-    return _build(tracker, events, table, t, k, in_turn_at(k), first_result, used, calls)
+    return _build(tracker, events, table, t, k, _in_turn_at(codes, k), first_result, used,
+                  calls)
+
+
+def _in_turn_at(codes: bytes, k: int) -> bool:
+    """Whether a turn is open after events[:k] (``codes``: one byte per event)."""
+    return codes.rfind(b"S", 0, k) > codes.rfind(b"E", 0, k)
+
+
+def _first_results(events: Sequence[Any], codes: bytes) -> tuple[dict[Any, int], set[str]]:
+    """(the first result of each call id: where it is, in the order the first results
+    came, as the monitor's answers keep it; the ids answered twice)."""
+    first_result: dict[Any, int] = {}
+    twice: set[str] = set()
+    where = list(compress(range(len(events)), codes.translate(_IS_RESULT)))
+    cids = list(map(_CALL_ID, map(_DATA, map(events.__getitem__, where))))
+    deque(map(first_result.setdefault, cids, where), maxlen=0)
+    first_result.pop(None, None)
+    if len(first_result) != len(cids) - cids.count(None):
+        twice = {c for c, m in Counter(cids).items() if m > 1 and c is not None}
+    return first_result, twice
+
+
+def _latest_answers(steps: Sequence[list[int]], call_ids: list[Any], first_result: dict[Any, int],
+                    n: int) -> list[int]:
+    """The latest first result (n + 1: none) of a call of steps[:s+1], for each s; a call
+    without an id waits for nothing (-1)."""
+    never = n + 1
+    lookup: dict[Any, int] = {**first_result, None: -1}
+    answered = list(map(lookup.get, call_ids, repeat(never)))
+    if not isinstance(steps, SingleCallSteps):
+        it = iter(answered)
+        answered = [max(islice(it, len(step))) for step in steps]
+    return list(accumulate(answered, max))
+
+
+def _split_point(codes: bytes, firsts: Sequence[int], latest: list[int],
+                 n: int) -> tuple[int, int]:
+    """The largest t such that steps[:t] are closed and answered within events[:k], and
+    that k: the first event of step t (or the end when every step qualifies).
+    ``firsts``: each step's first event; ``latest``: as `_latest_answers` gives."""
+    t_count = len(firsts)
+    if not t_count:
+        return 0, n
+    # The last step is still open at the end when it is a turn's step and no boundary
+    # followed its first call.
+    first = firsts[-1]
+    last_open = _in_turn_at(codes, first) and codes.find(b"S", first) < 0 \
+        and codes.find(b"E", first) < 0
+    if not last_open and latest[-1] < n:
+        return t_count, n
+    t = t_count - 1
+    while t > 0 and latest[t - 1] >= firsts[t]:
+        t -= 1
+    return t, firsts[t]
 
 
 def _build(tracker: Tracker, events: Sequence[Any], table: StepTable, t: int, k: int,
