@@ -2596,6 +2596,36 @@ static int ids_observed(Ctx *x, Keys *keys, RawCache *rc, FirstResults *fr, int6
     return (*id = keys_intern(keys, &k)) < 0 ? -1 : 0;
 }
 
+/* build_ids' step pass: each step's key from its calls' (observation mode: each call's
+ * key made here, with its first result) into ks. 0, or -1 with the error set. */
+static int ids_steps(Ctx *x, Keys *keys, RawCache *rc, FirstResults *fr, const ICalls *cs,
+                     const Walk *w, int period, StepKeys *ks) {
+    int observe = fr != NULL;
+    if (sk_init(ks, w->ns) < 0) return -1;
+    for (Py_ssize_t s = 0; s < w->ns; s++) {
+        Py_ssize_t a, b;
+        walk_step(w, s, &a, &b);
+        Py_ssize_t k = b - a;
+        if (sk_room(ks, k) < 0) return -1;
+        int empties = 0;
+        for (Py_ssize_t j = 0; j < k; j++) {
+            if (!observe) { /* numbered at the call */
+                ks->calls[j] = cs->pre[a + j];
+                continue;
+            }
+            int empty = 0;
+            if (ids_observed(x, keys, rc, fr, cs->pre[a + j], cs->ent[a + j], &ks->calls[j],
+                             &empty) < 0)
+                return -1;
+            empties += empty;
+        }
+        /* rules.step_is_empty */
+        if (sk_step(ks, keys, s, k, observe && empties > 0 && (empties == k || period > 1)) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* build_ids(events, mode, period, watches, raw_type, canonical, observation, name_bytes)
  * -> None (the pure path must run) or
  *    (calls_or_steps, single, first_results_or_None, ids, n_calls, empty_steps):
@@ -2644,29 +2674,7 @@ static PyObject *build_ids(PyObject *self, PyObject *args) {
     if (staged_resolve(&u, &u.st[u.cur ^ 1]) < 0) goto error; /* the last one waiting */
 
     /* 2. step keys (core.fingerprints.fingerprint_keys, numbered instead of joined) */
-    Py_ssize_t nsteps = w.ns;
-    if (sk_init(&ks, nsteps) < 0) goto error;
-    for (Py_ssize_t s = 0; s < nsteps; s++) {
-        Py_ssize_t a, b;
-        walk_step(&w, s, &a, &b);
-        Py_ssize_t k = b - a;
-        if (sk_room(&ks, k) < 0) goto error;
-        int empties = 0;
-        for (Py_ssize_t j = 0; j < k; j++) {
-            if (!observe) { /* numbered at the call */
-                ks.calls[j] = cs->pre[a + j];
-                continue;
-            }
-            int empty = 0;
-            if (ids_observed(&x, &keys, &rc, fr, cs->pre[a + j], cs->ent[a + j], &ks.calls[j],
-                             &empty) < 0)
-                goto error;
-            empties += empty;
-        }
-        /* rules.step_is_empty */
-        if (sk_step(&ks, &keys, s, k, observe && empties > 0 && (empties == k || period > 1)) < 0)
-            goto error;
-    }
+    if (ids_steps(&x, &keys, &rc, fr, &u.cs, &w, period, &ks) < 0) goto error;
 
     /* 3. ids */
     ids = ids_of_keys(&ks, keys.n);

@@ -559,6 +559,34 @@ static int near_call_obs(NearUse *u, int64_t pre, Py_ssize_t ent, int64_t *id, i
     return (*id = keys_intern(u->keys, &k)) < 0 ? WALK_ERROR : WALK_OK;
 }
 
+/* near_ids' step pass: each step's key from its calls' (where results are read, each
+ * call's key made here with its observation) into ks. WALK_OK, WALK_ERROR or WALK_PURE. */
+static int near_steps(NearUse *u, const Walk *w, int period, StepKeys *ks) {
+    const ICalls *cs = &u->cs;
+    if (sk_init(ks, w->ns) < 0) return WALK_ERROR;
+    for (Py_ssize_t s = 0; s < w->ns; s++) {
+        Py_ssize_t a, b;
+        walk_step(w, s, &a, &b);
+        Py_ssize_t k = b - a;
+        if (sk_room(ks, k) < 0) return WALK_ERROR;
+        Py_ssize_t empties = 0;
+        for (Py_ssize_t j = 0; j < k; j++) {
+            if (u->mode == 1) {
+                ks->calls[j] = cs->pre[a + j];
+                continue;
+            }
+            int empty = 0;
+            int rc = near_call_obs(u, cs->pre[a + j], cs->ent[a + j], &ks->calls[j], &empty);
+            if (rc != WALK_OK) return rc;
+            empties += empty;
+        }
+        /* rules.step_is_empty (observation mode only) */
+        int blank = u->mode == 2 && empties > 0 && (empties == k || period > 1);
+        if (sk_step(ks, u->keys, s, k, blank) < 0) return WALK_ERROR;
+    }
+    return WALK_OK;
+}
+
 /* near_ids(events, mode, period, watches, mask, raw_type, tool_info, fallback_args,
  *          fallback_obs) -> (calls_or_steps, single, ids, first_results_or_None, n_calls,
  * empty_steps) or None when the pure path must run. One pass as build_ids makes it (the
@@ -612,30 +640,9 @@ static PyObject *near_ids(PyObject *self, PyObject *args) {
     if (walked == WALK_PURE) goto pure;
 
     /* 2. step keys: the observations, then each step's multiset */
-    Py_ssize_t nsteps = w.ns;
-    if (sk_init(&ks, nsteps) < 0) goto error;
-    for (Py_ssize_t s = 0; s < nsteps; s++) {
-        Py_ssize_t a, b;
-        walk_step(&w, s, &a, &b);
-        Py_ssize_t k = b - a;
-        if (sk_room(&ks, k) < 0) goto error;
-        Py_ssize_t empties = 0;
-        for (Py_ssize_t j = 0; j < k; j++) {
-            if (mode == 1) {
-                ks.calls[j] = cs->pre[a + j];
-                continue;
-            }
-            int empty = 0;
-            int rc = near_call_obs(&u, cs->pre[a + j], cs->ent[a + j], &ks.calls[j], &empty);
-            if (rc == WALK_ERROR) goto error;
-            if (rc == WALK_PURE) goto pure;
-            empties += empty;
-        }
-        /* rules.step_is_empty (observation mode only) */
-        if (sk_step(&ks, &keys, s, k, mode == 2 && empties > 0 && (empties == k || period > 1)) <
-            0)
-            goto error;
-    }
+    int stepped = near_steps(&u, &w, period, &ks);
+    if (stepped == WALK_ERROR) goto error;
+    if (stepped == WALK_PURE) goto pure;
     ids = ids_of_keys(&ks, keys.n);
     if (ids == NULL) goto error;
 
