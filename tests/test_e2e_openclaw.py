@@ -27,8 +27,6 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -36,9 +34,8 @@ import pytest
 
 from maxrepeat import read_trajectories
 from maxrepeat.core.config import MaxRepeatConfig
-from maxrepeat.core.events import TOOL_CALL, Trajectory
-from maxrepeat.core.monitor import Monitor
 
+from .e2e_scenarios import BIN, GUARD, check_guarded, grading, hook_status, page_line, sh, tree
 from .openclaw_harness import (
     NODE_BIN,
     OPENCLAW,
@@ -49,39 +46,15 @@ from .openclaw_harness import (
     run_openclaw,
     write_config,
 )
-from .test_docs_install_lines import install_lines
-
-GUARD = "maxrepeat loop guard"
-BIN = Path(sys.executable).parent
 
 
 def _line(verb: str, user: bool) -> list[str]:
     """The page's plain install (or uninstall) line for a scope."""
-    for line in install_lines("openclaw"):
-        if line[:4] == ["maxrepeat", "hook", verb, "openclaw"] and line[4:] == (
-                ["--user"] if user else []):
-            return line
-    raise AssertionError(f"openclaw.md shows no plain {verb} line")
-
-
-def _sh(args: list[str], cwd: Path, env: dict[str, str]) -> str:
-    done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, (args, done.stdout, done.stderr)
-    return done.stdout
-
-
-def _tree(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() if p.is_file() else b"/"
-            for p in sorted(root.rglob("*"))}
+    return page_line("openclaw", "openclaw", verb, user)
 
 
 def _status(scope: str, cwd: Path, env: dict[str, str]) -> dict[str, Any]:
-    out = _sh([str(BIN / "maxrepeat"), "hook", "status", "openclaw", "--json", "--last",
-               "20"], cwd, env)
-    found = [g for g in json.loads(out)["guards"] if g["scope"] == scope]
-    assert len(found) == 1, out
-    guard: dict[str, Any] = found[0]
-    return guard
+    return hook_status("openclaw", scope, cwd, env)
 
 
 def _texts(database: Path) -> list[str]:
@@ -97,26 +70,6 @@ def _texts(database: Path) -> list[str]:
         elif message.get("role") == "toolResult":
             results[message["toolCallId"]] = json.dumps(message["content"])
     return [results.get(c, "") for c in calls]
-
-
-def _grading(traj: Trajectory, config: MaxRepeatConfig) -> tuple[list[bool], list[bool]]:
-    """Per call: whether grading the log up to it (its result included) fails, and
-    whether it fails with a loop longer than at any call before (where the guard must
-    speak)."""
-    monitor, failing, new, seen = Monitor(config), [], [], 0
-    for event in traj.events:
-        result = monitor.feed(event)
-        if event.type == TOOL_CALL:
-            failing.append(False)
-            new.append(False)
-        if not failing:
-            continue
-        failing[-1] = result.failed
-        top = max((r.occurrences for r in result.metadata.runs), default=0) \
-            if result.failed else 0
-        if top > seen:
-            new[-1], seen = True, top
-    return failing, new
 
 
 def _folders(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
@@ -140,38 +93,18 @@ def _scenario(home: Path, work: Path, env: dict[str, str], script: list[Any], us
         config = write_config(home, model.port, work)
         before = config.read_bytes()
         line = _line("install", user)
-        _sh(line + (["--executable", str(executable)] if executable else []), work, env)
+        sh(line + (["--executable", str(executable)] if executable else []), work, env)
         run = run_openclaw(work, home, env)
     assert run.database.exists(), run.stderr
     return run, model, before
 
 
 def _check_guarded(run: Run, model: ResponsesModel, guard: dict[str, Any]) -> int:
-    """The guard spoke exactly where grading fails anew; it warned, refused, then stopped;
-    the first failing call (returned) is where the model was first told."""
-    assert guard["loads"], guard["load_problems"]
-    config = MaxRepeatConfig.from_mapping(guard["graders"][0])
-    [traj] = list(read_trajectories(run.database, format="openclaw"))
+    """The guard spoke exactly where grading fails anew (`check_guarded`); the plug-in
+    aborted the run at the stop."""
     texts = _texts(run.database)
-    spoken = [GUARD in t for t in texts]
-    failing, new = _grading(traj, config)
-    assert all(f for s, f in zip(spoken, failing, strict=False) if s), (spoken, failing)
-    assert all(s for s, n in zip(spoken, new, strict=False) if n), (spoken, new)
-    at = [i for i, said in enumerate(spoken) if said]
-    k = at[0]
-    assert k == failing.index(True), (spoken, failing)
-    bodies = [json.dumps(b) for b in model.requests]
-    assert GUARD in bodies[k + 1] and not any(GUARD in b for b in bodies[:k + 1])
-    assert "(warning)" in texts[k] and all("(blocked)" in texts[i] for i in at[1:-1])
-    assert "(stopped)" in texts[at[-1]] and len(texts) == at[-1] + 1 and len(at) >= 3
+    k = check_guarded(guard, run.database, "openclaw", texts, model.requests, model.served)
     assert run.returncode == 1 and "aborted" in run.stdout + run.stderr, run.returncode
-    assert model.served == at[-1] + 1  # the run ended: no request after the stop
-    told = [v["action"] for v in reversed(guard["verdicts"])]
-    assert told == ["warn", *["block"] * (len(at) - 2), "stop"], told
-    graded = subprocess.run([str(BIN / "maxrepeat"), "grade", str(run.database),
-                             "--format", "openclaw", "--preset", "live"],
-                            capture_output=True, text=True, timeout=60)
-    assert graded.returncode == 1, graded.stdout
     return k
 
 
@@ -180,14 +113,14 @@ def test_loop_in_a_project_warned_refused_stopped_then_uninstalled(tmp_path: Pat
     mine = work / ".openclaw" / "extensions" / "mine" / "index.js"
     mine.parent.mkdir(parents=True)
     mine.write_text("export default { id: 'mine', register() {} };\n")
-    before = _tree(work / ".openclaw")
+    before = tree(work / ".openclaw")
     run, model, config = _scenario(home, work, env,
                                    execs(*["ls /nonexistent-maxrepeat"] * 8), user=False)
     k = _check_guarded(run, model, _status("project", work, env))
     assert k == 3  # the live preset's max 3: the 4th copy
-    assert _tree(work / ".openclaw") != before
-    _sh(_line("uninstall", False), work, env)
-    assert _tree(work / ".openclaw") == before
+    assert tree(work / ".openclaw") != before
+    sh(_line("uninstall", False), work, env)
+    assert tree(work / ".openclaw") == before
     assert (home / ".openclaw" / "openclaw.json").read_bytes() == config
 
 
@@ -197,7 +130,7 @@ def test_cycle_with_a_user_install(tmp_path: Path) -> None:
         home, work, env, execs(*["ls /nonexistent-x", "cat /nonexistent-y"] * 6), user=True)
     k = _check_guarded(run, model, _status("user", work, env))
     assert k == 7  # the 4th copy of the two-step cycle (the live preset: max 3)
-    _sh(_line("uninstall", True), work, env)
+    sh(_line("uninstall", True), work, env)
     assert not (home / ".openclaw" / "extensions").exists()
     assert (home / ".openclaw" / "openclaw.json").read_bytes() == config
 
@@ -220,7 +153,7 @@ def test_clean_session_never_hears_from_the_guard(tmp_path: Path) -> None:
     assert guard["loads"] and guard["verdicts"] == []
     config = MaxRepeatConfig.from_mapping(guard["graders"][0])
     [traj] = list(read_trajectories(run.database, format="openclaw"))
-    assert not any(_grading(traj, config)[0])
+    assert not any(grading(traj, config)[0])
 
 
 def test_a_guard_that_cannot_run_blocks_nothing(tmp_path: Path) -> None:

@@ -25,12 +25,10 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,6 +40,7 @@ from maxrepeat.core.events import TOOL_CALL, Trajectory
 from maxrepeat.core.monitor import Monitor
 from maxrepeat.readers import Source, get_reader
 
+from .e2e_scenarios import page_line, run_all, the_guard
 from .scripted_chat import ChatModel, Step
 from .test_docs_install_lines import install_lines
 
@@ -91,11 +90,7 @@ class Run:
 
 def _page_line(scope: str) -> list[str]:
     """The page's plain install line, with ``--user`` for the user scope."""
-    for line in install_lines(PAGE):
-        if line[:4] == ["maxrepeat", "hook", "install", "opencode"] and len(line) == 4 + (
-                scope == "user") and (scope != "user" or line[4] == "--user"):
-            return line
-    raise AssertionError(f"{PAGE}.md shows no {scope} install line")
+    return page_line(PAGE, "opencode", "install", scope == "user")
 
 
 def _tree(*roots: Path) -> dict[str, bytes]:
@@ -154,15 +149,7 @@ def _scenario(name: str, base: Path) -> Run:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Run]]:
-    if not BIN.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"{BIN} is missing: scripts/test.sh installs it")
-        pytest.skip(f"{BIN} is missing (run scripts/test.sh)")
-    base = tmp_path_factory.mktemp("opencode")
-    with ThreadPoolExecutor(len(SCRIPTS)) as pool:
-        futures = {name: pool.submit(_scenario, name, base) for name in SCRIPTS}
-        yield {name: f.result() for name, f in futures.items()}
-    shutil.rmtree(base, ignore_errors=True)
+    yield from run_all("opencode", list(SCRIPTS), _scenario, tmp_path_factory)
 
 
 def _trajectory(db: Path) -> Trajectory:
@@ -172,13 +159,7 @@ def _trajectory(db: Path) -> Trajectory:
 
 
 def _status(run: Run) -> dict[str, Any]:
-    done = subprocess.run([str(EXE), "hook", "status", "opencode", "--json", "--last", "20"],
-                          cwd=run.project, env=run.env, capture_output=True, text=True,
-                          timeout=60)
-    assert done.returncode == 0, done.stderr
-    [guard] = json.loads(done.stdout)["guards"]
-    assert guard["loads"], guard["load_problems"]
-    return dict(guard)
+    return the_guard("opencode", run.project, run.env)
 
 
 def _told(run: Run) -> list[str]:

@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -33,23 +31,10 @@ import pytest
 
 from maxrepeat import read_trajectories
 from maxrepeat.core.config import MaxRepeatConfig
-from maxrepeat.core.events import TOOL_CALL, Trajectory
-from maxrepeat.core.monitor import Monitor
 
+from .e2e_scenarios import BIN, GUARD, check_guarded, grading, hook_status, page_line, sh, tree
 from .pi_harness import PI, ChatModel, PiRun, bash, pi_env, run_pi
 from .test_docs_install_lines import install_lines
-
-GUARD = "maxrepeat loop guard"
-BIN = Path(sys.executable).parent
-
-
-def _line(user: bool) -> list[str]:
-    """The page's plain install line for a scope."""
-    for line in install_lines("pi"):
-        if line[:4] == ["maxrepeat", "hook", "install", "pi"] and line[4:] == (
-                ["--user"] if user else []):
-            return line
-    raise AssertionError("pi.md shows no plain install line")
 
 
 def _uninstall(user: bool) -> list[str]:
@@ -57,26 +42,6 @@ def _uninstall(user: bool) -> list[str]:
         if line[:4] == ["maxrepeat", "hook", "uninstall", "pi"] and ("--user" in line) == user:
             return line
     raise AssertionError("pi.md shows no uninstall line")
-
-
-def _sh(args: list[str], cwd: Path, env: dict[str, str]) -> str:
-    done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, (args, done.stdout, done.stderr)
-    return done.stdout
-
-
-def _tree(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() if p.is_file() else b"/"
-            for p in sorted(root.rglob("*"))}
-
-
-def _status(scope: str, cwd: Path, env: dict[str, str]) -> dict[str, Any]:
-    out = _sh([str(BIN / "maxrepeat"), "hook", "status", "pi", "--json", "--last", "20"],
-              cwd, env)
-    found = [g for g in json.loads(out)["guards"] if g["scope"] == scope]
-    assert len(found) == 1, out
-    guard: dict[str, Any] = found[0]
-    return guard
 
 
 def _texts(log: Path) -> list[str]:
@@ -92,26 +57,6 @@ def _texts(log: Path) -> list[str]:
     return [results.get(c, "") for c in calls]
 
 
-def _grading(traj: Trajectory, config: MaxRepeatConfig) -> tuple[list[bool], list[bool]]:
-    """Per call: whether grading the log up to it (its result included) fails, and
-    whether it fails with a loop longer than at any call before (a new copy of a repeated
-    step or of a cycle: where the guard must speak)."""
-    monitor, failing, new, seen = Monitor(config), [], [], 0
-    for event in traj.events:
-        result = monitor.feed(event)
-        if event.type == TOOL_CALL:
-            failing.append(False)
-            new.append(False)
-        if not failing:
-            continue
-        failing[-1] = result.failed
-        top = max((r.occurrences for r in result.metadata.runs), default=0) \
-            if result.failed else 0
-        if top > seen:
-            new[-1], seen = True, top
-    return failing, new
-
-
 def _scenario(tmp_path: Path, script: list[Any], user: bool) -> tuple[PiRun, ChatModel,
                                                                       dict[str, str], Path]:
     if not PI.exists():
@@ -122,7 +67,7 @@ def _scenario(tmp_path: Path, script: list[Any], user: bool) -> tuple[PiRun, Cha
     work = home / "work"
     work.mkdir(parents=True, exist_ok=True)
     env = pi_env(home, BIN)
-    _sh(_line(user), work, env)
+    sh(_line(user), work, env)
     model = ChatModel(script)
     with model.serving():
         run = run_pi(model, home, work, env=env)
@@ -130,35 +75,21 @@ def _scenario(tmp_path: Path, script: list[Any], user: bool) -> tuple[PiRun, Cha
     return run, model, env, work
 
 
+def _line(user: bool) -> list[str]:
+    """The page's plain install line for a scope."""
+    return page_line("pi", "pi", "install", user)
+
+
+def _status(scope: str, cwd: Path, env: dict[str, str]) -> dict[str, Any]:
+    return hook_status("pi", scope, cwd, env)
+
+
 def _check_guarded(run: PiRun, model: ChatModel, guard: dict[str, Any]) -> int:
-    """The guard spoke exactly where grading fails anew; it warned, refused, then stopped;
-    the first failing call (returned) is where the model was first told."""
+    """The guard spoke exactly where grading fails anew (`check_guarded`); the run ended
+    at the stop, ``pi -p`` saying it was aborted."""
     assert run.log is not None
-    assert guard["loads"], guard["load_problems"]
-    config = MaxRepeatConfig.from_mapping(guard["graders"][0])
-    [traj] = list(read_trajectories(run.log, format="pi"))
-    texts = _texts(run.log)
-    spoken = [GUARD in t for t in texts]
-    failing, new = _grading(traj, config)
-    # never where grading the log so far passes, first where it first fails, and at every
-    # new copy of the loop after that (a partial copy of a cycle is refused once the
-    # guard refuses, as the refusal rung says)
-    assert all(f for s, f in zip(spoken, failing, strict=False) if s), (spoken, failing)
-    assert all(s for s, n in zip(spoken, new, strict=False) if n), (spoken, new)
-    at = [i for i, said in enumerate(spoken) if said]
-    k = at[0]
-    assert k == failing.index(True), (spoken, failing)
-    bodies = [json.dumps(b) for b in model.requests]
-    assert GUARD in bodies[k + 1] and not any(GUARD in b for b in bodies[:k + 1])
-    assert "(warning)" in texts[k] and all("(blocked)" in texts[i] for i in at[1:-1])
-    assert "(stopped)" in texts[at[-1]] and len(texts) == at[-1] + 1 and len(at) >= 3
+    k = check_guarded(guard, run.log, "pi", _texts(run.log), model.requests, model.served)
     assert run.returncode == 1 and "aborted" in run.stderr, (run.returncode, run.stderr)
-    assert model.served == at[-1] + 1  # the run ended: no request after the stop
-    told = [v["action"] for v in reversed(guard["verdicts"])]
-    assert told == ["warn", *["block"] * (len(at) - 2), "stop"], told
-    graded = subprocess.run([str(BIN / "maxrepeat"), "grade", str(run.log), "--format", "pi",
-                             "--preset", "live"], capture_output=True, text=True, timeout=60)
-    assert graded.returncode == 1, graded.stdout
     return k
 
 
@@ -168,14 +99,14 @@ def test_loop_in_a_project_warned_refused_stopped_then_uninstalled(tmp_path: Pat
     mine.parent.mkdir(parents=True)
     mine.write_text("export default function (pi: any) {}\n")
     (work / ".pi" / "settings.json").write_text('{"theme": "dark"}\n')
-    before = _tree(work / ".pi")
+    before = tree(work / ".pi")
     run, model, env, work = _scenario(tmp_path, bash(*["ls /nonexistent-maxrepeat"] * 8),
                                       user=False)
     k = _check_guarded(run, model, _status("project", work, env))
     assert k == 3  # the live preset's max 3: the 4th copy
-    assert _tree(work / ".pi") != before
-    _sh(_uninstall(False), work, env)
-    assert _tree(work / ".pi") == before
+    assert tree(work / ".pi") != before
+    sh(_uninstall(False), work, env)
+    assert tree(work / ".pi") == before
 
 
 def test_cycle_with_a_user_install(tmp_path: Path) -> None:
@@ -184,7 +115,7 @@ def test_cycle_with_a_user_install(tmp_path: Path) -> None:
     k = _check_guarded(run, model, _status("user", work, env))
     assert k == 7  # the 4th copy of the two-step cycle (the live preset: max 3)
     home = tmp_path / "home"
-    _sh(_uninstall(True), work, env)
+    sh(_uninstall(True), work, env)
     assert not (home / ".pi" / "agent" / "extensions").exists()
 
 
@@ -196,7 +127,7 @@ def test_clean_session_never_hears_from_the_guard(tmp_path: Path) -> None:
     work = tmp_path / "home" / "work"
     work.mkdir(parents=True)
     env = pi_env(tmp_path / "home", BIN)
-    _sh([str(BIN / "maxrepeat"), "hook", "install", "pi", "--executable",
+    sh([str(BIN / "maxrepeat"), "hook", "install", "pi", "--executable",
          str(tmp_path / "no-such-maxrepeat")], work, env)
     run, model, env, work = _scenario(tmp_path, bash(*commands), user=True)
     assert run.returncode == 0, run.stderr
@@ -211,4 +142,4 @@ def test_clean_session_never_hears_from_the_guard(tmp_path: Path) -> None:
     assert guard["loads"] and guard["verdicts"] == []
     config = MaxRepeatConfig.from_mapping(guard["graders"][0])
     [traj] = list(read_trajectories(run.log, format="pi"))
-    assert not any(_grading(traj, config)[0])
+    assert not any(grading(traj, config)[0])

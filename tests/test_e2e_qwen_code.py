@@ -23,11 +23,9 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,6 +37,7 @@ from maxrepeat.core.events import TOOL_CALL, Trajectory
 from maxrepeat.core.monitor import Monitor
 from maxrepeat.readers import Source, get_reader
 
+from .e2e_scenarios import page_line, run_all, the_guard
 from .scripted_chat import ChatModel, Step
 from .test_docs_install_lines import install_lines
 
@@ -94,11 +93,7 @@ class Run:
 
 def _page_line(scope: str) -> list[str]:
     """The page's plain install line, with ``--user`` for the user scope."""
-    for line in install_lines(PAGE):
-        if line[:4] == ["maxrepeat", "hook", "install", "qwen-code"] and len(line) == 4 + (
-                scope == "user") and (scope != "user" or line[4] == "--user"):
-            return line
-    raise AssertionError(f"{PAGE}.md shows no {scope} install line")
+    return page_line(PAGE, "qwen-code", "install", scope == "user")
 
 
 def _tree(*roots: Path) -> dict[str, bytes]:
@@ -137,15 +132,7 @@ def _scenario(name: str, base: Path) -> Run:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Run]]:
-    if not BIN.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"{BIN} is missing: scripts/test.sh installs it")
-        pytest.skip(f"{BIN} is missing (run scripts/test.sh)")
-    base = tmp_path_factory.mktemp("qwen")
-    with ThreadPoolExecutor(len(SCRIPTS)) as pool:
-        futures = {name: pool.submit(_scenario, name, base) for name in SCRIPTS}
-        yield {name: f.result() for name, f in futures.items()}
-    shutil.rmtree(base, ignore_errors=True)
+    yield from run_all("qwen", list(SCRIPTS), _scenario, tmp_path_factory)
 
 
 def _trajectory(log: Path) -> Trajectory:
@@ -155,13 +142,7 @@ def _trajectory(log: Path) -> Trajectory:
 
 
 def _status(run: Run) -> dict[str, Any]:
-    done = subprocess.run([str(EXE), "hook", "status", "qwen-code", "--json", "--last", "20"],
-                          cwd=run.project, env=run.env, capture_output=True, text=True,
-                          timeout=60)
-    assert done.returncode == 0, done.stderr
-    [guard] = json.loads(done.stdout)["guards"]
-    assert guard["loads"], guard["load_problems"]
-    return dict(guard)
+    return the_guard("qwen-code", run.project, run.env)
 
 
 def _told(run: Run) -> list[str]:
