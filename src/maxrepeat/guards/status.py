@@ -214,24 +214,33 @@ def as_text(item: GuardStatus) -> list[str]:
              f"  events: {', '.join(d['events'])}"]
     if item.problem is not None:
         lines.append(f"  settings: cannot be read: {item.problem}")
-    for config in d["graders"] or ():
-        lines.append("  grader: " + ", ".join(f"{k} {v if isinstance(v, str) else json.dumps(v)}"
-                                               for k, v in config.items()))
+    lines += [_grader_line(config) for config in d["graders"] or ()]
     if d["policy"] is not None:
-        lines.append("  policy: " + ", ".join(f"{k.replace('_at', '')} at +{v}" if v else
-                                              f"{k.replace('_at', '')} off"
-                                              for k, v in d["policy"].items())
-                     + f"; state in {d['cache_dir']}")
+        lines.append(_policy_line(d["policy"], d["cache_dir"]))
     lines.append(f"  loads: {'yes' if d['loads'] else 'no'}")
     lines += [f"    {line}" for p in d["load_problems"] for line in p.splitlines()]
     lines += [f"    note: {n}" for n in d["notes"]]
     lines.append(f"  on a stop: {d['stop']}")
     if not item.verdicts and item.graders is not None:
         lines.append("  verdicts: none recorded")
-    for v in item.verdicts:
-        first = v.message.splitlines()[0] if v.message else ""
-        lines.append(f"  {_when(v.time)} {v.action.upper()} session {v.session or '?'}"
-                     f"{' (' + v.event + ')' if v.event else ''}: {first}")
+    lines += [_verdict_line(v) for v in item.verdicts]
     for s in item.sessions:
         lines.append(f"  session {s.session or '?'} last judged {_when(s.time)}: {s.log}")
     return lines
+
+
+def _grader_line(config: dict[str, Any]) -> str:
+    return "  grader: " + ", ".join(f"{k} {v if isinstance(v, str) else json.dumps(v)}"
+                                    for k, v in config.items())
+
+
+def _policy_line(policy: dict[str, Any], cache_dir: Any) -> str:
+    return "  policy: " + ", ".join(f"{k.replace('_at', '')} at +{v}" if v else
+                                    f"{k.replace('_at', '')} off"
+                                    for k, v in policy.items()) + f"; state in {cache_dir}"
+
+
+def _verdict_line(v: Verdict) -> str:
+    first = v.message.splitlines()[0] if v.message else ""
+    return (f"  {_when(v.time)} {v.action.upper()} session {v.session or '?'}"
+            f"{' (' + v.event + ')' if v.event else ''}: {first}")
