@@ -40,7 +40,7 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...readers.codex import exec_output
 from ..agent_trust import Load, dig, problem, read_settings, toml_key, toml_key_at
@@ -50,6 +50,9 @@ from ..hookcall import HookCall, HookOutput, hook_event, hook_output, payload_st
 from ..policy import Action, Decision, loop_message
 from . import Agent
 from ._common import event_of, judging
+
+if TYPE_CHECKING:
+    from ...core.errors import ConfigError
 
 __all__ = ["AGENT", "hook_call", "render", "guard", "EVENTS", "CodexWriter", "codex_hook_hash",
            "will_load"]
@@ -178,19 +181,42 @@ def will_load(scope: str, file: Path, project: Path, home: Path,
                                  "features.hooks", "true or absent", "false",
                                  "remove the line, or set it to true"))
     if scope == "project":
-        folder = str(project.resolve())
-        level = dig(value, "projects", folder, "trust_level")
-        root = next((p for p in (project.resolve(), *project.resolve().parents)
-                     if (p / ".git").exists()), None)
-        if level is None and root is not None:  # Codex also takes the repository's entry
-            level = dig(value, "projects", str(root), "trust_level")
-        if level != "trusted":
-            problems.append(problem(
-                config, text, toml_key_at(text, folder, "trust_level"),
-                f"projects.{toml_key(folder)}.trust_level",
-                '"trusted" for Codex to read the project\'s .codex/', json.dumps(level)
-                if level else "nothing", f"run `codex exec --trust` once in {folder}, or add "
-                f"[projects.{toml_key(folder)}] trust_level = \"trusted\" to {config}"))
+        problems += _project_trust(config, text, value, project)
+    lines = _handler_trust(file, config, text, value, problems)
+    if lines:
+        problems.append(problem(
+            config, text, "[hooks.state", "hooks.state.<hook>.trusted_hash",
+            "the hook's current hash for Codex to run it", "nothing",
+            "trust it in /hooks in codex, or run codex exec --dangerously-bypass-hook-trust "
+            f"(this run only), or add to {config}:\n" + "\n".join(lines)))
+    bypass = ("runs in codex exec --dangerously-bypass-hook-trust",) \
+        if lines and len(problems) == 1 else ()
+    return Load(not problems, tuple(problems), bypass)
+
+
+def _project_trust(config: Path, text: str, value: dict[str, Any],
+                   project: Path) -> list[ConfigError]:
+    """The problem of a project Codex does not trust (it would not read its .codex/)."""
+    folder = str(project.resolve())
+    level = dig(value, "projects", folder, "trust_level")
+    root = next((p for p in (project.resolve(), *project.resolve().parents)
+                 if (p / ".git").exists()), None)
+    if level is None and root is not None:  # Codex also takes the repository's entry
+        level = dig(value, "projects", str(root), "trust_level")
+    if level == "trusted":
+        return []
+    return [problem(
+        config, text, toml_key_at(text, folder, "trust_level"),
+        f"projects.{toml_key(folder)}.trust_level",
+        '"trusted" for Codex to read the project\'s .codex/', json.dumps(level)
+        if level else "nothing", f"run `codex exec --trust` once in {folder}, or add "
+        f"[projects.{toml_key(folder)}] trust_level = \"trusted\" to {config}")]
+
+
+def _handler_trust(file: Path, config: Path, text: str, value: dict[str, Any],
+                   problems: list[ConfigError]) -> list[str]:
+    """The config lines that would trust the guard's handlers whose hash Codex has not
+    trusted; a handler turned off adds its problem to ``problems``."""
     _, hooks = read_settings(file)
     lines = []
     for event, groups in (dig(hooks, "hooks") or {}).items():
@@ -208,15 +234,7 @@ def will_load(scope: str, file: Path, project: Path, home: Path,
                     problems.append(problem(config, text, key, f"hooks.state.{toml_key(key)}"
                                              ".enabled", "true or absent", "false",
                                              "enable the hook in /hooks in codex"))
-    if lines:
-        problems.append(problem(
-            config, text, "[hooks.state", "hooks.state.<hook>.trusted_hash",
-            "the hook's current hash for Codex to run it", "nothing",
-            "trust it in /hooks in codex, or run codex exec --dangerously-bypass-hook-trust "
-            f"(this run only), or add to {config}:\n" + "\n".join(lines)))
-    bypass = ("runs in codex exec --dangerously-bypass-hook-trust",) \
-        if lines and len(problems) == 1 else ()
-    return Load(not problems, tuple(problems), bypass)
+    return lines
 
 
 AGENT = Agent(
