@@ -129,17 +129,11 @@ def resident_call() -> None:
     """Answer this ``maxrepeat hook AGENT …`` process through the resident server and
     exit; or return, having changed nothing but ``sys.stdin`` (the input bytes already
     read), for ``main`` to run the full path."""
-    argv = sys.argv
-    if SERVED or len(argv) < 3 or argv[1] != "hook" or not builtin_agent(argv[2]) \
-            or "--help" in argv or os.environ.get("MAXREPEAT_HOOK_RESIDENT", "1") == "0" \
-            or os.path.basename(argv[0]) != "maxrepeat" or os.name != "posix":
+    if not _for_the_server(sys.argv):
         return  # only the script's hook calls (a ``python -m`` import path has the cwd)
-    streams = (sys.stdin, sys.stdout, sys.stderr)
-    try:
-        if None in streams or os.isatty(0) or os.isatty(1) or os.isatty(2):
-            return  # a person at a terminal: the full path, as it always was
-        data = sys.stdin.buffer.read()
-    except (OSError, ValueError, AttributeError):
+    stdin = sys.stdin
+    data = _piped_input()
+    if data is None:
         return
     path, restart, answer = None, False, None
     try:
@@ -155,13 +149,32 @@ def resident_call() -> None:
         _write_and_exit(*answer)
     import io
 
-    stdin = streams[0]
     sys.stdin = io.TextIOWrapper(io.BytesIO(data), encoding=stdin.encoding,
                                  errors=stdin.errors, newline="\n")
     if restart and path is not None:
         import atexit
 
         atexit.register(start_server, path)  # after the full path's answer
+
+
+def _for_the_server(argv: list[str]) -> bool:
+    """Whether ``argv`` is the ``maxrepeat`` script's hook call of a built-in agent that
+    the resident server may answer (not served already, not turned off, POSIX)."""
+    return not (SERVED or len(argv) < 3 or argv[1] != "hook" or not builtin_agent(argv[2])
+                or "--help" in argv or os.environ.get("MAXREPEAT_HOOK_RESIDENT", "1") == "0"
+                or os.path.basename(argv[0]) != "maxrepeat" or os.name != "posix")
+
+
+def _piped_input() -> bytes | None:
+    """Standard input's bytes, or None when a stream is missing or a terminal (a person
+    at a terminal: the full path, as it always was) or it cannot be read."""
+    streams = (sys.stdin, sys.stdout, sys.stderr)
+    try:
+        if None in streams or os.isatty(0) or os.isatty(1) or os.isatty(2):
+            return None
+        return sys.stdin.buffer.read()
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 def _request(key_: bytes, data: bytes) -> bytes:

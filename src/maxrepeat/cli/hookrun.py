@@ -178,35 +178,56 @@ def plain_call(args: Sequence[str]) -> Callable[[], None] | None:
     tools: list[str] = []
     rest = list(args[1:])
     while rest:
-        flag = rest.pop(0)
-        if flag.startswith("--") and "=" in flag:
-            flag, value = flag.split("=", 1)
-        elif rest:
-            value = rest.pop(0)
-        else:
+        taken = _flag_value(rest, values)
+        if taken is None or not _take(*taken, values, tools):
             return None
-        if flag == "--tools":
-            dest = "tools"
-        elif flag in _VALUED and _VALUED[flag] not in values:
-            dest = _VALUED[flag]
-        else:
-            return None
-        if not value or value.startswith("-"):
-            return None
-        if dest == "tools":
-            tools.append(value)
-            continue
-        if dest in _RUNGS:
-            from .options import count  # the one reading of a count flag
+    _fill_defaults(values)
+    agent = args[0]
+    return lambda: run(agent, tools=tuple(tools), **values)
 
-            number = count(value)
-            if number is None:
-                return None
-            values[dest] = number
-            continue
-        if dest == "cache_dir" and not _fine_cache_dir(value):
-            return None
-        values[dest] = value
+
+def _flag_value(rest: list[str], values: dict[str, Any]) -> tuple[str, str] | None:
+    """(the destination, the value) of the flag at the head of ``rest``, both taken off
+    it; None when click must read the arguments (a flag given twice, a missing value)."""
+    flag = rest.pop(0)
+    if flag.startswith("--") and "=" in flag:
+        flag, value = flag.split("=", 1)
+    elif rest:
+        value = rest.pop(0)
+    else:
+        return None
+    if flag == "--tools":
+        dest = "tools"
+    elif flag in _VALUED and _VALUED[flag] not in values:
+        dest = _VALUED[flag]
+    else:
+        return None
+    if not value or value.startswith("-"):
+        return None
+    return dest, value
+
+
+def _take(dest: str, value: str, values: dict[str, Any], tools: list[str]) -> bool:
+    """Put one flag's value in ``values`` (or ``tools``); False when click must check it."""
+    if dest == "tools":
+        tools.append(value)
+        return True
+    if dest in _RUNGS:
+        from .options import count  # the one reading of a count flag
+
+        number = count(value)
+        if number is None:
+            return False
+        values[dest] = number
+        return True
+    if dest == "cache_dir" and not _fine_cache_dir(value):
+        return False
+    values[dest] = value
+    return True
+
+
+def _fill_defaults(values: dict[str, Any]) -> None:
+    """The flags not given, as click would default them."""
     for dest in ("config_file", "max_", "period", "match", "name", "cache_dir", "preset"):
         values.setdefault(dest, None)
     if any(dest not in values for dest in _RUNGS):
@@ -215,8 +236,6 @@ def plain_call(args: Sequence[str]) -> Callable[[], None] | None:
         defaults = Policy()
         for dest in _RUNGS:
             values.setdefault(dest, getattr(defaults, dest))
-    agent = args[0]
-    return lambda: run(agent, tools=tuple(tools), **values)
 
 
 def _fine_cache_dir(path: str) -> bool:
