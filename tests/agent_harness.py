@@ -70,9 +70,6 @@ class ScriptedModel(ScriptedServer):
     """The scripted model server (see the module docstring)."""
 
     turns: list[Turn]
-    requests: list[dict[str, Any]] = field(default_factory=list)
-    served: int = 0
-    port: int = 0
 
     def _next(self) -> Turn:
         turn = self.turns[self.served] if self.served < len(self.turns) else Turn(text="done")

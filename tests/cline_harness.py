@@ -19,7 +19,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -59,9 +59,6 @@ class ChatModel(ScriptedServer):
     ``arguments`` hold ``"parallel"`` (a list of turns) answers with those calls at once."""
 
     turns: list[Turn]
-    requests: list[dict[str, Any]] = field(default_factory=list)
-    served: int = 0
-    port: int = 0
 
     def chunks(self, body: dict[str, Any]) -> list[dict[str, Any]]:
         """The stream of one completion: a role chunk, the content or the calls, the end."""

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,9 +46,6 @@ class ResponsesModel(ScriptedServer):
     """The scripted Responses API server (see the module docstring)."""
 
     script: list[Step]
-    requests: list[dict[str, Any]] = field(default_factory=list)
-    served: int = 0
-    port: int = 0
 
     def events(self, body: dict[str, Any]) -> list[dict[str, Any]]:
         """One streamed response: created, its output items, completed."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,9 +40,6 @@ class ChatModel(ScriptedServer):
     """The scripted Chat Completions server (see the module docstring)."""
 
     script: list[Step]
-    requests: list[dict[str, Any]] = field(default_factory=list)
-    served: int = 0
-    port: int = 0
 
     def chunks(self, body: dict[str, Any]) -> list[dict[str, Any]]:
         """The streamed chunks of the next scripted answer."""

@@ -88,12 +88,16 @@ def responses_stream(i: int, model: str, items: list[dict[str, Any]],
     return out
 
 
+@dataclass(kw_only=True)
 class ScriptedServer:
     """An HTTP server on 127.0.0.1 (a free port, in ``port``) for a scripted model: a
     GET is answered with `get_body` (JSON), a POST with `answer` (called under a lock; a
-    bare status code: that error)."""
+    bare status code: that error). A model keeps the request bodies of its turns
+    (``requests``) and counts its answers (``served``)."""
 
-    port: int
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    served: int = 0
+    port: int = 0
 
     def get_body(self) -> bytes:
         """What a GET (a model list) is answered with."""
@@ -150,9 +154,6 @@ class ChatModel(ScriptedServer):
     """The scripted Chat Completions server (see the module docstring)."""
 
     steps: list[Step]
-    requests: list[dict[str, Any]] = field(default_factory=list)
-    served: int = 0
-    port: int = 0
 
     @property
     def url(self) -> str:
