@@ -234,7 +234,9 @@ def test_a_hook_call_imports_neither_click_nor_what_only_other_paths_need(
         mods, stdout = _hook_imports(tmp_path, agent, payload, *flags)
         assert not [m for m in _NOT_ON_THE_HOOK_PATH if m in mods], agent
         assert later == (not [m for m in _FIRST_CALL_ONLY if m in mods]), agent
-        agents = sorted(m for m in mods if m.startswith("maxrepeat.guards.agents."))
+        # this agent's module and the agents' shared helpers (`agents._common`) only
+        agents = sorted(m for m in mods if m.startswith("maxrepeat.guards.agents.")
+                        and m != "maxrepeat.guards.agents._common")
         assert agents == [f"maxrepeat.guards.agents.{agent.replace('-', '_')}"]
         # format modules: not the package's own machinery (registry, source, walk) and
         # not its shared `_`-helpers
