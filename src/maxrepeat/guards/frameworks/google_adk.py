@@ -127,7 +127,7 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
     def warning_content(text: str) -> Any:
         return types.Content(role="user", parts=[types.Part(text=text)])
 
-    class MaxRepeatGuard(BasePlugin):
+    class MaxRepeatGuard(BasePlugin):  # type: ignore[misc]
         """Warns, refuses and stops an ADK agent that repeats itself."""
 
         def __init__(self, graders: Graders, policy: Policy | None) -> None:

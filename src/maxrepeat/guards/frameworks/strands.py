@@ -115,7 +115,7 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
     except ImportError as exc:
         raise MissingExtraError(_EXTRA, "strands") from exc
 
-    class LoopStoppedError(EventLoopException, LoopStopped):
+    class LoopStoppedError(EventLoopException, LoopStopped):  # type: ignore[misc]
         """Raised out of the agent's call when the loop goes on up to ``stop_at``."""
 
         def __init__(self, decision: Any) -> None:
@@ -123,7 +123,7 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
             self.original_exception = self
             self.request_state: dict[str, Any] = {}
 
-    class MaxRepeatGuard(HookProvider):
+    class MaxRepeatGuard(HookProvider):  # type: ignore[misc]
         """Warns, refuses and stops a Strands agent that repeats itself."""
 
         def __init__(self, graders: Graders, policy: Policy | None) -> None:
