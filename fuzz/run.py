@@ -1,6 +1,6 @@
 """A long, coverage-guided fuzzing campaign over every reader, detection and grading.
 
-CI runs the hypothesis fuzz tests (tests/test_fuzz_readers.py, a few seconds); this runs
+CI runs the hypothesis fuzz tests (tests/readers/test_fuzz_readers.py, a few seconds); this runs
 for as long as you like with atheris (libFuzzer for Python), outside CI:
 
     pip install 'maxrepeat[fuzz]'                 # atheris

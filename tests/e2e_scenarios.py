@@ -23,8 +23,7 @@ from maxrepeat import read_trajectories
 from maxrepeat.core.config import MaxRepeatConfig
 from maxrepeat.core.events import TOOL_CALL, Trajectory
 from maxrepeat.core.monitor import Monitor
-
-from .test_docs_install_lines import install_lines
+from tests.project.test_docs_install_lines import install_lines
 
 GUARD = "maxrepeat loop guard"
 R = TypeVar("R")

@@ -6,12 +6,12 @@ and saves each platform's export of the run, as the platform writes it:
 
 - ``tests/fixtures/mlflow-trace/{loop,clean}.json``: ``mlflow.get_trace(id).to_json()``
   of a trace logged to a local SQLite tracking store (an ``AGENT`` span, an ``LLM`` span
-  per model response, ``TOOL`` spans beside it), as tests/test_scorer_mlflow.py traces;
+  per model response, ``TOOL`` spans beside it), as tests/scorers/test_scorer_mlflow.py traces;
 - ``tests/fixtures/langsmith/{loop,clean}.json``: the ``RunTree`` of a ``@traceable``
   agent run under ``tracing_context(enabled="local")`` (no upload), as ``run.json()``
-  writes it (tests/test_scorer_langsmith.py);
+  writes it (tests/scorers/test_scorer_langsmith.py);
 - ``tests/fixtures/openinference/{loop,clean}.jsonl``: the spans a local Phoenix server
-  stored for an OpenInference-instrumented agent (tests/test_scorer_phoenix.py's server),
+  stored for an OpenInference-instrumented agent (tests/scorers/test_scorer_phoenix.py's server),
   read back with ``phoenix.client.Client().spans.get_spans`` and written one per line.
 
 The fixtures are committed; rerun this script only to re-record them.
@@ -117,7 +117,7 @@ def record_phoenix() -> None:
 
     from phoenix.client import Client
 
-    from tests.test_scorer_phoenix import (
+    from tests.scorers.test_scorer_phoenix import (
         _LAUNCH,
         SERVER_PYTHON,
         STEPS,

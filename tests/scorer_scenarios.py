@@ -1,4 +1,4 @@
-"""Scripted agent runs the platform scorer tests share (tests/test_scorer_*.py).
+"""Scripted agent runs the platform scorer tests share (tests/scorers/test_scorer_*.py).
 
 A script is a list of turns (one model response each), a turn a list of tool calls
 ``(tool, arguments)``; the tools are plain functions (`TOOLS`): each platform test runs

@@ -1,4 +1,4 @@
-// The framework's side of the differential campaigns (tests/test_campaign_*.py): one
+// The framework's side of the differential campaigns (tests/**/test_campaign_*.py): one
 // long-lived process answering batches, one JSON request per line on stdin, one JSON
 // answer per line on stdout.
 //   {"kind": "regexp", "cases": [{pattern, names}]} -> [{ok, error, empty, matches, ms}]

@@ -12,7 +12,7 @@ output and error in memory files, and sends back the two outputs and the exit st
 The server itself never runs a call, so nothing of one call (caches, state, environment)
 reaches another: a child starts from what the imports made, nothing more, and none of
 the modules a hook call imports reads the environment, the working directory or the
-clock when imported (`tests/test_hook_resident.py` pins that list).
+clock when imported (`tests/cli/test_hook_resident.py` pins that list).
 
 A server exits after ``MAXREPEAT_HOOK_RESIDENT_IDLE`` seconds without a call (600 by
 default), when its socket is removed or replaced, or when it finds itself stale. A lock

@@ -1576,7 +1576,7 @@ static PyObject *has_mark(PyObject *Py_UNUSED(self), PyObject *const *args, Py_s
 /* (and a 64-bit hash compared first saves most byte comparisons); an equal hash with    */
 /* different bytes is just another key. Built with -DMAXREPEAT_FH_BITS=n, the hash is    */
 /* cut to n bits so that tests can make every lookup meet collisions                     */
-/* (tests/test_native_collisions.py).                                                     */
+/* (tests/core/test_native_collisions.py).                                                */
 /*                                                                                        */
 /* A key is a tag byte, up to two numbers of keys interned before (8 bytes each), then a */
 /* body of bytes: the tag says how many numbers there are, so the bytes never read two   */

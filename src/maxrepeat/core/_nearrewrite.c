@@ -10,11 +10,11 @@
  * (Py_UNICODE_ISSPACE), \d is str.isdecimal(); [0-9], [a-z], ... are ASCII; a leading
  * "[0-9](?<![\w][0-9])" means "no \w before the first character"; `(?i)` matches an
  * ASCII letter in either case plus the four non-ASCII letters `re` folds onto one
- * (U+0130, U+0131 onto i, U+017F onto s, U+212A onto k; tests/test_near_native.py checks
- * the list against `re` for every code point). Each matcher returns the match the
- * backtracking engine finds at a position: where a pattern ends in \b after greedy or
- * optional parts, the candidate ends are tried in the engine's order (longer first, an
- * optional part before its absence).
+ * (U+0130, U+0131 onto i, U+017F onto s, U+212A onto k;
+ * tests/core/near/test_near_native.py checks the list against `re` for every code point).
+ * Each matcher returns the match the backtracking engine finds at a position: where a
+ * pattern ends in \b after greedy or optional parts, the candidate ends are tried in the
+ * engine's order (longer first, an optional part before its absence).
  */
 
 /* a lower-case ASCII letter's (?i) match: the letter in either case, or a non-ASCII

@@ -5,7 +5,7 @@ exists) that accelerates the hot loop: grouping steps and fingerprinting them
 (`core.fingerprints.build_step_table`) and the stretches of the run search
 (`core.search`). The pure-Python functions stay the reference and the fallback: the
 extension hands every value it cannot canonicalize with certainty back to them, and both
-paths give identical results (tests/test_native.py). ``MAXREPEAT_PURE=1`` in the
+paths give identical results (tests/core/test_native.py). ``MAXREPEAT_PURE=1`` in the
 environment selects the pure path (read by the package's ``__init__``, outside the pure
 core). See docs/design/native.md.
 

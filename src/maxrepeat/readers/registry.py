@@ -56,7 +56,7 @@ class Reader(msgspec.Struct, frozen=True):
     byte strings one of which is in every head ``sniff`` scores above 0 (empty: no such
     promise), ``top`` the highest score it gives. A reader none of whose markers is in
     the head, or whose ``top`` cannot beat the best score so far, is skipped unimported;
-    tests/test_sniff_markers.py checks both against every sniffer. ``order`` places the
+    tests/readers/test_sniff_markers.py checks both against every sniffer. ``order`` places the
     format in listings, and an equal score goes to the lower ``order``.
     """
 

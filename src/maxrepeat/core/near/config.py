@@ -18,7 +18,7 @@ __all__ = ["NEAR_KEYS", "NEAR_EXPECT", "NEAR_SCHEMAS", "NEAR_DESCRIPTIONS", "che
 
 #: the names of ``normalizers.NORMALIZERS`` (in its order) and ``volatile``: written out so
 #: that checking a config does not compile the normalizers' regular expressions (every
-#: ``maxrepeat grade`` checks one; start-up is measured); tests/test_neardup.py pins them.
+#: ``maxrepeat grade`` checks one; start-up is measured); tests/core/near/test_neardup.py pins them.
 NORMALIZER_NAMES: Final = ("ansi", "trailing-whitespace", "timestamps", "durations", "ids",
                            "addresses", "pids", "temp-paths", "numbers", "volatile")
 _NAMES: Final = "a non-empty list of argument names"

@@ -34,7 +34,7 @@ def native_near_table(native: Any, events: Sequence[Any],
 
     C only proves strings unchanged: a value holding a string that a normalizer could
     change is rewritten and encoded here, by the same functions as the pure path
-    (``fallback_*``), so both paths give the same keys (tests/test_near_native.py). As for
+    (``fallback_*``), so both paths give the same keys (tests/core/near/test_near_native.py). As for
     exact matching (``build_ids``), grading gets the step ids (calls hashed by a fast
     128-bit hash of the parts of their keys) and the first results; the BLAKE2b keys
     (``near_keys``) are made when something reads them (`_NearKeys`).

@@ -9,7 +9,8 @@ in which one of its patterns could match, so a text failing it comes out unchang
 the scan is skipped. A pre-check is a C-level ``in`` test for a substring that every match
 contains, or one regex scan that accepts a superset of what the normalizer's patterns
 accept; it is run on the text as the earlier normalizers left it, so the result is the
-same as applying every substitution (`tests/test_neardup.py` checks it on generated texts).
+same as applying every substitution (`tests/core/near/test_neardup.py` checks it on
+generated texts).
 """
 
 from __future__ import annotations
@@ -349,7 +350,7 @@ _rewrite_volatile: Final = _volatile()
 #: five of `_BLOCK` share one combined scan) and rewrites it exactly as here. A normalizer
 #: missing here is graded in Python only (`native_mask` is None: the C path declines), so
 #: adding one to `NORMALIZERS` alone is right, just slower.
-#: tests/test_normalizers_one_source.py holds this table, the C sources and their
+#: tests/core/near/test_normalizers_one_source.py holds this table, the C sources and their
 #: comments one for one, and each normalizer's C rewrite to its Python one.
 NATIVE: Final[dict[str, tuple[int, tuple[str, ...]]]] = {
     "ansi": (1, ("m_ansi",)),

@@ -4,7 +4,7 @@ computes it (``String.prototype.toUpperCase`` of the unit when that is one unit,
 from a non-ASCII unit to an ASCII one). Pinned here so that ``(?i)`` folds the same
 whatever Unicode version the running Python has (Python 3.11 has Unicode 14, where 8
 of these units differ). Regenerate with ``node tests/node/case_table.js``;
-tests/test_toolmatch_parity.py compares it with Node. No I/O here.
+tests/core/toolmatch/test_toolmatch_parity.py compares it with Node. No I/O here.
 
 >>> canonical_units()[ord("a")], canonical_units()[0x19B], canonical_units()[0x17F]
 (65, 42972, 383)

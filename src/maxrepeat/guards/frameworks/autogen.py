@@ -298,7 +298,7 @@ def loop_guard(graders: Graders, *, policy: Policy | None = None) -> Any:
     when to warn, refuse and stop. Raises `MissingExtraError` without ``autogen_agentchat``.
 
     In a program: ``agent = guard.agent("dev", model_client=client, tools=[...])``
-    (tests/test_guard_autogen.py runs it: the extra needs a venv of its own here, so no
-    docstring example).
+    (tests/guards/frameworks/test_guard_autogen.py runs it: the extra needs a venv of its own
+    here, so no docstring example).
     """
     return _CLASSES.guard(graders, policy)

@@ -1,0 +1,196 @@
+"""The AutoGen guard in a real ``AssistantAgent`` driven by AutoGen's own
+``ReplayChatCompletionClient`` (autogen-ext), through a loop, a cycle, a clean run,
+parallel calls and a second run on the same guard."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+from maxrepeat import MissingExtraError, grade
+from maxrepeat.guards.frameworks.autogen import (
+    loop_guard,
+    stop_error_class,
+    trajectory_from_messages,
+)
+from tests.guard_scenarios import (
+    MARK,
+    NAME_ARGS,
+    OBSERVATION,
+    PARALLEL,
+    SCRIPTS,
+    Outcome,
+    check,
+    tool_output,
+)
+
+pytest.importorskip("autogen_agentchat", reason="the autogen extra (a venv of its own: "
+                    "autogen-core pins protobuf 5, the other extras have 7)")
+
+
+def _replay(script: list[list[tuple[str, dict[str, Any]]]], sent: list[str]) -> Any:
+    from autogen_core import FunctionCall
+    from autogen_core.models import CreateResult, RequestUsage
+    from autogen_ext.models.replay import ReplayChatCompletionClient
+
+    answers: list[Any] = [
+        CreateResult(finish_reason="function_calls", cached=False,
+                     usage=RequestUsage(prompt_tokens=0, completion_tokens=0),
+                     content=[FunctionCall(id=f"call_{i}_{j}", name=name,
+                                           arguments=json.dumps(args))
+                              for j, (name, args) in enumerate(step)])
+        for i, step in enumerate(script)]
+
+    class Recording(ReplayChatCompletionClient):  # type: ignore[misc]
+        async def create(self, messages: Any, **kwargs: Any) -> Any:
+            sent.append("\n".join(str(m.content) for m in messages))
+            return await super().create(messages, **kwargs)
+
+        async def create_stream(self, messages: Any, **kwargs: Any) -> Any:
+            sent.append("\n".join(str(m.content) for m in messages))
+            async for chunk in super().create_stream(messages, **kwargs):
+                yield chunk
+
+    return Recording([*answers, "Done."])
+
+
+def _agent(guard: Any, scenario: str, sent: list[str], executed: list[str],
+           runs: int = 1, iterations: int = 50, stream: bool = False) -> Any:
+    script = PARALLEL if scenario == "parallel" else [[c] for c in SCRIPTS[scenario]] * runs
+
+    def run_tests(path: str) -> str:
+        """Run the tests under path."""
+        executed.append("run_tests")
+        return tool_output("run_tests", {"path": path})
+
+    def edit(path: str, text: str) -> str:
+        """Write text to the file at path."""
+        executed.append("edit")
+        return tool_output("edit", {"path": path})
+
+    return guard.agent("dev", model_client=_replay(script, sent), tools=[run_tests, edit],
+                       max_tool_iterations=iterations, model_client_stream=stream)
+
+
+def _run(scenario: str, guard: Any, agent: Any = None) -> Outcome:
+    sent: list[str] = []
+    executed: list[str] = []
+    agent = agent or _agent(guard, scenario, sent, executed)
+    stopped = None
+    try:
+        asyncio.run(agent.run(task="Make the tests pass."))
+    except stop_error_class() as err:
+        stopped = err
+    messages = asyncio.run(agent.model_context.get_messages())
+    return Outcome(sent, trajectory_from_messages(messages), len(executed), stopped)
+
+
+@pytest.mark.parametrize("scenario", ["loop", "cycle", "clean"])
+def test_autogen_agent_is_warned_refused_and_stopped(scenario: str) -> None:
+    check(_run(scenario, loop_guard(NAME_ARGS)), NAME_ARGS, scenario)
+
+
+@pytest.mark.parametrize("scenario", ["loop", "cycle"])
+def test_autogen_streaming_model_client_is_guarded_the_same(scenario: str) -> None:
+    guard = loop_guard(NAME_ARGS)
+    sent: list[str] = []
+    executed: list[str] = []
+    agent = _agent(guard, scenario, sent, executed, stream=True)
+    outcome = _run(scenario, guard, agent)
+    outcome.contexts, outcome.executed = sent, len(executed)
+    check(outcome, NAME_ARGS, scenario)
+
+
+def test_autogen_parallel_calls_of_one_response_are_one_step() -> None:
+    outcome = _run("parallel", loop_guard(NAME_ARGS))
+    check(outcome, NAME_ARGS, "parallel")
+    # warned once, after the third response (six calls, three steps), not once per call
+    assert [MARK in c for c in outcome.contexts].index(True) == 3
+    assert outcome.executed == 2 * 3
+
+
+def test_autogen_observation_mode_warns_blocks_and_stops_after_the_calls() -> None:
+    outcome = _run("loop", loop_guard(OBSERVATION))
+    check(outcome, OBSERVATION, "loop")
+    assert "5 times in a row" in str(outcome.stopped)
+
+
+def test_autogen_second_run_on_the_same_guard_after_a_stop_starts_clean() -> None:
+    guard = loop_guard(NAME_ARGS)
+    first = _run("loop", guard)
+    assert first.stopped is not None
+    check(_run("clean", guard), NAME_ARGS, "clean")
+    check(_run("loop", guard), NAME_ARGS, "loop")
+
+
+def test_autogen_same_agent_new_task_after_a_stop_starts_clean() -> None:
+    """The same agent (its context keeps the stopped run) given a new task: the guard
+    counts the new run only."""
+    guard = loop_guard(NAME_ARGS)
+    sent: list[str] = []
+    executed: list[str] = []
+    agent = _agent(guard, "loop", sent, executed, runs=2)
+    first = _run("loop", guard, agent)
+    assert first.stopped is not None and len(executed) == 3
+    before = len(asyncio.run(agent.model_context.get_messages()))
+    second = _run("loop", guard, agent)  # the replay goes on: the same call, again
+    assert second.stopped is not None and len(executed) == 3 + 3
+    messages = asyncio.run(agent.model_context.get_messages())
+    run = trajectory_from_messages(messages[before:])
+    [live] = second.stopped.results
+    assert live.evidence == grade(run, NAME_ARGS).evidence
+    assert live.metadata.occurrences == 5
+
+
+def test_autogen_count_equals_grade_of_the_task_result() -> None:
+    """A run that ends on its own: the guard's results are `grade` of the agent's
+    ``TaskResult.messages``, converted."""
+    from msgspec.structs import replace
+
+    guard = loop_guard(NAME_ARGS)
+    agent = _agent(guard, "cycle", [], [], iterations=3)  # AutoGen's own limit ends it
+    result = asyncio.run(agent.run(task="Make the tests pass."))
+    traj = trajectory_from_messages(result.messages)
+    [live], final = guard.results, grade(traj, NAME_ARGS)
+    assert replace(live.metadata, source=None) == replace(final.metadata, source=None)
+    assert live.metadata.watched_steps == 3 and live.passed == final.passed
+
+
+def test_autogen_pages_examples_run_verbatim(capsys: pytest.CaptureFixture[str]) -> None:
+    """The page's ``py`` blocks (test_docs.py runs ``python`` blocks in the main venv,
+    which cannot hold this extra): the set-up makes an agent, the complete run stops."""
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[3] / "docs" / "integrations" / "autogen.md")
+    setup, complete = re.findall(r"^```py\n(.*?)^```", page.read_text(),
+                                 re.MULTILINE | re.DOTALL)
+    names: dict[str, Any] = {"__name__": "__docs__"}
+    exec(compile(setup, "autogen.md", "exec"), names)
+
+    def run_tests(path: str) -> str:
+        """Run the tests under path."""
+        return tool_output("run_tests", {"path": path})
+
+    agent = names["make_agent"](_replay([[("run_tests", {"path": "t/"})]] * 20, []),
+                                [run_tests])
+    with pytest.raises(names["stop_error_class"]()):  # the live preset stops it too
+        asyncio.run(agent.run(task="Make the tests pass."))
+    assert type(agent).__name__ == "AssistantAgent"
+    exec(compile(complete, "autogen.md", "exec"), {"__name__": "__docs__"})
+    out = capsys.readouterr().out
+    assert "run_tests" in out and "5 times in a row" in out, out
+
+
+def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    import maxrepeat.guards.frameworks.autogen as mod
+
+    monkeypatch.setattr(mod, "_CLASSES", mod.FrameworkClasses(mod._build))  # not built yet
+    monkeypatch.setitem(sys.modules, "autogen_agentchat.agents", None)
+    with pytest.raises(MissingExtraError, match=r"maxrepeat\[autogen\]"):
+        loop_guard(NAME_ARGS)

@@ -1,0 +1,241 @@
+"""The Google ADK guard in a real ADK ``Runner`` driven by ADK's own scripted test model
+(``MockModel`` of ``google.adk.cli.agent_test_runner``, which replays a list of model
+contents), through a loop, a cycle, a clean run, parallel calls, a second run on the same
+guard after a stop, and the count against ``grade()`` of the session's events."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import pytest
+
+from maxrepeat import MaxRepeatConfig, MissingExtraError, grade
+from tests.guard_scenarios import (
+    MARK,
+    NAME_ARGS,
+    OBSERVATION,
+    PARALLEL,
+    SCRIPTS,
+    Outcome,
+    check,
+    tool_output,
+)
+
+Script = list[list[tuple[str, dict[str, Any]]]]
+
+
+def _content(step: list[tuple[str, dict[str, Any]]] | str) -> Any:
+    from google.genai import types
+
+    if isinstance(step, str):
+        return types.Content(role="model", parts=[types.Part(text=step)])
+    return types.Content(role="model", parts=[
+        types.Part(function_call=types.FunctionCall(name=name, args=args))
+        for name, args in step])
+
+
+def _text(request: Any) -> str:
+    out = []
+    for content in request.contents:
+        for part in content.parts or []:
+            if part.text:
+                out.append(part.text)
+            if part.function_response is not None:
+                out.append(str(part.function_response.response))
+    return "\n".join(out)
+
+
+def _script(scenario: str) -> Script:
+    return PARALLEL if scenario == "parallel" else [[c] for c in SCRIPTS[scenario]]
+
+
+def _runner(script: Script, guard: Any) -> tuple[Any, Any, list[str]]:
+    """An ADK runner of the fixer agent (its model replaying ``script``, then "Done."),
+    its model, and the list of the tools that ran."""
+    from google.adk.agents import LlmAgent
+    from google.adk.apps import App
+    from google.adk.cli.agent_test_runner import MockModel
+    from google.adk.runners import InMemoryRunner
+
+    model = MockModel(responses=[], requests=[])
+    model.responses = [*MockModel.create([_content(s) for s in script]).responses,
+                       *MockModel.create([_content("Done.")]).responses]
+    executed: list[str] = []
+
+    def run_tests(path: str) -> str:
+        """Run the tests under path."""
+        executed.append("run_tests")
+        return tool_output("run_tests", {"path": path})
+
+    def edit(path: str, text: str) -> str:
+        """Write text to the file at path."""
+        executed.append("edit")
+        return tool_output("edit", {"path": path})
+
+    agent = LlmAgent(name="fixer", model=model, tools=[run_tests, edit])
+    runner = InMemoryRunner(app=App(name="fixer", root_agent=agent, plugins=[guard]))
+    return runner, model, executed
+
+
+async def _session(runner: Any) -> str:
+    session = await runner.session_service.create_session(app_name="fixer", user_id="u")
+    return str(session.id)
+
+
+async def _invoke(runner: Any, session_id: str, text: str) -> tuple[list[Any], Any]:
+    """One run (invocation) in the session: the session's events after it, the stop."""
+    from google.genai import types
+
+    from maxrepeat.guards.frameworks.google_adk import stop_error_class
+
+    stopped = None
+    task = types.Content(role="user", parts=[types.Part(text=text)])
+    try:
+        async for _ in runner.run_async(user_id="u", session_id=session_id, new_message=task):
+            pass
+    except stop_error_class() as err:
+        stopped = err
+    done = await runner.session_service.get_session(app_name="fixer", user_id="u",
+                                                    session_id=session_id)
+    return list(done.events), stopped
+
+
+def _run(script: Script, guard: Any) -> Outcome:
+    from maxrepeat.guards.frameworks.google_adk import trajectory_from_events
+
+    runner, model, executed = _runner(script, guard)
+
+    async def main() -> tuple[list[Any], Any]:
+        return await _invoke(runner, await _session(runner), "Make the tests pass.")
+
+    events, stopped = asyncio.run(main())
+    contexts = [_text(r) for r in model.requests]
+    return Outcome(contexts, trajectory_from_events(events), len(executed), stopped)
+
+
+def _guard(config: MaxRepeatConfig) -> Any:
+    from maxrepeat.guards.frameworks.google_adk import loop_guard
+
+    return loop_guard(config)
+
+
+@pytest.mark.parametrize("scenario", ["loop", "cycle", "clean"])
+def test_adk_agent_is_warned_refused_and_stopped(scenario: str) -> None:
+    check(_run(_script(scenario), _guard(NAME_ARGS)), NAME_ARGS, scenario)
+
+
+def test_adk_live_preset_catches_the_cycle() -> None:
+    live = MaxRepeatConfig.preset("live", max=2)
+    check(_run(_script("cycle"), _guard(live)), live, "cycle")
+
+
+def test_adk_parallel_calls_of_one_response_are_one_step() -> None:
+    outcome = _run(PARALLEL, _guard(NAME_ARGS))
+    check(outcome, NAME_ARGS, "parallel")
+    # warned once, after the third response (six calls, three steps), not once per call
+    assert [MARK in c for c in outcome.contexts].index(True) == 3
+    assert outcome.executed == 2 * 3
+
+
+def test_adk_observation_mode_warns_blocks_and_stops_after_the_calls() -> None:
+    outcome = _run(_script("loop"), _guard(OBSERVATION))
+    check(outcome, OBSERVATION, "loop")
+    assert "5 times in a row" in str(outcome.stopped)
+
+
+def test_adk_stop_error_is_raised_as_it_is_and_counts_as_grade_does() -> None:
+    from maxrepeat.guards.frameworks.google_adk import stop_error_class
+
+    outcome = _run(_script("loop"), _guard(NAME_ARGS))
+    assert type(outcome.stopped) is stop_error_class()  # not ADK's plug-in RuntimeError
+    assert isinstance(outcome.stopped, RuntimeError)
+    assert outcome.stopped.results[0].metadata.occurrences == 5
+    assert grade(outcome.trajectory, NAME_ARGS).metadata.occurrences == 5
+    assert "5 times in a row" in str(outcome.stopped)
+
+
+def test_adk_second_run_on_the_same_guard_after_a_stop_starts_clean() -> None:
+    guard = _guard(NAME_ARGS)
+    first = _run(_script("loop"), guard)
+    assert first.stopped is not None
+    check(_run(_script("clean"), guard), NAME_ARGS, "clean")
+    check(_run(_script("loop"), guard), NAME_ARGS, "loop")
+    assert guard.runs == {}  # nothing kept of finished or stopped runs
+
+
+def test_adk_next_run_in_the_same_session_after_a_stop_starts_clean() -> None:
+    """The stopped step's calls are answered (with the stop message), so the session is a
+    valid history the next run of the same session goes on from, counted from nothing."""
+    from maxrepeat.guards.frameworks.google_adk import trajectory_from_events
+
+    loop, clean = _script("loop"), _script("clean")
+    runner, model, executed = _runner([*loop[:5], *clean], _guard(NAME_ARGS))
+
+    async def main() -> tuple[list[Any], Any, list[Any], Any]:
+        session = await _session(runner)
+        first, stopped = await _invoke(runner, session, "Make the tests pass.")
+        after, again = await _invoke(runner, session, "Go on.")
+        return first, stopped, after, again
+
+    first, stopped, after, again = asyncio.run(main())
+    assert stopped is not None and len(model.requests) - len(clean) - 1 == 5
+    calls = {p.function_call.id for e in first for p in (e.content.parts if e.content else [])
+             if p.function_call}
+    answered = {p.function_response.id for e in first
+                for p in (e.content.parts if e.content else []) if p.function_response}
+    assert calls == answered  # every call of the stopped run has its response
+    last = [p.function_response.response for e in first
+            for p in (e.content.parts if e.content else []) if p.function_response][-1]
+    assert "(stopped)" in str(last)
+    contexts = [_text(r).split("Go on.")[-1] for r in model.requests[5:]]
+    ran = len(executed) - 3  # the first run ran 3 calls
+    check(Outcome(contexts, trajectory_from_events(after[len(first):]), ran, again),
+          NAME_ARGS, "clean")
+
+
+def test_adk_warning_stays_in_the_history() -> None:
+    outcome = _run(_script("cycle"), _guard(NAME_ARGS))
+    warned = [i for i, text in enumerate(outcome.contexts) if "(warning)" in text]
+    assert warned and warned == list(range(warned[0], len(outcome.contexts)))
+
+
+def test_adk_guard_cost_per_tool_call() -> None:
+    """The guard's own callbacks, timed over a clean run of 100 single-call steps (the
+    figure on docs/integrations/google-adk.md)."""
+    guard = _guard(MaxRepeatConfig.preset("live"))
+    spent = [0.0]  # CPU seconds of each step's hooks (a step starts before its model call)
+    for name in ("before_model_callback", "after_model_callback", "before_tool_callback"):
+        inner = getattr(guard, name)
+
+        async def timed(*, _inner: Any = inner, _opens: bool = name == "before_model_callback",
+                        **kwargs: Any) -> Any:
+            if _opens:
+                spent.append(0.0)
+            start = time.thread_time()
+            try:
+                return await _inner(**kwargs)
+            finally:
+                spent[-1] += time.thread_time() - start
+
+        object.__setattr__(guard, name, timed)
+    steps = [[("edit", {"path": f"f{i}.py", "text": "x"})] for i in range(100)]
+    outcome = _run(steps, guard)
+    assert outcome.stopped is None and outcome.executed == 100
+    per_call = sum(spent) / 100
+    first, last = sum(spent[1:11]) / 10, sum(spent[-11:-1]) / 10  # first and last tenth
+    print(f"google-adk guard: {per_call * 1e3:.3f} ms CPU per tool call (first tenth "
+          f"{first * 1e3:.3f} ms, last tenth {last * 1e3:.3f} ms)")
+    assert per_call < 0.02
+
+
+def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    import maxrepeat.guards.frameworks.google_adk as mod
+
+    monkeypatch.setattr(mod, "_CLASSES", mod.FrameworkClasses(mod._build))  # not built yet
+    monkeypatch.setitem(sys.modules, "google.adk.plugins.base_plugin", None)
+    with pytest.raises(MissingExtraError, match=r"maxrepeat\[google-adk\]"):
+        mod.loop_guard(NAME_ARGS)

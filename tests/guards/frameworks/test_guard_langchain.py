@@ -1,0 +1,174 @@
+"""The LangChain guard in a real LangChain v1 agent (``create_agent``, a LangGraph graph)
+driven by LangChain's own fake chat model, through a loop, a cycle and a clean run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
+
+from maxrepeat import MaxRepeatConfig, MissingExtraError, grade
+from maxrepeat.guards.frameworks.langchain import (
+    LoopStoppedError,
+    loop_guard,
+    trajectory_from_messages,
+)
+from tests.guard_scenarios import (
+    MARK,
+    NAME_ARGS,
+    OBSERVATION,
+    PARALLEL,
+    SCRIPTS,
+    Outcome,
+    check,
+    tool_output,
+)
+
+
+class ScriptedChatModel(FakeMessagesListChatModel):
+    """LangChain's fake model, recording what it is sent; tools are bound as-is (the
+    responses are scripted)."""
+
+    sent: list[list[BaseMessage]] = []
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+        return self
+
+    def _generate(self, messages: list[BaseMessage], stop: Any = None,
+                  run_manager: Any = None, **kwargs: Any) -> Any:
+        self.sent.append(list(messages))
+        return super()._generate(messages, stop, run_manager, **kwargs)
+
+
+def _run(scenario: str, config: Any) -> Outcome:
+    executed: list[str] = []
+
+    @tool
+    def run_tests(path: str) -> str:
+        """Run the tests under path."""
+        executed.append("run_tests")
+        return tool_output("run_tests", {"path": path})
+
+    @tool
+    def edit(path: str, text: str) -> str:
+        """Write text to the file at path."""
+        executed.append("edit")
+        return tool_output("edit", {"path": path})
+
+    script = PARALLEL if scenario == "parallel" else [[c] for c in SCRIPTS[scenario]]
+    responses: list[BaseMessage] = [
+        AIMessage(content="", tool_calls=[{"id": f"call_{i}_{j}", "name": name, "args": args}
+                                          for j, (name, args) in enumerate(calls)])
+        for i, calls in enumerate(script)]
+    responses.append(AIMessage(content="Done."))
+    model = ScriptedChatModel(responses=responses, sent=[])
+    agent = create_agent(model, [run_tests, edit], middleware=[loop_guard(config)],
+                         checkpointer=InMemorySaver())
+    thread = {"configurable": {"thread_id": scenario}}
+    stopped = None
+    try:
+        agent.invoke({"messages": [HumanMessage("Make the tests pass.")]}, thread)
+    except LoopStoppedError as err:
+        stopped = err
+    messages = agent.get_state(thread).values["messages"]
+    return Outcome(
+        contexts=["\n".join(str(m.content) for m in sent) for sent in model.sent],
+        trajectory=trajectory_from_messages(messages),
+        executed=len(executed),
+        stopped=stopped,
+    )
+
+
+@pytest.mark.parametrize("scenario", ["loop", "cycle", "clean"])
+def test_langchain_agent_is_warned_refused_and_stopped(scenario: str) -> None:
+    check(_run(scenario, NAME_ARGS), NAME_ARGS, scenario)
+
+
+def test_langchain_parallel_calls_of_one_response_are_one_step() -> None:
+    outcome = _run("parallel", NAME_ARGS)
+    check(outcome, NAME_ARGS, "parallel")
+    # warned once, after the third response (six calls, three steps), not once per call
+    assert [MARK in c for c in outcome.contexts].index(True) == 3
+    assert outcome.executed == 2 * 3
+
+
+def test_langchain_observation_mode_warns_blocks_and_stops_after_the_calls() -> None:
+    outcome = _run("loop", OBSERVATION)
+    check(outcome, OBSERVATION, "loop")
+    assert "5 times in a row" in str(outcome.stopped)
+
+
+def test_langchain_warning_is_a_message_in_the_conversation() -> None:
+    outcome = _run("loop", NAME_ARGS)
+    warning = next(c for c in outcome.contexts if "maxrepeat loop guard" in c)
+    assert ('you repeated run_tests {"path": "tests/"} 3 times in a row (at most 2 allowed;'
+            in warning)
+
+
+def test_langchain_graders_from_a_config_file(tmp_path: Path) -> None:
+    """A config file's graders: each has its monitor, the strongest loop decides."""
+    config = tmp_path / "graders.yaml"
+    config.write_text("graders:\n"
+                      "  - {type: max-repeat, name: same-call,"
+                      " config: {max: 2, match: name-args}}\n"
+                      "  - {type: max-repeat, name: same-output, config: {max: 4}}\n",
+                      encoding="utf-8")
+    outcome = _run("loop", str(config))
+    # same-call (max 2, name-args) is the first to reach each threshold: warned after the
+    # third call, the fourth refused, stopped at the fifth
+    assert [MARK in c for c in outcome.contexts].index(True) == 3
+    assert outcome.executed == 3 and outcome.stopped is not None
+    assert "grader same-call" in str(outcome.stopped)
+    configs = [NAME_ARGS, MaxRepeatConfig(max=4)]
+    for live, cfg in zip(outcome.stopped.results, configs, strict=True):
+        assert live.metadata.occurrences == grade(outcome.trajectory, cfg).metadata.occurrences
+    assert [r.name for r in outcome.stopped.results] == ["same-call", "same-output"]
+
+
+def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    import maxrepeat.guards.frameworks.langchain as mod
+
+    monkeypatch.setattr(mod, "_CLASSES", mod.FrameworkClasses(mod._build))  # not built yet
+    monkeypatch.setitem(sys.modules, "langchain.agents.middleware", None)
+    with pytest.raises(MissingExtraError, match=r"maxrepeat\[langchain\]"):
+        loop_guard(NAME_ARGS)
+
+
+@pytest.mark.parametrize("checkpointer", [True, False], ids=["new-thread", "no-checkpointer"])
+def test_langchain_a_run_after_a_stop_starts_clean(checkpointer: bool) -> None:
+    executed: list[str] = []
+
+    @tool
+    def run_tests(path: str) -> str:
+        """Run the tests under path."""
+        executed.append(path)
+        return tool_output("run_tests", {"path": path})
+
+    def responses(n: int) -> list[BaseMessage]:
+        calls = [AIMessage(content="", tool_calls=[{"id": f"c{n}_{i}", "name": "run_tests",
+                                                    "args": {"path": "tests/"}}])
+                 for i in range(n)]
+        return [*calls, AIMessage(content="Done.")]
+
+    guard = loop_guard(NAME_ARGS)
+    model = ScriptedChatModel(responses=[*responses(9), *responses(2)], sent=[])
+    agent = create_agent(model, [run_tests], middleware=[guard],
+                         checkpointer=InMemorySaver() if checkpointer else None)
+    with pytest.raises(LoopStoppedError):
+        agent.invoke({"messages": [HumanMessage("Make the tests pass.")]},
+                     {"configurable": {"thread_id": "first"}})
+    model.i = 10  # the second run's script
+    executed.clear()
+    model.sent.clear()
+    agent.invoke({"messages": [HumanMessage("Make the tests pass.")]},
+                 {"configurable": {"thread_id": "second"}})
+    assert executed == ["tests/", "tests/"]
+    assert not any(MARK in str(m.content) for sent in model.sent for m in sent)

@@ -1,0 +1,151 @@
+"""The OpenAI Agents SDK guard in a real Agents SDK run driven by the SDK's own
+``agents.testing.ScriptedModel``, through a loop, a cycle and a clean run."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from typing import Any
+
+import pytest
+from agents import Agent, RunConfig, Runner, function_tool
+from agents.exceptions import AgentsException
+from agents.testing import ScriptedModel, assistant_message, function_call
+
+from maxrepeat import MaxRepeatConfig, MissingExtraError, grade
+from maxrepeat.guards.frameworks.openai_agents import (
+    loop_guard,
+    stop_error_class,
+    trajectory_from_items,
+)
+from tests.guard_scenarios import NAME_ARGS, OBSERVATION, SCRIPTS, Outcome, check, tool_output
+
+
+def _text(items: Any) -> str:
+    return "\n".join(json.dumps(i, default=str) for i in items)
+
+
+def _run(scenario: str, config: MaxRepeatConfig) -> Outcome:
+    executed: list[str] = []
+
+    @function_tool
+    def run_tests(path: str) -> str:
+        """Run the tests under path."""
+        executed.append("run_tests")
+        return tool_output("run_tests", {"path": path})
+
+    @function_tool
+    def edit(path: str, text: str) -> str:
+        """Write text to the file at path."""
+        executed.append("edit")
+        return tool_output("edit", {"path": path})
+
+    steps: list[Any] = [[function_call(name, args, call_id=f"call_{i}")]
+                        for i, (name, args) in enumerate(SCRIPTS[scenario])]
+    steps.append([assistant_message("Done.")])
+    model = ScriptedModel(steps)
+    guard = loop_guard(config)
+    agent = Agent(name="fixer", model=model, tools=guard.tools([run_tests, edit]))
+    # No trace export: the tests make no network calls.
+    run_config = guard.run_config(RunConfig(tracing_disabled=True))
+    stopped = None
+    try:
+        result = asyncio.run(Runner.run(agent, "Make the tests pass.", hooks=guard,
+                                        run_config=run_config, max_turns=30))
+        items = result.to_input_list()
+    except stop_error_class() as err:
+        stopped = err
+        assert err.run_data is not None  # the SDK attaches the run so far
+        items = [*err.run_data.input, *err.run_data.new_items] if isinstance(
+            err.run_data.input, list) else list(err.run_data.new_items)
+    return Outcome([_text(c.input) for c in model.calls], trajectory_from_items(items),
+                   len(executed), stopped)
+
+
+@pytest.mark.parametrize("scenario", ["loop", "cycle", "clean"])
+def test_openai_agents_run_is_warned_refused_and_stopped(scenario: str) -> None:
+    check(_run(scenario, NAME_ARGS), NAME_ARGS, scenario)
+
+
+def test_openai_agents_observation_mode_warns_blocks_and_stops_after_the_calls() -> None:
+    outcome = _run("loop", OBSERVATION)
+    check(outcome, OBSERVATION, "loop")
+    assert "5 times in a row" in str(outcome.stopped)
+
+
+@pytest.mark.parametrize("config", [NAME_ARGS, OBSERVATION], ids=["name-args", "observation"])
+def test_openai_agents_one_run_gives_one_count(config: MaxRepeatConfig) -> None:
+    """The stop message, the guard's results and grading the SDK's record of the run
+    count the same repeats (the stopped response's calls are refused, then recorded)."""
+    outcome = _run("loop", config)
+    [live] = outcome.stopped.results
+    count = grade(outcome.trajectory, config).metadata.occurrences
+    assert live.metadata.occurrences == count
+    assert f"{count} times in a row" in str(outcome.stopped)
+
+
+def test_openai_agents_stop_error_is_an_agents_exception() -> None:
+    outcome = _run("loop", NAME_ARGS)
+    assert isinstance(outcome.stopped, AgentsException)
+
+
+def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    import maxrepeat.guards.frameworks.openai_agents as mod
+
+    monkeypatch.setattr(mod, "_CLASSES", mod.FrameworkClasses(mod._build))  # not built yet
+    monkeypatch.setitem(sys.modules, "agents", None)
+    with pytest.raises(MissingExtraError, match=r"maxrepeat\[openai-agents\]"):
+        loop_guard(NAME_ARGS)
+
+
+def test_openai_agents_a_second_run_starts_a_new_guard_state() -> None:
+    guard = loop_guard(NAME_ARGS)
+
+    @function_tool
+    def run_tests(path: str) -> str:
+        """Run the tests under path."""
+        return tool_output("run_tests", {"path": path})
+
+    for _ in range(2):
+        steps: list[Any] = [[function_call("run_tests", {"path": "tests/"}, call_id=f"c{i}")]
+                            for i in range(2)]
+        model = ScriptedModel([*steps, [assistant_message("Done.")]])
+        agent = Agent(name="fixer", model=model, tools=guard.tools([run_tests]))
+        asyncio.run(Runner.run(agent, "Make the tests pass.", hooks=guard,
+                               run_config=guard.run_config(RunConfig(tracing_disabled=True))))
+        # this run's two calls only (with the first run's, four: a loop above max=2)
+        assert guard.results[0].metadata.watched_steps == 2
+        assert not any("maxrepeat loop guard" in _text(c.input) for c in model.calls)
+
+
+@pytest.mark.parametrize("missing", ["hooks", "tools", "run_config"])
+def test_openai_agents_partial_wiring_raises_naming_what_is_missing(missing: str) -> None:
+    """Two wiring points of three: the run fails before a repeat runs, naming the third."""
+    from agents.exceptions import UserError
+
+    executed: list[str] = []
+
+    @function_tool
+    def run_tests(path: str) -> str:
+        """Run the tests under path."""
+        executed.append(path)
+        return tool_output("run_tests", {"path": path})
+
+    steps: list[Any] = [[function_call("run_tests", {"path": "tests/"}, call_id=f"c{i}")]
+                        for i in range(8)]
+    guard = loop_guard(NAME_ARGS)
+    tools = [run_tests] if missing == "tools" else guard.tools([run_tests])
+    agent = Agent(name="fixer", model=ScriptedModel([*steps, [assistant_message("Done.")]]),
+                  tools=tools)
+    base = RunConfig(tracing_disabled=True)
+    run_config = base if missing == "run_config" else guard.run_config(base)
+    hooks = None if missing == "hooks" else guard
+    named = {"hooks": "hooks=guard", "tools": "guard.tools(",
+             "run_config": "run_config=guard.run_config("}[missing]
+    with pytest.raises(UserError, match=re.escape(named)):
+        asyncio.run(Runner.run(agent, "Make the tests pass.", hooks=hooks,
+                               run_config=run_config, max_turns=30))
+    assert len(executed) <= 1

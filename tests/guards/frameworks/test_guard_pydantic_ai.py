@@ -1,0 +1,113 @@
+"""The pydantic-ai guard in a real pydantic-ai agent driven by pydantic-ai's own
+``FunctionModel``, through a loop, a cycle and a clean run."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from pydantic_ai import Agent, capture_run_messages
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from maxrepeat import MaxRepeatConfig, MissingExtraError
+from maxrepeat.guards.frameworks.pydantic_ai import (
+    loop_guard,
+    stop_error_class,
+    trajectory_from_messages,
+)
+from tests.guard_scenarios import (
+    MARK,
+    NAME_ARGS,
+    OBSERVATION,
+    PARALLEL,
+    SCRIPTS,
+    Outcome,
+    check,
+    tool_output,
+)
+
+
+def _text(messages: list[ModelMessage]) -> str:
+    return "\n".join(str(getattr(p, "content", "")) for m in messages for p in m.parts)
+
+
+def _run(scenario: str, config: MaxRepeatConfig) -> Outcome:
+    script = PARALLEL if scenario == "parallel" else [[c] for c in SCRIPTS[scenario]]
+    sent: list[str] = []
+    executed: list[str] = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        sent.append(_text(messages))
+        if len(sent) > len(script):
+            return ModelResponse(parts=[TextPart("Done.")])
+        return ModelResponse(parts=[ToolCallPart(name, args, tool_call_id=f"call_{len(sent)}_{j}")
+                                    for j, (name, args) in enumerate(script[len(sent) - 1])])
+
+    agent = Agent(FunctionModel(model), capabilities=[loop_guard(config)])
+
+    @agent.tool_plain
+    def run_tests(path: str) -> str:
+        """Run the tests under path."""
+        executed.append("run_tests")
+        return tool_output("run_tests", {"path": path})
+
+    @agent.tool_plain
+    def edit(path: str, text: str) -> str:
+        """Write text to the file at path."""
+        executed.append("edit")
+        return tool_output("edit", {"path": path})
+
+    stopped = None
+    error = stop_error_class()
+    with capture_run_messages() as messages:  # pydantic-ai's way to see a failed run
+        try:
+            # asyncio.run closes its loop (run_sync keeps one open for later runs).
+            asyncio.run(agent.run("Make the tests pass."))
+        except error as err:
+            stopped = err
+    return Outcome(sent, trajectory_from_messages(messages), len(executed), stopped)
+
+
+@pytest.mark.parametrize("scenario", ["loop", "cycle", "clean"])
+def test_pydantic_ai_agent_is_warned_refused_and_stopped(scenario: str) -> None:
+    check(_run(scenario, NAME_ARGS), NAME_ARGS, scenario)
+
+
+def test_pydantic_ai_parallel_calls_of_one_response_are_one_step() -> None:
+    outcome = _run("parallel", NAME_ARGS)
+    check(outcome, NAME_ARGS, "parallel")
+    # warned once, after the third response (six calls, three steps), not once per call
+    assert [MARK in c for c in outcome.contexts].index(True) == 3
+    assert outcome.executed == 2 * 3
+
+
+def test_pydantic_ai_observation_mode_warns_blocks_and_stops_after_the_calls() -> None:
+    outcome = _run("loop", OBSERVATION)
+    check(outcome, OBSERVATION, "loop")
+    assert "5 times in a row" in str(outcome.stopped)
+
+
+def test_pydantic_ai_stop_error_is_an_agent_run_error() -> None:
+    from pydantic_ai.exceptions import AgentRunError
+
+    outcome = _run("loop", NAME_ARGS)
+    assert isinstance(outcome.stopped, AgentRunError)
+    assert outcome.stopped.results[0].metadata.occurrences == 5
+
+
+def test_pydantic_ai_warning_stays_in_the_history() -> None:
+    outcome = _run("cycle", NAME_ARGS)
+    warned = [i for i, text in enumerate(outcome.contexts) if "(warning)" in text]
+    assert warned and warned == list(range(warned[0], len(outcome.contexts)))
+
+
+def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    import maxrepeat.guards.frameworks.pydantic_ai as mod
+
+    monkeypatch.setattr(mod, "_CLASSES", mod.FrameworkClasses(mod._build))  # not built yet
+    monkeypatch.setitem(sys.modules, "pydantic_ai.capabilities", None)
+    with pytest.raises(MissingExtraError, match=r"maxrepeat\[pydantic-ai\]"):
+        loop_guard(NAME_ARGS)

@@ -1,0 +1,210 @@
+"""The smolagents guard in a real ``ToolCallingAgent`` driven by a scripted smolagents
+``Model`` (the documented way to plug in any model), through a loop, a cycle and a clean
+run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from smolagents import Model, ToolCallingAgent, tool
+from smolagents.models import (
+    ChatMessage,
+    ChatMessageToolCall,
+    ChatMessageToolCallFunction,
+    MessageRole,
+)
+from smolagents.utils import AgentError
+
+from maxrepeat import MaxRepeatConfig, MissingExtraError
+from maxrepeat.guards.frameworks.smolagents import (
+    loop_guard,
+    stop_error_class,
+    trajectory_from_steps,
+)
+from tests.guard_scenarios import NAME_ARGS, OBSERVATION, SCRIPTS, Outcome, check, tool_output
+
+
+class ScriptedModel(Model):
+    """Answers each call with the next scripted tool call, then the final answer."""
+
+    def __init__(self, script: list[tuple[str, dict[str, Any]]]) -> None:
+        super().__init__(model_id="scripted")
+        self.script = [*script, ("final_answer", {"answer": "Done."})]
+        self.sent: list[str] = []
+
+    def generate(self, messages: list[Any], stop_sequences: Any = None,
+                 response_format: Any = None, tools_to_call_from: Any = None,
+                 **kwargs: Any) -> ChatMessage:
+        self.sent.append("\n".join(str(m.content) for m in messages))
+        name, args = self.script[len(self.sent) - 1]
+        call = ChatMessageToolCall(
+            id=f"call_{len(self.sent)}", type="function",
+            function=ChatMessageToolCallFunction(name=name, arguments=args))
+        return ChatMessage(role=MessageRole.ASSISTANT, content="", tool_calls=[call])
+
+
+def _run(scenario: str, config: MaxRepeatConfig, *, wiring: str = "both") -> Outcome:
+    executed: list[str] = []
+
+    @tool
+    def run_tests(path: str) -> str:
+        """Run the tests.
+
+        Args:
+            path: Which tests to run.
+        """
+        executed.append("run_tests")
+        return tool_output("run_tests", {"path": path})
+
+    @tool
+    def edit(path: str, text: str) -> str:
+        """Write a file.
+
+        Args:
+            path: The file.
+            text: What to write.
+        """
+        executed.append("edit")
+        return tool_output("edit", {"path": path})
+
+    model = ScriptedModel(SCRIPTS[scenario])
+    guard = loop_guard(config)
+    tools = [run_tests, edit] if wiring == "step_callbacks" else guard.tools([run_tests, edit])
+    callbacks = [] if wiring == "tools" else [guard]
+    agent = ToolCallingAgent(tools=tools, model=model, step_callbacks=callbacks, max_steps=30,
+                             verbosity_level=-1)
+    stopped = None
+    try:
+        agent.run("Make the tests pass.")
+    except stop_error_class() as err:
+        stopped = err
+    steps = [s for s in agent.memory.steps
+             if not any(c.name == "final_answer" for c in getattr(s, "tool_calls", None) or ())]
+    return Outcome(model.sent, trajectory_from_steps(steps), len(executed), stopped)
+
+
+@pytest.mark.parametrize("scenario", ["loop", "cycle", "clean"])
+def test_smolagents_agent_is_warned_refused_and_stopped(scenario: str) -> None:
+    check(_run(scenario, NAME_ARGS), NAME_ARGS, scenario)
+
+
+@pytest.mark.parametrize("wiring", ["step_callbacks", "tools"])
+@pytest.mark.parametrize("scenario", ["loop", "cycle", "clean"])
+def test_smolagents_either_wiring_point_alone_guards_fully(scenario: str, wiring: str) -> None:
+    """``step_callbacks=[guard]`` without ``guard.tools``, or ``guard.tools`` without the
+    callback: the guard completes the wiring at the first step and guards the same."""
+    check(_run(scenario, NAME_ARGS, wiring=wiring), NAME_ARGS, scenario)
+
+
+def test_smolagents_observation_mode_warns_blocks_and_stops_after_the_calls() -> None:
+    outcome = _run("loop", OBSERVATION)
+    check(outcome, OBSERVATION, "loop")
+    assert "5 times in a row" in str(outcome.stopped)
+
+
+def test_smolagents_stop_error_is_an_agent_error() -> None:
+    outcome = _run("loop", NAME_ARGS)
+    assert isinstance(outcome.stopped, AgentError)
+
+
+def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    import maxrepeat.guards.frameworks.smolagents as mod
+
+    monkeypatch.setattr(mod, "_CLASSES", mod.FrameworkClasses(mod._build))  # not built yet
+    monkeypatch.setitem(sys.modules, "smolagents.memory", None)
+    with pytest.raises(MissingExtraError, match=r"maxrepeat\[smolagents\]"):
+        loop_guard(NAME_ARGS)
+
+
+def test_smolagents_a_second_run_starts_a_new_guard_state() -> None:
+    guard = loop_guard(NAME_ARGS)
+
+    @tool
+    def run_tests(path: str) -> str:
+        """Run the tests.
+
+        Args:
+            path: Which tests to run.
+        """
+        return tool_output("run_tests", {"path": path})
+
+    for _ in range(2):
+        model = ScriptedModel([("run_tests", {"path": "tests/"})] * 2)
+        agent = ToolCallingAgent(tools=guard.tools([run_tests]), model=model,
+                                 step_callbacks=[guard], max_steps=10, verbosity_level=-1)
+        agent.run("Make the tests pass.")
+        # this run's two calls and its final answer, not the first run's steps too
+        assert guard.results[0].metadata.watched_steps == 3
+
+
+def test_smolagents_a_run_after_a_stop_starts_clean() -> None:
+    """A stopped run, then ``agent.run`` again on the same agent and guard: the new run's
+    first step (whose tools run before any step callback) is judged on its own."""
+    executed: list[str] = []
+
+    @tool
+    def run_tests(path: str) -> str:
+        """Run the tests.
+
+        Args:
+            path: Which tests to run.
+        """
+        executed.append(path)
+        return tool_output("run_tests", {"path": path})
+
+    guard = loop_guard(NAME_ARGS)
+    agent = ToolCallingAgent(tools=guard.tools([run_tests]), model=ScriptedModel(SCRIPTS["loop"]),
+                             step_callbacks=[guard], max_steps=30, verbosity_level=-1)
+    with pytest.raises(stop_error_class()):
+        agent.run("Make the tests pass.")
+    executed.clear()
+    agent.model = ScriptedModel([("run_tests", {"path": "tests/"})] * 2)
+    agent.run("Make the tests pass.")
+    assert executed == ["tests/", "tests/"]
+    assert not any("maxrepeat loop guard" in text for text in agent.model.sent)
+    assert guard.results[0].passed
+
+
+class ParallelModel(ScriptedModel):
+    """Answers each call with two identical tool calls, then the final answer."""
+
+    def generate(self, messages: list[Any], stop_sequences: Any = None,
+                 response_format: Any = None, tools_to_call_from: Any = None,
+                 **kwargs: Any) -> ChatMessage:
+        one = super().generate(messages)
+        calls = [one.tool_calls[0]] if one.tool_calls[0].function.name == "final_answer" else [
+            ChatMessageToolCall(id=f"{one.tool_calls[0].id}_{k}", type="function",
+                                function=one.tool_calls[0].function) for k in range(2)]
+        return ChatMessage(role=MessageRole.ASSISTANT, content="", tool_calls=calls)
+
+
+def test_smolagents_parallel_repeats_tell_the_model_the_truth() -> None:
+    """Parallel calls run (smolagents has no hook before a step's calls): the model is
+    not told they were refused, or to expect refusals that do not come."""
+    executed: list[str] = []
+
+    @tool
+    def run_tests(path: str) -> str:
+        """Run the tests.
+
+        Args:
+            path: Which tests to run.
+        """
+        executed.append(path)
+        return tool_output("run_tests", {"path": path})
+
+    guard = loop_guard(NAME_ARGS)
+    model = ParallelModel(SCRIPTS["loop"])
+    agent = ToolCallingAgent(tools=guard.tools([run_tests]), model=model,
+                             step_callbacks=[guard], max_steps=30, verbosity_level=-1)
+    with pytest.raises(stop_error_class()):
+        agent.run("Make the tests pass.")
+    seen = "\n".join(model.sent)
+    assert "maxrepeat loop guard (warning)" in seen
+    for step in agent.memory.steps:
+        text = str(getattr(step, "observations", ""))
+        refused = text.startswith("maxrepeat loop guard")
+        assert refused or "(blocked)" not in text, text

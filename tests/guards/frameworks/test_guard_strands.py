@@ -1,0 +1,183 @@
+"""The Strands Agents guard in a real Strands ``Agent`` whose model is Strands' own OpenAI
+provider talking to a scripted Chat Completions server on 127.0.0.1
+(`tests/scripted_chat.py`), through a loop, a cycle, a clean run, parallel calls, a
+second run on the same agent and guard after a stop, and the count against ``grade()`` of
+``agent.messages``."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import pytest
+
+from maxrepeat import MaxRepeatConfig, MissingExtraError, grade
+from tests.guard_scenarios import (
+    MARK,
+    NAME_ARGS,
+    OBSERVATION,
+    PARALLEL,
+    SCRIPTS,
+    Outcome,
+    check,
+    tool_output,
+)
+from tests.scripted_chat import ChatModel, Step
+
+Script = list[list[tuple[str, dict[str, Any]]]]
+
+
+def _script(scenario: str) -> Script:
+    return PARALLEL if scenario == "parallel" else [[c] for c in SCRIPTS[scenario]]
+
+
+class _Fixer:
+    """A Strands agent with the two scripted tools, its model served by ``chat``."""
+
+    def __init__(self, chat: ChatModel, guard: Any) -> None:
+        from strands import Agent, tool
+        from strands.models.openai import OpenAIModel
+
+        self.chat = chat
+        self.executed: list[str] = []
+
+        @tool
+        def run_tests(path: str) -> str:
+            """Run the tests under path."""
+            self.executed.append("run_tests")
+            return tool_output("run_tests", {"path": path})
+
+        @tool
+        def edit(path: str, text: str) -> str:
+            """Write text to the file at path."""
+            self.executed.append("edit")
+            return tool_output("edit", {"path": path})
+
+        model = OpenAIModel(client_args={"base_url": chat.url, "api_key": "scripted"},
+                            model_id="scripted")
+        self.agent = Agent(model=model, tools=[run_tests, edit], hooks=[guard],
+                           callback_handler=None)
+
+    def run(self, task: str = "Make the tests pass.") -> Outcome:
+        from maxrepeat.guards.frameworks.strands import stop_error_class, trajectory_from_messages
+
+        start, asked, ran = len(self.agent.messages), len(self.chat.requests), len(self.executed)
+        stopped = None
+        try:
+            self.agent(task)
+        except stop_error_class() as err:
+            stopped = err
+        contexts = [_since(r["messages"], task) for r in self.chat.requests[asked:]]
+        record = trajectory_from_messages(self.agent.messages[start:])
+        return Outcome(contexts, record, len(self.executed) - ran, stopped)
+
+
+def _since(messages: list[dict[str, Any]], task: str) -> str:
+    """What the model was sent from this run's task on (not the earlier runs' history)."""
+    at = max(i for i, m in enumerate(messages) if task in json.dumps(m.get("content")))
+    return json.dumps(messages[at:])
+
+
+def _guard(config: MaxRepeatConfig) -> Any:
+    from maxrepeat.guards.frameworks.strands import loop_guard
+
+    return loop_guard(config)
+
+
+def _run(steps: list[Step], config: MaxRepeatConfig) -> Outcome:
+    with ChatModel(list(steps)).serving() as chat:
+        return _Fixer(chat, _guard(config)).run()
+
+
+@pytest.mark.parametrize("scenario", ["loop", "cycle", "clean"])
+def test_strands_agent_is_warned_refused_and_stopped(scenario: str) -> None:
+    check(_run(list(_script(scenario)), NAME_ARGS), NAME_ARGS, scenario)
+
+
+def test_strands_live_preset_catches_the_cycle() -> None:
+    live = MaxRepeatConfig.preset("live", max=2)
+    check(_run(list(_script("cycle")), live), live, "cycle")
+
+
+def test_strands_parallel_calls_of_one_response_are_one_step() -> None:
+    outcome = _run(list(PARALLEL), NAME_ARGS)
+    check(outcome, NAME_ARGS, "parallel")
+    # warned once, after the third response (six calls, three steps), not once per call
+    assert [MARK in c for c in outcome.contexts].index(True) == 3
+    assert outcome.executed == 2 * 3
+
+
+def test_strands_observation_mode_warns_blocks_and_stops_after_the_calls() -> None:
+    outcome = _run(list(_script("loop")), OBSERVATION)
+    check(outcome, OBSERVATION, "loop")
+    assert "5 times in a row" in str(outcome.stopped)
+
+
+def test_strands_stop_error_is_an_event_loop_exception_counting_as_grade() -> None:
+    from strands.types.exceptions import EventLoopException
+
+    outcome = _run(list(_script("loop")), NAME_ARGS)
+    assert isinstance(outcome.stopped, EventLoopException)
+    assert outcome.stopped.results[0].metadata.occurrences == 5
+    assert grade(outcome.trajectory, NAME_ARGS).metadata.occurrences == 5
+    assert "5 times in a row" in str(outcome.stopped)
+
+
+def test_strands_second_run_on_the_same_agent_after_a_stop_starts_clean() -> None:
+    loop, clean = _script("loop"), _script("clean")
+    # the model stops being asked at the stop (5 responses); the next run gets the rest
+    steps: list[Step] = [*loop[:5], *clean, "Done.", *loop]
+    with ChatModel(steps).serving() as chat:
+        fixer = _Fixer(chat, _guard(NAME_ARGS))
+        first = fixer.run()
+        assert first.stopped is not None and chat.served == 5
+        check(fixer.run("Go on."), NAME_ARGS, "clean")
+        check(fixer.run("Once more."), NAME_ARGS, "loop")
+
+
+def test_strands_warning_stays_in_the_history() -> None:
+    outcome = _run(list(_script("cycle")), NAME_ARGS)
+    warned = [i for i, text in enumerate(outcome.contexts) if "(warning)" in text]
+    assert warned and warned == list(range(warned[0], len(outcome.contexts)))
+
+
+def test_strands_guard_cost_per_tool_call() -> None:
+    """The guard's own hooks, timed over a clean run of 100 single-call steps (the figure
+    on docs/integrations/strands.md)."""
+    guard = _guard(MaxRepeatConfig.preset("live"))
+    spent = [0.0]  # CPU seconds of each step's hooks (a step starts before its model call)
+
+    def timed(inner: Any, opens: bool) -> Any:
+        def hook(event: Any) -> None:
+            if opens:
+                spent.append(0.0)
+            start = time.thread_time()
+            try:
+                inner(event)
+            finally:
+                spent[-1] += time.thread_time() - start
+        return hook
+
+    for name in ("begin", "before_model", "before_tools"):
+        setattr(guard, name, timed(getattr(guard, name), name == "before_model"))
+    steps: list[Step] = [[("edit", {"path": f"f{i}.py", "text": "x"})] for i in range(100)]
+    with ChatModel(steps).serving() as chat:
+        outcome = _Fixer(chat, guard).run()
+    assert outcome.stopped is None and outcome.executed == 100
+    per_call = sum(spent) / 100
+    first, last = sum(spent[1:11]) / 10, sum(spent[-11:-1]) / 10  # first and last tenth
+    print(f"strands guard: {per_call * 1e3:.3f} ms CPU per tool call (first tenth "
+          f"{first * 1e3:.3f} ms, last tenth {last * 1e3:.3f} ms)")
+    assert per_call < 0.02
+
+
+def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    import maxrepeat.guards.frameworks.strands as mod
+
+    monkeypatch.setattr(mod, "_CLASSES", mod.FrameworkClasses(mod._build))  # not built yet
+    monkeypatch.setitem(sys.modules, "strands.hooks", None)
+    with pytest.raises(MissingExtraError, match=r"maxrepeat\[strands\]"):
+        mod.loop_guard(NAME_ARGS)

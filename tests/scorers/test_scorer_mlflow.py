@@ -1,0 +1,169 @@
+"""The MLflow scorer over real MLflow traces: a scripted agent instrumented with
+``@mlflow.trace`` (an ``AGENT`` span, an ``LLM`` span per model response, ``TOOL`` spans)
+logs to a local SQLite tracking store, and ``mlflow.genai.evaluate`` runs the scorer on
+the stored traces. Each verdict equals ``grade()`` of the same run (tests/scorer_scenarios)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+mlflow = pytest.importorskip("mlflow", reason="needs the mlflow extra")
+
+from mlflow.entities import SpanType
+
+from maxrepeat import MaxRepeatConfig, MissingExtraError
+from maxrepeat.scorers.mlflow import max_repeat, trajectory_from_trace
+from tests.conftest import ROOT
+from tests.scorer_scenarios import CONFIGS, LOOPS, SCRIPTS, TOOLS, Turn, expected
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning",
+                                        "ignore::FutureWarning", "ignore::UserWarning")
+
+
+def _tool(name: str) -> Any:
+    return mlflow.trace(TOOLS[name], name=name, span_type=SpanType.TOOL)
+
+
+def _act(turn: Turn) -> None:
+    for name, args in turn:
+        try:
+            _tool(name)(**args)
+        except Exception:  # the agent reads the error and goes on
+            pass
+
+
+@mlflow.trace(span_type=SpanType.LLM)
+def _model_nested(turn: Turn) -> str:
+    """A model response whose tool calls run inside its span."""
+    _act(turn)
+    return "done"
+
+
+@mlflow.trace(span_type=SpanType.LLM)
+def _model(turn: Turn) -> list[str]:
+    """A model response: the calls it asks for (they run beside it, under the agent)."""
+    return [name for name, _ in turn]
+
+
+#: how the agent's spans nest: tools inside the model's span, beside it under the agent's
+#: span, or no model span at all (the model calls not traced: one turn per call)
+LAYOUTS = ("beside", "nested", "no-model")
+
+
+@mlflow.trace(span_type=SpanType.AGENT)
+def agent(script: list[Turn], layout: str) -> str:
+    for turn in script:
+        if layout == "nested":
+            _model_nested(turn)
+        else:
+            if layout == "beside":
+                _model(turn)
+            _act(turn)
+    return "finished"
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[tuple[str, str], str]]:
+    """One SQLite store for the module: each script traced in each layout (trace ids)."""
+    previous = mlflow.get_tracking_uri()
+    path = tmp_path_factory.mktemp("mlflow") / "mlflow.db"
+    mlflow.set_tracking_uri(f"sqlite:///{path}")
+    # the artifacts (traces' spans) beside the store: a SQLite store's default is ./mlruns
+    # in the working directory, the checkout
+    mlflow.set_experiment(experiment_id=mlflow.create_experiment(
+        "maxrepeat-scorer", artifact_location=(path.parent / "artifacts").as_uri()))
+    ids = {}
+    for scenario, script in SCRIPTS.items():
+        for layout in LAYOUTS:
+            agent(script, layout)
+            ids[scenario, layout] = mlflow.get_last_active_trace_id()
+    mlflow.flush_trace_async_logging()  # traces are written in the background
+    yield ids
+    mlflow.set_tracking_uri(previous)
+
+
+@pytest.mark.parametrize("config", sorted(CONFIGS))
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("scenario", sorted(SCRIPTS))
+def test_feedback_equals_grade_of_the_same_run(store: dict[tuple[str, str], str],
+                                               scenario: str, layout: str,
+                                               config: str) -> None:
+    trace = mlflow.get_trace(store[scenario, layout])
+    want = expected(SCRIPTS[scenario], CONFIGS[config], call_per_turn=layout == "no-model")
+    scorer = max_repeat(CONFIGS[config], name="loops")
+    feedback = scorer(trace=trace)
+    assert feedback.name == "loops"
+    assert feedback.value is want.passed is (not LOOPS[scenario])
+    assert feedback.rationale == want.evidence
+    assert json.loads(feedback.metadata["config"]) == CONFIGS[config].to_dict()
+    assert feedback.metadata["occurrences"] == str(want.occurrences)
+    assert feedback.metadata["status"] == "ok"
+
+
+def test_tool_spans_become_one_turn_per_model_call(store: dict[tuple[str, str], str]) -> None:
+    """Two calls of one model response are one step; an error is a failed result."""
+    events = trajectory_from_trace(mlflow.get_trace(store["clean", "beside"])).events
+    assert [e.type for e in events[:6]] == ["turn_start", "tool_call", "tool_call",
+                                            "tool_result", "tool_result", "turn_end"]
+    failed = trajectory_from_trace(mlflow.get_trace(store["errors", "nested"])).events
+    assert (failed[2].data.result, failed[2].data.success) == ("cannot deploy to prod", False)
+
+
+def test_evaluate_logs_the_feedback_on_each_trace(store: dict[tuple[str, str], str]) -> None:
+    """``mlflow.genai.evaluate`` over the stored traces: one value per trace, the
+    evidence as the rationale, and the feedback stored as an assessment of the trace."""
+    traces = mlflow.search_traces(return_type="list")
+    assert len(traces) == len(store)
+    config = CONFIGS["observation"]
+    result = mlflow.genai.evaluate(data=traces, scorers=[max_repeat(config)])
+    rows = {row["trace_id"]: row for row in result.result_df.to_dict("records")}
+    for (scenario, layout), trace_id in store.items():
+        want = expected(SCRIPTS[scenario], config, call_per_turn=layout == "no-model")
+        assert bool(rows[trace_id]["max_repeat/value"]) is want.passed
+        assert rows[trace_id]["max_repeat/rationale"] == want.evidence
+    stored = mlflow.get_trace(store["loop", "beside"]).info.assessments
+    [assessment] = [a for a in stored if a.name == "max_repeat"]
+    assert assessment.value is False
+    assert assessment.metadata["occurrences"] == "5"
+
+
+def test_page_example_runs(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runnable example of docs/integrations/mlflow.md, as written (its own store), in
+    a fresh folder as a user would run it (its store and artifacts are written there)."""
+    monkeypatch.chdir(tmp_path)
+    page = (ROOT / "docs" / "integrations" / "mlflow.md").read_text(encoding="utf-8")
+    [code] = re.findall(r"^A complete run.*?^```py\n(.*?)^```", page, re.DOTALL | re.MULTILINE)
+    previous = mlflow.get_tracking_uri()
+    try:
+        exec(compile(code, "docs/integrations/mlflow.md", "exec"), {"__name__": "__docs__"})
+    finally:
+        mlflow.set_tracking_uri(previous)
+    [shown] = re.findall(r"^It prints.*?^```text\n(.*?)^```", page, re.DOTALL | re.MULTILINE)
+    printed = [line for line in capsys.readouterr().out.splitlines()
+               if line.startswith(("True ", "False "))]  # evaluate() prints a banner too
+    assert sorted(printed) == sorted(shown.splitlines())
+
+
+def test_bad_config_raises_when_the_scorer_is_made(tmp_path: Path) -> None:
+    from maxrepeat import ConfigError
+
+    bad = tmp_path / "maxrepeat.yaml"
+    bad.write_text("graders:\n  - type: max-repeat\n    config: {max: 0}\n", encoding="utf-8")
+    with pytest.raises(ConfigError):
+        max_repeat(os.fspath(bad))
+
+
+def test_missing_extra_names_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "mlflow.genai.scorers", None)
+    with pytest.raises(MissingExtraError, match=r"pip install 'maxrepeat\[mlflow\]'"):
+        max_repeat(MaxRepeatConfig(max=3))
