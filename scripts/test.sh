@@ -198,7 +198,8 @@ status=0
 .venv-autogen/bin/python -m pytest -p xdist.plugin -p _hypothesis_pytestplugin \
   "$AUTOGEN_TESTS" "$@" || { rc=$?; [ "$rc" = 5 ] || [ "$status" != 0 ] || status=$rc; }
 if wait "$crewai_install"; then
-  .venv-crewai/bin/python -m pytest -p xdist.plugin -p _hypothesis_pytestplugin     "$CREWAI_TESTS" "$@" || { rc=$?; [ "$rc" = 5 ] || [ "$status" != 0 ] || status=$rc; }
+  .venv-crewai/bin/python -m pytest -p xdist.plugin -p _hypothesis_pytestplugin \
+    "$CREWAI_TESTS" "$@" || { rc=$?; [ "$rc" = 5 ] || [ "$status" != 0 ] || status=$rc; }
 else
   echo "installing .venv-crewai failed" >&2; status=1
 fi
