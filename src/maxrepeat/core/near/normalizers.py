@@ -11,6 +11,8 @@ contains, or one regex scan that accepts a superset of what the normalizer's pat
 accept; it is run on the text as the earlier normalizers left it, so the result is the
 same as applying every substitution (`tests/core/near/test_neardup.py` checks it on
 generated texts).
+The pre-checks are in `_prechecks`, the table's functions and shared pattern parts in
+`_rewrites`.
 """
 
 from __future__ import annotations
@@ -20,119 +22,24 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Final
 
+from ._prechecks import BLOCK, BLOCK_SCAN, PRECHECKS, block_check
+from ._rewrites import (
+    DUR_BEFORE,
+    KEYED,
+    MONTH,
+    TRAIL,
+    escaped_check,
+    hex_run,
+    keyed_check,
+    keyed_durations,
+    tmp_path,
+    trailing,
+)
+
 __all__ = ["NORMALIZERS", "VOLATILE", "NATIVE", "NATIVE_BITS", "PATTERN_OF",
            "expand_normalizers", "native_mask", "rewriter"]
 
 _Sub = tuple["re.Pattern[str]", "str | Callable[[re.Match[str]], str]"]
-
-_TMP_PART: Final = re.compile(r"^(?:tmp|pytest-|pymp-)[\w.-]*$|^[\w.-]*\d[\w.-]*$")
-
-
-def _tmp_path(m: re.Match[str]) -> str:
-    # Keep the temp root and the stable parts (a file's name); hide parts made of random
-    # letters and digits (tmpa1b2c3, pytest-17, 1f2e3d...).
-    root, rest = m.group(1), m.group(2)
-    parts = rest.split("/")
-    return root + "/".join("<tmp>" if _TMP_PART.match(p) and p else p for p in parts)
-
-
-_MONTH = r"(?:an|eb|ar|pr|ay|un|ul|ug|ep|ct|ov|ec)[a-z]*"
-#: what may stand before a duration's first digit (the look-behinds after it)
-_DUR_BEFORE = r"(?:(?<![\w.][0-9])|(?<=\\[ntr][0-9]))"
-_TRAIL: Final = re.compile(r"[ \t\r]+\n")
-_HEX_LETTER: Final = re.compile(r"[a-fA-F]")
-_DIGIT: Final = re.compile(r"[0-9]")
-
-
-def _hex(m: re.Match[str]) -> str:
-    run = m.group(0)
-    return "<hex>" if _HEX_LETTER.search(run) and _DIGIT.search(run) else run
-
-
-#: A duration key's name contains one of these words (lower case, or capitalised as in
-#: camelCase: ``durationMs``, ``totalDurationMs``, ``wallTime``), so it names a measured
-#: time...
-_DURATION_NAME: Final = re.compile(r"[Dd]uration|[Ee]lapsed|[Ll]atency|[Tt]ook"
-                                   r"|[Ww]all_?[Tt]ime|[Tt]ime_?[Tt]aken")
-#: ... unless it also names a bound someone set: a configured timeout or limit is an
-#: argument, not volatile output (``"timeout_duration": 30`` stays).
-_BOUND_NAME: Final = re.compile(r"[Tt]ime_?[Oo]ut|[Ll]imit|[Dd]eadline|[Bb]udget")
-#: Substrings every duration key's name holds one of (the pre-check's needles).
-_DURATION_NEEDLES: Final = ("uration", "lapsed", "atency", "took", "Took", "all_time",
-                            "alltime", "allTime", "all_Time", "ime_taken", "imetaken",
-                            "imeTaken", "ime_Taken")
-
-
-def _keyed_duration(m: re.Match[str]) -> str:
-    # The key and what follows it up to the number stay; the number becomes <duration>
-    # when the key names a measured time. Another key's match is kept as it is (its
-    # number is no duration): no duration key can start inside it, so keeping it is the
-    # same as not matching it.
-    name = m.group(3)
-    if _DURATION_NAME.search(name) is None or _BOUND_NAME.search(name) is not None:
-        return m.group(0)
-    return m.group(1) + "<duration>"
-
-
-#: A number under a key (JSON's ``"duration_seconds": 0.5``, a Python dict's
-#: ``'elapsed': 3``, or a bare key at the start of a word: ``duration_ms: 32855``): the
-#: key is ASCII letters, digits and ``_``; spaces may stand around the colon; the number
-#: is JSON's (a sign, a fraction, an exponent) and ends at neither \w nor ``.``. Unlike the
-#: other patterns it does not start with a character class (the key may or may not be
-#: quoted): it runs only on texts that pass `_keyed_check`, which few do.
-_KEYED: Final = re.compile(r"(?<!\w)((['\"]?)([A-Za-z0-9_]+)\2 *: *)"
-                           r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?(?![\w.])")
-
-
-def _keyed_durations(text: str) -> str:
-    """The number under every duration key made ``<duration>`` (`_KEYED`,
-    `_keyed_duration`); the check in front only skips texts it cannot change."""
-    return _KEYED.sub(_keyed_duration, text) if _keyed_check(text) else text
-
-
-def _keyed_check(text: str) -> bool:
-    """The pre-check of `_keyed_duration`'s pattern: a colon and a duration word."""
-    if ":" not in text:
-        return False
-    for needle in _DURATION_NEEDLES:
-        if needle in text:
-            return True
-    return False
-
-
-_ESCAPED_SCAN: Final = re.compile(r"\\[ntr][0-9]+(?:\.[0-9]+)?(?:m[0-9]| ?[numsµh])").search
-
-
-def _escaped_check(text: str) -> bool:
-    """The pre-check of a duration after an escaped \\n, \\t or \\r (a backslash first)."""
-    return "\\" in text and _ESCAPED_SCAN(text) is not None
-
-
-def _trailing(text: str) -> str:
-    return _TRAIL.sub("\n", text).rstrip() if text[-1:].isspace() or " \n" in text or \
-        "\t\n" in text or "\r\n" in text else text
-
-
-def _needles(*needles: str) -> Callable[[str], bool]:
-    """A pre-check: whether one of ``needles`` is in the text (an ``in`` test in C)."""
-    def check(text: str) -> bool:
-        for needle in needles:
-            if needle in text:
-                return True
-        return False
-    return check
-
-
-def _either(first: Callable[[str], bool], second: Callable[[str], bool]) -> Callable[[str], bool]:
-    """A pre-check true where one of two is."""
-    return lambda text: first(text) or second(text)
-
-
-def _scan(pattern: str) -> Callable[[str], bool]:
-    """A pre-check: one regex scan (a superset of the guarded patterns' matches)."""
-    search = re.compile(pattern).search
-    return lambda text: search(text) is not None
-
 
 # Every pattern starts with a character class (a word boundary, when needed, is checked
 # by a look-behind after the first character): the regex engine then skips ahead in C to
@@ -140,15 +47,15 @@ def _scan(pattern: str) -> Callable[[str], bool]:
 #: The built-in normalizers, applied in this order (regex substitutions or functions).
 NORMALIZERS: Final[dict[str, list[_Sub | Callable[[str], str]]]] = {
     "ansi": [(re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][A-Z0-9]"), "")],
-    "trailing-whitespace": [_trailing],
+    "trailing-whitespace": [trailing],
     "timestamps": [
         (re.compile(r"[0-9](?<![\w][0-9])[0-9]{3}-[0-9]{2}-[0-9]{2}(?:[T ][0-9]{2}:[0-9]{2}"
                     r"(?::[0-9]{2}(?:[.,][0-9]+)?)?(?:Z|[+-][0-9]{2}:?[0-9]{2}| ?UTC)?)?\b"),
          "<time>"),
         (re.compile(r"[MTWFS](?<![\w][MTWFS])(?:on|ue|ed|hu|ri|at|un)[a-z]*,? [0-9]{1,2} "
-                    rf"[JFMASOND]{_MONTH} [0-9]{{4}}(?: [0-9]{{2}}:[0-9]{{2}}:[0-9]{{2}})?"
+                    rf"[JFMASOND]{MONTH} [0-9]{{4}}(?: [0-9]{{2}}:[0-9]{{2}}:[0-9]{{2}})?"
                     r"(?: [A-Z]{2,4}| [+-][0-9]{4})?"), "<time>"),
-        (re.compile(rf"[JFMASOND](?<![\w][JFMASOND]){_MONTH} +[0-9]{{1,2}}(?:,? [0-9]{{4}})?"
+        (re.compile(rf"[JFMASOND](?<![\w][JFMASOND]){MONTH} +[0-9]{{1,2}}(?:,? [0-9]{{4}})?"
                     r"(?: [0-9]{2}:[0-9]{2}(?::[0-9]{2})?)?\b"), "<time>"),
         (re.compile(r"[0-9](?<![\w][0-9])[0-9]?:[0-9]{2}:[0-9]{2}(?:[.,][0-9]+)?\b"), "<time>"),
         # epoch seconds, with a fraction or in ms, µs or ns (date +%s%N)
@@ -158,10 +65,10 @@ NORMALIZERS: Final[dict[str, list[_Sub | Callable[[str], str]]]] = {
     # After no \w and no '.', or after an escaped newline, tab or carriage return written
     # out (`\t0.205s`: go test's time in output that is itself JSON text, Codex <= 0.4x).
     "durations": [
-        (re.compile(rf"[0-9]{_DUR_BEFORE}[0-9]*m[0-9]+(?:\.[0-9]+)?s\b"), "<duration>"),
-        (re.compile(rf"[0-9]{_DUR_BEFORE}[0-9]*(?:\.[0-9]+)? ?(?:ns|us|µs|ms|s|sec|secs|"
+        (re.compile(rf"[0-9]{DUR_BEFORE}[0-9]*m[0-9]+(?:\.[0-9]+)?s\b"), "<duration>"),
+        (re.compile(rf"[0-9]{DUR_BEFORE}[0-9]*(?:\.[0-9]+)? ?(?:ns|us|µs|ms|s|sec|secs|"
                     r"seconds?|min|mins|minutes?|h|hrs?|hours?|milliseconds?)\b"), "<duration>"),
-        _keyed_durations,
+        keyed_durations,
     ],
     "ids": [
         (re.compile(r"[0-9a-fA-F](?<![\w][0-9a-fA-F])[0-9a-fA-F]{7}-[0-9a-fA-F]{4}-"
@@ -169,7 +76,7 @@ NORMALIZERS: Final[dict[str, list[_Sub | Callable[[str], str]]]] = {
         # A run of 12+ hex digits of one case, with a letter and a digit in it (so not a
         # plain number or word); the mix is checked only on such runs, which are rare.
         (re.compile(r"[0-9a-f](?<![\w][0-9a-f])[0-9a-f]{11,}\b"
-                    r"|[0-9A-F](?<![\w][0-9A-F])[0-9A-F]{11,}\b"), _hex),
+                    r"|[0-9A-F](?<![\w][0-9A-F])[0-9A-F]{11,}\b"), hex_run),
     ],
     "addresses": [(re.compile(r"0(?<![\w]0)x[0-9a-fA-F]{4,}\b"), "<addr>")],
     "pids": [
@@ -182,61 +89,12 @@ NORMALIZERS: Final[dict[str, list[_Sub | Callable[[str], str]]]] = {
     ],
     "temp-paths": [
         (re.compile(r"((?:/private)?/(?:tmp|var/tmp|var/folders|dev/shm)/)([^\s'\"`:;,)]*)"),
-         _tmp_path),
+         tmp_path),
         (re.compile(r"(?i)([a-z]:\\Users\\[^\\\s]+\\AppData\\Local\\Temp\\)([^\s'\"]*)"),
          lambda m: m.group(1) + "<tmp>"),
     ],
     "numbers": [(re.compile(r"[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"), "<n>")],
 }
-
-# The pre-checks: (normalizer, index of its substitution or None for all of them) -> a
-# check true for every text one of the guarded patterns matches. Each is a superset:
-# every match of a guarded pattern contains the needle, or starts where the scan matches.
-_PRECHECKS: Final[dict[tuple[str, int | None], Callable[[str], bool]]] = {
-    ("ansi", None): _needles("\x1b"),
-    # a date (4 digits and '-'), a clock (d:dd: or dd:dd:), an epoch (1[5-9] + 8 digits),
-    # or a capitalised day or month name, at the start of a word
-    ("timestamps", None): _scan(
-        r"[0-9A-Z](?<![\w][0-9A-Z])(?:(?<=[0-9])(?:[0-9]{3}-|[0-9]?:[0-9]{2}:|[5-9][0-9]{8})"
-        r"|(?<=[A-Z])(?:on|ue|ed|hu|ri|at|un|an|eb|ar|pr|ay|ul|ug|ep|ct|ov|ec))"),
-    # a number at the start of a word followed by m<digit> or a unit's first letter
-    # (or the same after an escaped \n, \t, \r: `_escaped_check`), or a colon and a
-    # duration key's word (`_keyed_check`)
-    ("durations", None): _either(_scan(
-        r"[0-9](?<![\w.][0-9])[0-9]*(?:\.[0-9]+)?(?:m[0-9]| ?[numsµh])"),
-        lambda text: _escaped_check(text) or _keyed_check(text)),
-    # both need eight hex digits at the start of a word
-    ("ids", None): _scan(r"[0-9a-fA-F](?<![\w][0-9a-fA-F])[0-9a-fA-F]{7}"),
-    ("addresses", None): _needles("0x"),
-    ("pids", 0): _scan(r"[pP](?:id|ID|gid|GID|rocess|ort|ORT)|shellId"),
-    ("pids", 1): _needles("localhost:", "127.0.0.1:", "0.0.0.0:", "]:", ":::", "::1:"),
-    ("temp-paths", 0): _needles("/tmp/", "/var/", "/dev/shm/"),
-    ("temp-paths", 1): _needles("\\"),
-}
-
-#: Normalizers whose pre-checks one scan can do at once (they stand together in the
-#: order): when all of them are on and `_BLOCK_CHECK` is false, none of their patterns
-#: matches the text, so it skips them all. Its branches are their pre-checks', plus
-#: ``[nn]`` and ``0xhhhh`` (at the start of a word); ports and ``shellId`` are needles,
-#: and durations after an escape and under a key `_escaped_check` and `_keyed_check`.
-_BLOCK: Final = ("timestamps", "durations", "ids", "addresses", "pids")
-_BLOCK_SCAN: Final = _scan(
-    r"[0-9A-Za-fpP](?<![\w][0-9A-Za-fpP])(?:"
-    r"(?<=[0-9])(?:[0-9]{3}-|[0-9]?:[0-9]{2}:|[5-9][0-9]{8}"
-    r"|[0-9]*(?:\.[0-9]+)?(?:m[0-9]| ?[numsµh]))"
-    r"|(?<=\[[0-9])[0-9]{1,6}\]"
-    r"|(?<=0)x[0-9a-fA-F]{4}"
-    r"|(?<=[A-Z])(?:on|ue|ed|hu|ri|at|un|an|eb|ar|pr|ay|ul|ug|ep|ct|ov|ec)"
-    r"|(?<=[0-9a-fA-F])[0-9a-fA-F]{7}"
-    r"|(?<=[pP])(?:id|ID|gid|GID|rocess|ort|ORT))")
-_BLOCK_NEEDLES: Final = _needles("localhost:", "127.0.0.1:", "0.0.0.0:", "]:", ":::", "::1:",
-                                 "shellId")
-
-
-def _block_check(text: str) -> bool:
-    return (_BLOCK_NEEDLES(text) or _BLOCK_SCAN(text) or _escaped_check(text)
-            or _keyed_check(text))
-
 
 #: ``volatile``: every built-in normalizer but ``numbers`` (counters are often progress).
 VOLATILE: Final = tuple(n for n in NORMALIZERS if n != "numbers")
@@ -269,12 +127,12 @@ def stages(names: Sequence[str], extra: Sequence[_Sub] = ()) -> list[Stage]:
     out: list[Stage] = []
     for name in names:
         steps = NORMALIZERS[name]
-        whole = _PRECHECKS.get((name, None))
+        whole = PRECHECKS.get((name, None))
         if whole is not None:
             out.append((whole, tuple(_apply(s) for s in steps)))
             continue
         for i, step in enumerate(steps):
-            out.append((_PRECHECKS.get((name, i)), (_apply(step),)))
+            out.append((PRECHECKS.get((name, i)), (_apply(step),)))
     out.extend((None, (_apply(s),)) for s in extra)
     return out
 
@@ -289,19 +147,19 @@ def rewriter(names: Sequence[str], extra: Sequence[_Sub] = ()) -> Callable[[str]
     """
     if tuple(names) == VOLATILE and not extra:
         return _rewrite_volatile
-    if not set(_BLOCK) <= set(names):
+    if not set(BLOCK) <= set(names):
         return _run(stages(names, extra))
     # before the block, the block (its own stages, each with its pre-check), after it
-    first = names.index(_BLOCK[0])
-    last = names.index(_BLOCK[-1])
-    assert names[first:last + 1] == _BLOCK  # the fixed order keeps them together
+    first = names.index(BLOCK[0])
+    last = names.index(BLOCK[-1])
+    assert names[first:last + 1] == BLOCK  # the fixed order keeps them together
     before = _run(stages(names[:first]))
-    block = _run(stages(_BLOCK))
+    block = _run(stages(BLOCK))
     after = _run(stages(names[last + 1:], extra))
 
     def rewrite(text: str) -> str:
         text = before(text)
-        if _block_check(text):
+        if block_check(text):
             text = block(text)
         return after(text)
     return rewrite
@@ -321,17 +179,17 @@ def _volatile() -> Callable[[str], str]:
     """`rewriter` for ``volatile`` alone (the common setting), written out: the same
     stages and pre-checks as the general plan, without a loop over them."""
     ansi = _apply(NORMALIZERS["ansi"][0])
-    block = _run(stages(_BLOCK))
+    block = _run(stages(BLOCK))
     tmp, win = (_apply(step) for step in NORMALIZERS["temp-paths"])
-    scan = _BLOCK_SCAN
+    scan = BLOCK_SCAN
 
     def rewrite(text: str) -> str:
         if "\x1b" in text:
             text = ansi(text)
-        text = _trailing(text)
+        text = trailing(text)
         if ("localhost:" in text or "127.0.0.1:" in text or "0.0.0.0:" in text
                 or "]:" in text or ":::" in text or "::1:" in text or "shellId" in text
-                or scan(text) or _escaped_check(text) or _keyed_check(text)):
+                or scan(text) or escaped_check(text) or keyed_check(text)):
             text = block(text)
         if "/tmp/" in text or "/var/" in text or "/dev/shm/" in text:
             text = tmp(text)
@@ -347,7 +205,7 @@ _rewrite_volatile: Final = _volatile()
 #: The C matchers of a normalizer that has them (core/_nearrewrite.c, ``nz_rewrite``): its
 #: bit and, for each of its substitutions in order, the C function doing it (its comment
 #: gives the pattern it implements). C checks a text (core/_nearnorm.c, ``near_dirty``; the
-#: five of `_BLOCK` share one combined scan) and rewrites it exactly as here. A normalizer
+#: five of `BLOCK` share one combined scan) and rewrites it exactly as here. A normalizer
 #: missing here is graded in Python only (`native_mask` is None: the C path declines), so
 #: adding one to `NORMALIZERS` alone is right, just slower.
 #: tests/core/near/test_normalizers_one_source.py holds this table, the C sources and their
@@ -368,7 +226,7 @@ NATIVE_BITS: Final = {name: bit for name, (bit, _) in NATIVE.items()}
 
 #: The pattern a function substitution applies (its replacement is its own code).
 PATTERN_OF: Final[dict[Callable[[str], str], re.Pattern[str]]] = {
-    _trailing: _TRAIL, _keyed_durations: _KEYED}
+    trailing: TRAIL, keyed_durations: KEYED}
 
 
 def native_mask(names: Sequence[str]) -> int | None:
