@@ -21,7 +21,7 @@ import msgspec
 
 from .canonical import ES_WHITESPACE
 from .errors import ConfigError
-from .near.config import NEAR_DESCRIPTIONS, NEAR_EXPECT, NEAR_KEYS, check_near
+from .near.config import NEAR_DESCRIPTIONS, NEAR_KEYS, check_near, near_expectation
 
 __all__ = [
     "MATCH_MODES",
@@ -105,7 +105,7 @@ class KeySpec(msgspec.Struct, frozen=True):
         if self.kind == "regex-list":
             return _REGEX_LIST
         if self.kind == "near":
-            return NEAR_EXPECT[self.key]
+            return near_expectation(self.key)
         if self.maximum is not None:
             return f"an integer from {self.minimum} to {self.maximum}"
         return f"an integer >= {self.minimum}"

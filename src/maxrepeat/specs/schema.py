@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from ..core.configrules import CONFIG_SPEC, ENTRY_KEYS, GRADER_TYPE, ROOT_KEYS, KeySpec
-from ..core.near.config import NEAR_SCHEMAS
+from ..core.near.config import near_schemas
 
 __all__ = ["config_schema", "SCHEMA_DIALECT"]
 
@@ -44,7 +44,7 @@ def _key_schema(spec: KeySpec) -> dict[str, Any]:
         out["type"] = "string"
         out["enum"] = list(spec.choices)
     elif spec.kind == "near":
-        out.update(NEAR_SCHEMAS[spec.key])  # near-duplicate keys (core/near/config.py)
+        out.update(near_schemas()[spec.key])  # near-duplicate keys (core/near/config.py)
     else:
         out["type"] = "array"
         out["minItems"] = 1

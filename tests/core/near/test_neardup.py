@@ -394,10 +394,26 @@ def test_arguments_read_from_a_file_key_as_decoded_ones(value: Any) -> None:
     assert fast == slow
 
 
-def test_config_checks_name_every_normalizer() -> None:
-    """near.config writes the normalizer names out (checking a config must not compile
-    the normalizers' regular expressions: start-up); they are theirs, in their order."""
-    from maxrepeat.core.near.config import NORMALIZER_NAMES
-    from maxrepeat.core.near.matching import NORMALIZERS
+def test_config_names_are_the_table_s_read_when_one_is_named(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The names ``normalize`` takes are the keys of the one table (`NORMALIZERS`), in its
+    order, and ``volatile``; read when a config names a normalizer, so checking one that
+    names none compiles no pattern (start-up), and a name added to the table is taken."""
+    import subprocess
+    import sys
 
-    assert NORMALIZER_NAMES == (*NORMALIZERS, "volatile")
+    from maxrepeat.core.configrules import check_config
+    from maxrepeat.core.near import normalizers
+
+    code = ("import sys; from maxrepeat.core.configrules import check_config; "
+            "assert check_config({'max': 3, 'similarity': 0.9}) == []; "
+            "print('maxrepeat.core.near.normalizers' in sys.modules)")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert run.stdout.strip() == "False"
+
+    monkeypatch.setattr(normalizers, "NORMALIZERS", {"builds": [], **normalizers.NORMALIZERS})
+    assert check_config({"max": 3, "normalize": ["builds", "ansi"]}) == []
+    [(err, _)] = check_config({"max": 3, "normalize": ["biulds"]})
+    names = ", ".join(["builds", *normalizers.VOLATILE, "numbers", "volatile"])
+    assert str(err) == f'normalize[0] must be one of {names} (got "biulds"); did you mean builds?'

@@ -1,6 +1,6 @@
 """The near-duplicate keys of a grader config: their rules (message grammar) and the
 `NearDup` settings built from them. `check_config` calls `check_near`; the JSON Schema
-takes `NEAR_SCHEMAS`."""
+takes `near_schemas()`."""
 
 from __future__ import annotations
 
@@ -13,19 +13,27 @@ from ..errors import ConfigError
 if TYPE_CHECKING:
     from .matching import NearDup
 
-__all__ = ["NEAR_KEYS", "NEAR_EXPECT", "NEAR_SCHEMAS", "NEAR_DESCRIPTIONS", "check_near",
-           "near_from", "PROBES"]
+__all__ = ["NEAR_KEYS", "NEAR_EXPECT", "NEAR_DESCRIPTIONS", "check_near", "near_from",
+           "near_expectation", "near_schemas", "normalizer_names", "PROBES"]
 
-#: the names of ``normalizers.NORMALIZERS`` (in its order) and ``volatile``: written out so
-#: that checking a config does not compile the normalizers' regular expressions (every
-#: ``maxrepeat grade`` checks one; start-up is measured); tests/core/near/test_neardup.py pins them.
-NORMALIZER_NAMES: Final = ("ansi", "trailing-whitespace", "timestamps", "durations", "ids",
-                           "addresses", "pids", "temp-paths", "numbers", "volatile")
+
+def normalizer_names() -> tuple[str, ...]:
+    """The names ``normalize`` takes: the keys of `normalizers.NORMALIZERS` (the one table
+    of the built-in normalizers, in its order), then ``volatile``. Read from the table when
+    asked, not when this module is imported: checking a config then compiles no pattern
+    unless it names a normalizer (every ``maxrepeat grade`` checks one; start-up is
+    measured), and a normalizer added to the table is a name a config may give."""
+    from . import normalizers
+
+    return (*normalizers.NORMALIZERS, "volatile")
+
+
 _NAMES: Final = "a non-empty list of argument names"
 
 NEAR_EXPECT: Final = {
     "ignore_arguments": f"{_NAMES}, or a mapping from tool-name regex to such a list",
-    "normalize": "a non-empty list of " + ", ".join(NORMALIZER_NAMES),
+    # the names are filled in by `near_expectation` (read from the table on use)
+    "normalize": "a non-empty list of {names}",
     "replace": "a non-empty list of {pattern, with} mappings",
     "similarity": "a number from 0.5 to 1",
     "similarity_min_length": "an integer >= 1",
@@ -49,13 +57,12 @@ NEAR_DESCRIPTIONS: Final = {
                         "changes is not a repeat.",
 }
 _LIST = {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}}
-NEAR_SCHEMAS: Final[dict[str, dict[str, Any]]] = {
+_SCHEMAS: Final[dict[str, dict[str, Any]]] = {
     "ignore_arguments": {"oneOf": [
         _LIST,
         {"type": "object", "minProperties": 1, "additionalProperties": _LIST},
     ]},
-    "normalize": {"type": "array", "minItems": 1,
-                  "items": {"enum": list(NORMALIZER_NAMES)}},
+    # "normalize": its enum is the normalizers' names (`near_schemas`)
     "replace": {"type": "array", "minItems": 1, "items": {
         "type": "object", "required": ["pattern", "with"], "additionalProperties": False,
         "properties": {"pattern": {"type": "string", "minLength": 1, "format": "regex"},
@@ -64,6 +71,19 @@ NEAR_SCHEMAS: Final[dict[str, dict[str, Any]]] = {
     "similarity_min_length": {"type": "integer", "minimum": 1, "default": 200},
     "with_observation": {"type": "boolean", "default": False},
 }
+
+
+def near_schemas() -> dict[str, dict[str, Any]]:
+    """Each near-duplicate key's JSON Schema (``normalize`` names `normalizer_names`)."""
+    normalize = {"type": "array", "minItems": 1, "items": {"enum": list(normalizer_names())}}
+    return {k: normalize if k == "normalize" else _SCHEMAS[k] for k in NEAR_KEYS}
+
+
+def near_expectation(key: str) -> str:
+    """What a near-duplicate key's value must be (`NEAR_EXPECT`, names filled in)."""
+    if key == "normalize":
+        return NEAR_EXPECT[key].format(names=", ".join(normalizer_names()))
+    return NEAR_EXPECT[key]
 
 #: Argument names that carry the action itself in common agents' tools (Claude Code's
 #: Bash ``command``, Read ``file_path``, OpenHands' ``path``, ...): ignored for every tool,
@@ -159,15 +179,16 @@ def _check_normalize(value: Any, config: Mapping[str, Any], match: Any) -> list[
     key = "normalize"
     if isinstance(value, str) or not isinstance(value, Sequence) or not value:
         hint = f'write normalize: ["{value}"]' if isinstance(value, str) else None
-        return [ConfigError(key, NEAR_EXPECT[key], _show(value), hint=hint)]
+        return [ConfigError(key, near_expectation(key), _show(value), hint=hint)]
     errs: list[ConfigError] = []
+    names = normalizer_names()
     for i, name in enumerate(value):
-        if name not in NORMALIZER_NAMES:
+        if name not in names:
             from ..configrules import did_you_mean
 
             errs.append(ConfigError(
-                f"{key}[{i}]", "one of " + ", ".join(NORMALIZER_NAMES), _show(name),
-                hint=did_you_mean(name, NORMALIZER_NAMES) if isinstance(name, str) else None))
+                f"{key}[{i}]", "one of " + ", ".join(names), _show(name),
+                hint=did_you_mean(name, names) if isinstance(name, str) else None))
     return errs
 
 
