@@ -15,10 +15,10 @@ from typing import Any, Final
 
 import msgspec
 
+from .._stepkeys import digest, name_bytes, step_key
 from ..canonical import canonical_bytes, comparison_value, decode_value, is_empty, normalized_bytes
 from ..config import MaxRepeatConfig
 from ..events import TOOL_RESULT
-from ..fingerprints import digest, name_bytes, step_key
 from ..rules import step_is_empty
 from ..steps import SingleCallSteps
 from .matching import Transform
