@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import maxrepeat
 from maxrepeat.core import accel, windowsearch
-from maxrepeat.engines import windowed
+from maxrepeat.engines import _firstresults
 from maxrepeat.engines.batch import BatchGrader
 from maxrepeat.engines.driver import Graders
 from maxrepeat.engines.windowed import grade_windowed, segments
@@ -87,18 +87,18 @@ def test_windowed_equals_in_memory(tmp_path: Path, events: list[dict[str, Any]],
     configs = [maxrepeat.MaxRepeatConfig(above, max_cycle_period=period, match=m)
                for m in ("name", "name-args", "observation")]
     was = accel.use_native(native)
-    sizes = windowed.SEEN_BYTES, windowed.SPANS_BYTES
+    sizes = _firstresults.SEEN_BYTES, _firstresults.SPANS_BYTES
     keep = windowsearch._COVER_KEEP
     if prune:
         windowsearch._COVER_KEEP = 0  # type: ignore[misc]
     if bloom is not None:
-        windowed.SEEN_BYTES = windowed.SPANS_BYTES = bloom  # type: ignore[misc]
+        _firstresults.SEEN_BYTES = _firstresults.SPANS_BYTES = bloom  # type: ignore[misc]
     try:
         doc = WindowedDocument(Source.from_path(path), window=window, block=block)
         graded = grade_windowed(doc, Graders(configs, max_runs=max_runs))
     finally:
         accel.use_native(was)
-        windowed.SEEN_BYTES, windowed.SPANS_BYTES = sizes  # type: ignore[misc]
+        _firstresults.SEEN_BYTES, _firstresults.SPANS_BYTES = sizes  # type: ignore[misc]
         windowsearch._COVER_KEEP = keep  # type: ignore[misc]
     assert graded is not None
     expected = [maxrepeat.grade(traj, c, max_runs=max_runs).to_dict() for c in configs]
@@ -160,9 +160,9 @@ def test_native_bloom_equals_the_pure_one(first: list[str], second: list[str], s
     from maxrepeat.core import _native
 
     bits_p, bits_n = bytearray(size), bytearray(size)
-    assert windowed.bloom_pure(bits_p, first, True) == _native.bloom(bits_n, first, 1)
+    assert _firstresults.bloom_pure(bits_p, first, True) == _native.bloom(bits_n, first, 1)
     assert bits_p == bits_n
-    hits = windowed.bloom_pure(bits_p, second, False)
+    hits = _firstresults.bloom_pure(bits_p, second, False)
     assert hits == _native.bloom(bits_n, second, 0)
     events = [maxrepeat.tool_call("x", k) for k in second] + [maxrepeat.turn_start()]
     assert _native.bloom_events(bits_n, events, 0) == hits

@@ -23,16 +23,13 @@ refuses (`_NotWindowed`). See docs/design/streaming.md.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from operator import attrgetter
 from typing import Any, Final
 
-import msgspec
-
-from ..core import accel
 from ..core.config import MaxRepeatConfig
 from ..core.errors import MalformedValueError, TrajectoryFormatError, UnsafeMatchError
-from ..core.events import TOOL_CALL, TOOL_RESULT, TURN_END, TURN_START, Trajectory
+from ..core.events import TOOL_RESULT, TURN_END, TURN_START, Trajectory
 from ..core.fingerprints import build_step_table
 from ..core.grade import build_result, error_result, internal_error
 from ..core.result import GraderResult, Watched
@@ -40,14 +37,14 @@ from ..core.search import step_view
 from ..core.steps import MISSING, SingleCallSteps
 from ..core.windowsearch import Described, WindowSearch
 from ..readers._windows import WindowedDocument, _NotWindowed
+from ._firstresults import FirstResults, structs
 from .driver import Graded, Graders
-from .scratch import CACHE_KIB, ScratchDB
+from .scratch import CACHE_KIB
 
-__all__ = ["grade_windowed", "CACHE_KIB"]
+__all__ = ["grade_windowed", "segments", "CACHE_KIB"]
 
 _TYPE: Final = attrgetter("type")
 _DATA: Final = attrgetter("data")
-_IN_LIST: Final = 500  # ids per SELECT (SQLite's limit on parameters is far above)
 
 
 def grade_windowed(doc: WindowedDocument, graders: Graders) -> Graded | None:
@@ -56,10 +53,10 @@ def grade_windowed(doc: WindowedDocument, graders: Graders) -> Graded | None:
     if not all(c.near is None and not c.empty_patterns() for c in graders.configs):
         return None
     observe = any(c.match == "observation" for c in graders.configs)
-    firsts: _FirstResults | None = None
+    firsts: FirstResults | None = None
     try:
         if observe:
-            firsts = _FirstResults.fill(doc.windows(light=True))
+            firsts = FirstResults.fill(segments(doc.windows(light=True)))
         runs = [_Grader(c, n, graders.max_runs)
                 for c, n in zip(graders.configs, graders.names, strict=True)]
         for offset, events in segments(doc.windows()):
@@ -220,165 +217,6 @@ class _Grader:
         return build_result(traj, self.config, self.name, self.search.finish(), watched)
 
 
-# --- observation mode: each id's first result -------------------------------------------
-# Most call ids live in one segment (the call and its result a few events apart): there,
-# the segment's own first result is the document's, and the segment is graded as it is.
-# The others are found by two Bloom filters (a false "yes" costs a little exact work, a
-# "no" is always true): ``seen`` holds every id of the segments read so far, ``spans``
-# the ids met again in a later segment. The first pass stores the results whose id was
-# seen in an earlier segment; the grading pass stores the results whose id spans
-# segments, then gives each call whose id spans segments the earliest stored result
-# (by event index) in place of the segment's own. Every result of such an id is stored by
-# one pass or the other (those in segments up to the call's by the grading pass, those
-# after it by the first pass), so the earliest stored is the document's first.
-
-#: bytes of the two Bloom filters (powers of two): 8 MiB keep false hits below 1e-3 at
-#: two million distinct ids (each only costs a little exact work)
-SEEN_BYTES: Final = 8 * 1024 * 1024
-SPANS_BYTES: Final = 1024 * 1024
-
-
-class _FirstResults(ScratchDB):
-    """The first result of every call id that spans segments, in a temporary SQLite
-    table (see above)."""
-
-    def __init__(self) -> None:
-        super().__init__("results")
-        self.db.execute("CREATE TABLE results (cid TEXT PRIMARY KEY, idx INTEGER NOT NULL,"
-                        " ans BLOB) WITHOUT ROWID")
-        self.seen = bytearray(SEEN_BYTES)
-        self.spans = bytearray(SPANS_BYTES)
-
-    @classmethod
-    def fill(cls, windows: Iterable[tuple[int, list[Any]]]) -> _FirstResults:
-        """The first pass (see above)."""
-        import sqlite3
-
-        try:
-            self = cls()
-        except (sqlite3.Error, OSError):
-            raise _NotWindowed("no database") from None
-        try:
-            for offset, events in segments(windows):
-                hits = bloom_events(self.seen, events, True)
-                if hits:
-                    bloom(self.spans, list({_id_of(events[i]) for i in hits}), True)
-                    self._store(offset, events, hits)
-            self.db.commit()
-        except (sqlite3.Error, MemoryError, UnicodeEncodeError):
-            self.close()
-            raise _NotWindowed("database") from None
-        except BaseException:
-            self.close()
-            raise
-        return self
-
-    def _store(self, offset: int, events: list[Any], at: list[int]) -> None:
-        """Store the results among ``events[at]``: the events a Bloom filter answered
-        "yes" for, which are all those with such an id (the answer depends on the id)."""
-        rows = [(_id_of(events[j]), offset + j, events[j].data.result) for j in at
-                if events[j].type == TOOL_RESULT]
-        if rows:  # the earliest result of an id wins, whichever pass stored it
-            self.db.executemany(
-                "INSERT INTO results VALUES (?, ?, ?) ON CONFLICT(cid) DO UPDATE SET"
-                " idx = excluded.idx, ans = excluded.ans WHERE excluded.idx < results.idx",
-                rows)
-
-    def substitute(self, offset: int, events: list[Any]) -> list[Any]:
-        """``events`` as the grader reads them: unchanged, unless a call's id spans
-        segments; then its results here lose their id, and its first result is appended."""
-        import sqlite3
-
-        hits = bloom_events(self.spans, events, False)
-        if not hits:
-            return events
-        try:
-            self._store(offset, events, hits)
-            wanted = list({_id_of(events[j]) for j in hits if events[j].type == TOOL_CALL})
-            if not wanted:
-                return events
-            firsts: list[tuple[str, Any]] = []
-            for a in range(0, len(wanted), _IN_LIST):
-                part = wanted[a:a + _IN_LIST]
-                query = ("SELECT cid, ans FROM results WHERE cid IN ("
-                         + ",".join("?" * len(part)) + ")")
-                firsts.extend(self.db.execute(query, part))
-        except (sqlite3.Error, UnicodeEncodeError):
-            raise _NotWindowed("database") from None
-        gone = set(wanted)
-        out = list(events)
-        for j in hits:
-            if events[j].type == TOOL_RESULT and _id_of(events[j]) in gone:
-                out[j] = _BARE
-        for cid, ans in firsts:
-            out.append(_Event(TOOL_RESULT, _Data(
-                tool_call_id=cid, result=None if ans is None else msgspec.Raw(ans))))
-        return out
-
-
-
-def _id_of(event: Any) -> str | None:
-    """An event's call id (None when it has none)."""
-    data = event.data
-    cid = data.tool_call_id if data is not None else None
-    return cid if isinstance(cid, str) else None
-
-
-def bloom_pure(bits: bytearray, keys: Sequence[str | None], add: bool) -> list[int]:
-    """Indices of ``keys`` (None: no key) whose bits were all set before this call (a
-    blocked Bloom filter over ``hash()``, three probes in one 64-byte block); with ``add``,
-    every key's bits are then set.
-
-    >>> bits = bytearray(64)
-    >>> bloom_pure(bits, ["a", "b"], True), bloom_pure(bits, ["b", "c"], False)[:1]
-    ([], [0])
-    """
-    nbits = len(bits) * 8
-    block = min(nbits, 512)  # the probes of a key fall in one 64-byte block
-    probes = []
-    hits = []
-    for i, key in enumerate(keys):
-        if key is None:
-            continue
-        a = hash(key) & 0xFFFFFFFFFFFFFFFF
-        b = (a * 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
-        base = (a & (nbits // block - 1)) * block
-        ps = [base + ((b >> (9 * j + 10)) & (block - 1)) for j in range(3)]
-        probes.append(ps)
-        if all(bits[p >> 3] & (1 << (p & 7)) for p in ps):
-            hits.append(i)
-    if add:
-        for ps in probes:
-            for p in ps:
-                bits[p >> 3] |= 1 << (p & 7)
-    return hits
-
-
-def bloom(bits: bytearray, keys: Sequence[str | None], add: bool) -> list[int]:
-    """`bloom_pure`, by the native extension when it is active."""
-    native = accel.native
-    if native is not None and hasattr(native, "bloom"):
-        found: list[int] = native.bloom(bits, keys, int(add))
-        return found
-    return bloom_pure(bits, keys, add)
-
-
-def bloom_events(bits: bytearray, events: Sequence[Any], add: bool) -> list[int]:
-    """`bloom` over the call id of each event (`_id_of`): indices of events."""
-    native = accel.native
-    if native is not None and hasattr(native, "bloom_events"):
-        found: list[int] = native.bloom_events(bits, events, int(add))
-        return found
-    return bloom_pure(bits, [_id_of(e) for e in events], add)
-
-
-def _structs() -> tuple[Any, Any]:
-    from ..readers.vally import _Data, _Event
-
-    return _Data, _Event
-
-
-_Data, _Event = _structs()
-_BARE: Final = _Event(TOOL_RESULT, _Data())
+_Data, _Event = structs()
 _TURN_START: Final = _Event(TURN_START, _Data())
 _TURN_END: Final = _Event(TURN_END, _Data())
