@@ -2,13 +2,13 @@
 the in-memory reader decodes the whole (issue 17 item 3).
 
 A pass reads the file in blocks and finds the items of the ``events`` array in the raw
-bytes with a scanner that only tracks strings and brackets (`scan`: the native one when
-built, else a regex loop). Each window of whole items is decoded by msgspec as the
+bytes with a scanner that only tracks strings and brackets (`_jsonscan.scan`: the native
+one when built, else a regex loop). Each window of whole items is decoded by msgspec as the
 document's own struct (``{"events":[...window...]}`` as `vally._Traj`), so every event
 is the struct the in-memory path makes, checked the same way; every other top-level
 member is decoded alone the same way (``{"key": value}`` as `vally._Traj`), so the whole
 document is validated as the in-memory decoder would. Nesting depth is the same too (the
-window sits under the same two levels).
+window sits under the same two levels). The decoding is in `_window_decode`.
 
 Whatever this reader does not handle identically raises `_NotWindowed` (the caller then
 takes the `readers._vally_stream` path, whose results are exact, slow): a document
@@ -24,14 +24,12 @@ import re
 from collections.abc import Callable, Iterator
 from typing import IO, Any, Final
 
-import msgspec
-
-from ..core import accel
-from ..core.steps import events_readable
 from . import Source
 from ._json import BOM
+from ._jsonscan import scan, scan_pure
 from ._regular import open_regular
-from .vally import _id_of, _Traj
+from ._window_decode import _NotWindowed, decode_light, decode_member, decode_window
+from .vally import _id_of
 
 __all__ = ["_NotWindowed", "WindowedDocument", "scan", "scan_pure", "WINDOW", "MEMBER_LIMIT"]
 
@@ -42,82 +40,8 @@ MEMBER_LIMIT: Final = 64 * 1024 * 1024
 _WS: Final = b" \t\r\n"
 
 
-class _NotWindowed(Exception):
-    """This document must be read another way (see the module's docstring)."""
-
-
-# --- the scanner ------------------------------------------------------------------------
-
-_OUT: Final = re.compile(rb'[\[\]{}",]')
-_IN: Final = re.compile(rb'["\\]')
-
-
-def scan_pure(buf: bytes, pos: int, depth: int, in_str: int, esc: int,
-              first: int) -> tuple[int, int, int, int, int]:
-    """Scan ``buf`` from ``pos`` with the state (depth below the container, inside a
-    string, after a backslash) where the previous block left it. Stops at a ``]`` or
-    ``}`` closing the container, or (``first``) at its first comma; otherwise runs to the
-    end. Returns (position, depth, in_str, esc, last comma of the container seen or -1).
-
-    >>> scan_pure(b'{"a":"x,]"},[1,2]]', 0, 0, 0, 0, 0)
-    (17, 0, 0, 0, 11)
-    """
-    last = -1
-    n = len(buf)
-    if esc:
-        if pos >= n:
-            return n, depth, in_str, esc, last
-        pos += 1
-        esc = 0
-    while pos < n:
-        if in_str:
-            m = _IN.search(buf, pos)
-            if m is None:
-                return n, depth, 1, 0, last
-            pos = m.start()
-            if buf[pos] == 0x5C:  # a backslash escapes the next byte
-                if pos + 1 >= n:
-                    return n, depth, 1, 1, last
-                pos += 2
-                continue
-            in_str = 0
-            pos += 1
-            continue
-        m = _OUT.search(buf, pos)
-        if m is None:
-            return n, depth, 0, 0, last
-        pos = m.start()
-        c = buf[pos]
-        if c == 0x22:
-            in_str = 1
-        elif c == 0x5B or c == 0x7B:
-            depth += 1
-        elif c == 0x5D or c == 0x7D:
-            if depth == 0:
-                return pos, 0, 0, 0, last
-            depth -= 1
-        elif depth == 0:  # a comma of the container
-            if first:
-                return pos, 0, 0, 0, last
-            last = pos
-        pos += 1
-    return n, depth, in_str, esc, last
-
-
-def scan(buf: bytes, pos: int, depth: int, in_str: int, esc: int,
-         first: int) -> tuple[int, int, int, int, int]:
-    """`scan_pure`, by the native extension when it is active."""
-    native = accel.native
-    if native is not None and hasattr(native, "scan_json"):
-        out: tuple[int, int, int, int, int] = native.scan_json(buf, pos, depth, in_str, esc,
-                                                                first)
-        return out
-    return scan_pure(buf, pos, depth, in_str, esc, first)
-
-
 # --- the document -----------------------------------------------------------------------
 
-_DECODE_TRAJ: Final = msgspec.json.Decoder(_Traj).decode
 _KEY: Final = re.compile(rb'"[^"\\]*"')
 
 
@@ -182,7 +106,7 @@ class WindowedDocument:
         self._cuts: list[tuple[int, int, int]] | None = None
 
     def windows(self, light: bool = False) -> Iterator[tuple[int, list[Any]]]:
-        decode = _decode_light if light else _decode_window
+        decode = decode_light if light else decode_window
         with open_regular(self.path) as fh:
             if self._cuts is not None:
                 for a, b, first in self._cuts:
@@ -226,7 +150,7 @@ class WindowedDocument:
                 events = True
             else:
                 value = self._value(src)
-                wire = _decode_member(key, value)
+                wire = decode_member(key, value)
                 if key == b'"id"':
                     wire_id = wire.id
             c = src.skip_ws()
@@ -303,51 +227,6 @@ class WindowedDocument:
                 raise _NotWindowed("truncated")
             scanned = pos - start
             start = 0
-
-
-def _decode_window(items: bytes) -> list[Any]:
-    try:
-        wire = _DECODE_TRAJ(b'{"events":[' + items + b']}')
-    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
-        raise _NotWindowed("window") from None
-    events = wire.events
-    if events is None or not events_readable(events):
-        raise _NotWindowed("events")
-    return events
-
-
-class _LightData(msgspec.Struct, rename="camel", gc=False):
-    tool_call_id: str | None = None
-    result: msgspec.Raw = None  # type: ignore[assignment]
-
-
-class _LightEvent(msgspec.Struct, gc=False):
-    type: str
-    data: _LightData | None = None
-
-
-class _LightTraj(msgspec.Struct, gc=False):
-    events: list[_LightEvent] | None = None
-
-
-_DECODE_LIGHT: Final = msgspec.json.Decoder(_LightTraj).decode
-
-
-def _decode_light(items: bytes) -> list[Any]:
-    try:
-        wire = _DECODE_LIGHT(b'{"events":[' + items + b']}')
-    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
-        raise _NotWindowed("window") from None
-    if wire.events is None:
-        raise _NotWindowed("events")
-    return wire.events
-
-
-def _decode_member(key: bytes, value: bytes) -> _Traj:
-    try:
-        return _DECODE_TRAJ(b"{" + key + b":" + value + b"}")
-    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
-        raise _NotWindowed("member") from None
 
 
 def windowed_document(source: Source) -> WindowedDocument | None:
