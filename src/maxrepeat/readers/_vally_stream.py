@@ -17,6 +17,7 @@ import re
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from typing import IO, Any, Final
 
 import msgspec
@@ -25,6 +26,7 @@ from ..core.errors import TrajectoryFormatError
 from ..core.events import Trajectory, event_from_dict, trajectory_from_dict
 from . import Item, Source
 from ._json import BOM, first_json_char
+from ._json_repeats import last_only, may_repeat, repeated_keys
 from .vally import STREAM_THRESHOLD, _Data, _Event, _id_of, stream_threshold
 
 __all__ = [
@@ -88,108 +90,33 @@ def _items(ijson: Any, source: Source, prefix: str) -> Iterator[Any]:
     repeated = _repeated_keys(ijson, source)
     with _open_body(source) as fh:
         if repeated:
-            events = _last_only(ijson.parse(fh, use_float=True, buf_size=_CHUNK), repeated)
+            events = last_only(ijson.parse(fh, use_float=True, buf_size=_CHUNK), repeated)
             yield from ijson.items(events, prefix)
         else:
             yield from ijson.items(fh, prefix, use_float=True, buf_size=_CHUNK)
 
 
-# --- one rule for repeated keys: the last one wins, as in memory (and in JSON.parse) ------
-# A prefix such as "events.item" matches the items of *every* "events" key of the object,
-# so a document with two would be joined by streaming and read as the last one in memory.
-# The objects that hold the keys the grader reads (the document and its direct children)
-# are numbered in document order; a first pass counts their repeated keys, and the passes
-# that read values drop every occurrence but the last. Only documents whose bytes could
-# hold a repeated key take the (slower, Python-level) first pass.
-
-#: key spellings that could repeat a key the grader reads; \u006x / \u007x escapes
-#: could spell one of their letters
-_KEY_BYTES: Final = (b'"events"', b'"trajectory"', b'"stimulus"')
-_ESCAPED_LETTER: Final = re.compile(rb"\\u00[67]")
-_REPEATED: dict[tuple[str, int, float], dict[tuple[int, str], int]] = {}
-
-
 def _repeated_keys(ijson: Any, source: Source) -> dict[tuple[int, str], int]:
     """{(object number, key): occurrences} of the repeated keys of the document and of
-    its direct child objects (empty when none)."""
+    its direct child objects (empty when none; `_json_repeats`)."""
     assert source.path is not None
     st = os.stat(source.path)
     cache_key = (source.path, st.st_size, st.st_mtime)
     if cache_key in _REPEATED:
         return _REPEATED[cache_key]
     found: dict[tuple[int, str], int] = {}
-    if _may_repeat(source):
-        counts: dict[tuple[int, str], int] = {}
-        stack: list[int | None] = []
-        serial = [0]
+    with source.open() as fh:
+        may = may_repeat(iter(partial(fh.read, _SCAN), b""))
+    if may:
         with _open_body(source) as fh:
-            for _prefix, event, value in ijson.parse(fh, use_float=True, buf_size=_CHUNK):
-                _track(stack, serial, event)
-                if event == "map_key" and stack[-1] is not None:
-                    key = (stack[-1], value)
-                    counts[key] = counts.get(key, 0) + 1
-        found = {k: n for k, n in counts.items() if n > 1}
+            found = repeated_keys(ijson.parse(fh, use_float=True, buf_size=_CHUNK))
     if len(_REPEATED) > 64:
         _REPEATED.clear()
     _REPEATED[cache_key] = found
     return found
 
 
-def _may_repeat(source: Source) -> bool:
-    counts = dict.fromkeys(_KEY_BYTES, 0)
-    with source.open() as fh:
-        tail = b""
-        while chunk := fh.read(_SCAN):
-            window = tail + chunk
-            if _ESCAPED_LETTER.search(window):
-                return True
-            for key in _KEY_BYTES:
-                # those wholly inside the tail were counted with the previous chunk
-                counts[key] += window.count(key) - tail.count(key)
-                if counts[key] > 1:
-                    return True
-            tail = chunk[-16:]
-    return False
-
-
-def _track(stack: list[int | None], serial: list[int], event: str) -> None:
-    """Keep the stack of open containers: the document's objects up to depth 2 get a
-    number, in document order (the same in every pass)."""
-    if event == "start_map":
-        if len(stack) < 2 and all(n is not None for n in stack):
-            stack.append(serial[0])
-            serial[0] += 1
-        else:
-            stack.append(None)
-    elif event == "start_array":
-        stack.append(None)
-    elif event in ("end_map", "end_array"):
-        stack.pop()
-
-
-def _last_only(events: Iterator[tuple[str, str, Any]],
-               repeated: dict[tuple[int, str], int]) -> Iterator[tuple[str, str, Any]]:
-    """The parse events without the earlier occurrences of each repeated key."""
-    stack: list[int | None] = []
-    serial = [0]
-    seen: dict[tuple[int, str], int] = {}
-    skip_at: int | None = None
-    for prefix, event, value in events:
-        if skip_at is not None:
-            if len(stack) == skip_at and event in ("map_key", "end_map"):
-                skip_at = None
-            else:
-                _track(stack, serial, event)
-                continue
-        _track(stack, serial, event)
-        if event == "map_key" and stack[-1] is not None:
-            key = (stack[-1], value)
-            if key in repeated:
-                seen[key] = n = seen.get(key, 0) + 1
-                if n < repeated[key]:
-                    skip_at = len(stack)
-                    continue
-        yield prefix, event, value
+_REPEATED: dict[tuple[str, int, float], dict[tuple[int, str], int]] = {}
 
 
 def _first(ijson: Any, source: Source, prefix: str) -> list[Any]:
