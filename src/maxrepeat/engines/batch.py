@@ -14,7 +14,7 @@ Hook points (for interruption handling and atomic reports):
   shuts the pool down. ``close(kill=True)`` also terminates running workers at once (the
   thing to do on Ctrl-C); the results already yielded are complete and in order, so a
   partial summary is simply the summary of what was consumed.
-- Workers ignore SIGINT (`_init_worker`): Ctrl-C reaches only the parent, which decides
+- Workers ignore SIGINT (`_workers.init_worker`): Ctrl-C reaches only the parent, which decides
   how to stop; no worker prints a traceback.
 - ``on_unit(done, total, trajectories)`` is called in the parent after each unit is
   yielded (the progress bar): bytes of input graded so far, bytes planned (0 when
@@ -28,13 +28,14 @@ from __future__ import annotations
 import os
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # imported when a pool is made: start-up of one small file stays cheap
     from concurrent.futures import Future, ProcessPoolExecutor
 
 from ..core.config import MaxRepeatConfig
 from ..core.result import GraderResult
+from ._workers import init_worker, mp_context, release_ipc, work
 from .driver import Detail, Graded, Graders
 from .unitgrader import UnitOutcome, grade_unit, iter_unit
 from .units import (
@@ -48,7 +49,8 @@ from .units import (
     unit_bytes,
 )
 
-__all__ = ["UnitOutcome", "BatchGrader", "grade_unit", "default_jobs"]
+__all__ = ["UnitOutcome", "BatchGrader", "grade_unit", "default_jobs", "release_ipc"]
+
 
 def default_jobs() -> int:
     """The number of cores this process may run on.
@@ -60,79 +62,6 @@ def default_jobs() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not on Linux
         return max(1, os.cpu_count() or 1)
-
-
-# Worker state, set once per process by the pool initializer (graders are not re-sent).
-_WORKER: dict[str, Any] = {}
-
-
-def _init_worker(graders: Graders, fmt: str, detail: Detail | None, parent: int = 0) -> None:
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    for name in ("SIGTERM", "SIGHUP"):  # not the parent's clean stop (cli/sigint.py)
-        if hasattr(signal, name):
-            signal.signal(getattr(signal, name), signal.SIG_DFL)
-    _WORKER.update(graders=graders, fmt=fmt, detail=detail)
-    if parent:
-        import threading
-
-        threading.Thread(target=_watch_parent, args=(parent,), daemon=True,
-                         name="maxrepeat-parent-watch").start()
-
-
-def release_ipc() -> None:
-    """Unlink the pool's semaphores before a quick exit (``os._exit``), as a normal exit
-    would: otherwise the resource tracker warns of "leaked semaphore objects" after
-    Ctrl-C. Runs multiprocessing's exit finalizers of priority 0 and above only (the
-    ones that release named resources), never the thread joins that may hang."""
-    try:
-        from multiprocessing import util
-
-        util._run_finalizers(0)  # type: ignore[attr-defined]
-    except Exception:
-        pass  # the tracker cleans up anyway; only its warning is lost
-
-
-def _alive(pid: int) -> bool:
-    """Whether process ``pid`` runs (a zombie, killed but not yet reaped, does not)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().rpartition(b")")[2].split()[0] != b"Z"
-    except OSError:
-        return True  # no /proc: the signal test alone decides
-
-
-def _watch_parent(parent: int) -> None:
-    """End this worker when the process that started the batch is gone: SIGTERM, SIGHUP
-    or ``kill -9`` of ``maxrepeat grade`` must not leave workers running for ever (the
-    workers are children of the forkserver, so the kernel does not tell them)."""
-    import time
-
-    while _alive(parent):
-        time.sleep(0.2)
-    os._exit(3)
-
-
-def _work(unit: Unit) -> UnitOutcome:
-    return grade_unit(unit, _WORKER["graders"], _WORKER["fmt"], _WORKER["detail"])
-
-
-def _mp_context() -> Any:
-    import multiprocessing
-
-    # forkserver: safe with the progress bar's thread in the parent, and cheap per worker.
-    methods = multiprocessing.get_all_start_methods()
-    ctx = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
-    if "forkserver" in methods:
-        ctx.set_forkserver_preload(["maxrepeat.engines.batch", "maxrepeat.readers.vally"])
-    return ctx
 
 
 class BatchGrader:
@@ -242,7 +171,7 @@ class BatchGrader:
 
         self.used_pool = True
         self._pool = ProcessPoolExecutor(
-            max_workers=self.jobs, mp_context=_mp_context(), initializer=_init_worker,
+            max_workers=self.jobs, mp_context=mp_context(), initializer=init_worker,
             initargs=(self.graders, self.fmt, self.detail, os.getpid()),
         )
         pending = self._pending
@@ -254,7 +183,7 @@ class BatchGrader:
                     local[seq] = unit
                     pending.append(Future())
                 else:
-                    pending.append(self._pool.submit(_work, unit))
+                    pending.append(self._pool.submit(work, unit))
                 while len(pending) >= self.window:
                     yield self._next(local)
             while pending:
