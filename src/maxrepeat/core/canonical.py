@@ -7,29 +7,35 @@ included). See ``docs/design/canonical-json.md`` for the reasons.
 
 Values arrive either as Python objects (from ``grade(dict)`` or a reader) or as
 ``msgspec.Raw`` slices of the input file, decoded only when a match mode needs them.
+How numbers compare is `_jsonnumbers`.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import re
 from typing import Any, Final
 
 import msgspec
 
+from ._jsonnumbers import (
+    LONG_INTEGER,
+    NAN,
+    NEG_INF,
+    POS_INF,
+    SAFE_INTEGER,
+    TOKENS,
+    as_double,
+    canon_int,
+    canonical_float,
+    float_literal,
+    json_int,
+)
 from .errors import MalformedValueError
 
 __all__ = ["canonical_bytes", "is_empty", "is_blank", "decode_value", "normalize",
            "float_literal", "observation_bytes", "SAFE_INTEGER", "MalformedValueError", "json_int",
            "MAX_DEPTH", "comparison_value", "normalized_bytes", "ES_WHITESPACE"]
-
-#: the largest integer a double holds exactly: beyond it, numbers compare as the doubles
-#: that JavaScript's JSON.parse makes of them (9007199254740993 equals 9007199254740992)
-SAFE_INTEGER: Final = 2**53
-#: an integer literal that may exceed SAFE_INTEGER (16 digits or more) in raw JSON
-_LONG_INTEGER: Final = re.compile(rb"\d{16}")
-
 
 #: WhiteSpace and LineTerminator of ECMA-262 (what \s and String.prototype.trim use).
 #: Here, not in `toolmatch` (which translates ``tools`` patterns and uses it too): a
@@ -48,54 +54,11 @@ def is_blank(text: str) -> bool:
     return not text.strip(ES_WHITESPACE)
 
 
-def _as_double(value: int) -> Any:
-    """An integer as the double JavaScript makes of it (exact ints stay as they are)."""
-    try:
-        rounded = float(value)
-    except OverflowError:
-        return _POS_INF if value > 0 else _NEG_INF
-    return int(rounded)
-
-
-# Non-finite numbers (NaN, infinities, overflowing literals such as 1e309) have no JSON
-# spelling, so they are encoded as the bare words NaN, Infinity and -Infinity (inserted
-# verbatim as Raw): no JSON value's canonical text can contain them outside a string, so
-# no object (such as {"$maxrepeat$nonfinite": "NaN"}) or string can equal them. Equal
-# doubles stay equal: 1e309 equals 1e400 and Infinity, NaN equals NaN (as the monitor and
-# a re-read must agree), -Infinity equals neither.
-_NAN: Final = msgspec.Raw(b"NaN")
-_POS_INF: Final = msgspec.Raw(b"Infinity")
-_NEG_INF: Final = msgspec.Raw(b"-Infinity")
-_TOKENS: Final = {b"NaN": math.nan, b"Infinity": math.inf, b"-Infinity": -math.inf}
 #: how deep `normalize` follows nested values (deeper, or a value that contains itself:
 #: RecursionError, reported as "nested too deeply")
 MAX_DEPTH: Final = 10_000
 
-
-def float_literal(text: str) -> Any:
-    """A JSON float literal as a number; integral finite values become ints (1.0 == 1).
-
-    >>> float_literal("2.0"), float_literal("2.5")
-    (2, 2.5)
-    """
-    value = float(text)
-    if math.isfinite(value) and value.is_integer():
-        return int(value)
-    return value
-
-
 _DECODER: Final = msgspec.json.Decoder(float_hook=float_literal)
-
-
-def _canonical_float(text: str) -> Any:
-    """As `_float_hook`, but an overflowing literal (``1e400``) becomes the same token that
-    `normalize` gives infinity, not a float that the encoder would write as ``null``."""
-    value = float(text)
-    if value.is_integer():  # False for infinities
-        return int(value)
-    if math.isinf(value):
-        return _POS_INF if value > 0 else _NEG_INF
-    return value
 
 
 def _plain_string(raw: bytes) -> bytes | None:
@@ -107,27 +70,8 @@ def _plain_string(raw: bytes) -> bytes | None:
 
 
 #: Decodes Raw slices for comparison only (never shown): values come out normalized.
-_CANON_DECODER: Final = msgspec.json.Decoder(float_hook=_canonical_float)
+_CANON_DECODER: Final = msgspec.json.Decoder(float_hook=canonical_float)
 _ENCODE: Final = msgspec.json.Encoder(order="sorted").encode
-
-
-def json_int(text: str) -> Any:
-    """A JSON integer literal as a number without Python's 4,300-digit limit: a longer one
-    is far beyond any double, so it is the infinity JavaScript's JSON.parse makes of it.
-
-    >>> json_int("12"), json_int("-" + "9" * 5000)
-    (12, -inf)
-    """
-    if len(text) > 4000:
-        return float(text)
-    return int(text)
-
-
-def _canon_int(text: str) -> Any:
-    value = json_int(text)
-    if isinstance(value, float):
-        return _POS_INF if value > 0 else _NEG_INF
-    return value
 
 
 def _stdlib(raw: bytes, err: Exception, parse_int: Any, parse_float: Any) -> Any:
@@ -152,7 +96,7 @@ def _decode_raw(raw: bytes) -> Any:
     try:
         return _CANON_DECODER.decode(raw)
     except (msgspec.DecodeError, ValueError) as err:
-        value = _stdlib(raw, err, _canon_int, _canonical_float)
+        value = _stdlib(raw, err, canon_int, canonical_float)
         return normalize(value)
 
 
@@ -196,12 +140,12 @@ def _norm(value: Any) -> Any:
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return value
     if isinstance(value, int):
-        return value if -SAFE_INTEGER <= value <= SAFE_INTEGER else _as_double(value)
+        return value if -SAFE_INTEGER <= value <= SAFE_INTEGER else as_double(value)
     if isinstance(value, float):
         if math.isnan(value):
-            return _NAN
+            return NAN
         if math.isinf(value):
-            return _POS_INF if value > 0 else _NEG_INF
+            return POS_INF if value > 0 else NEG_INF
         if value.is_integer():
             return int(value)
         return value
@@ -245,7 +189,7 @@ def canonical_bytes(value: Any) -> bytes:
         value = _decode_raw(raw)
         if isinstance(value, str):
             return b"s" + value.encode("utf-8", "surrogatepass")
-        return b"j" + _encode(normalize(value) if _LONG_INTEGER.search(raw) else value)
+        return b"j" + _encode(normalize(value) if LONG_INTEGER.search(raw) else value)
     return b"j" + _encode(normalize(value))
 
 
@@ -266,7 +210,7 @@ def _encode(value: Any) -> bytes:
 def _floats(value: Any) -> Any:
     """The non-finite tokens turned back into floats (for the standard library)."""
     if isinstance(value, msgspec.Raw):
-        return _TOKENS.get(bytes(value), value)
+        return TOKENS.get(bytes(value), value)
     if isinstance(value, dict):
         return {k: _floats(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -293,7 +237,7 @@ def observation_bytes(value: Any) -> bytes | None:
             return None if is_blank(decoded) else b"s" + decoded.encode("utf-8", "surrogatepass")
         if decoded is None or (isinstance(decoded, (list, dict)) and not decoded):
             return None
-        return b"j" + _encode(normalize(decoded) if _LONG_INTEGER.search(raw) else decoded)
+        return b"j" + _encode(normalize(decoded) if LONG_INTEGER.search(raw) else decoded)
     if is_empty(value):
         return None
     return canonical_bytes(value)
@@ -326,7 +270,7 @@ def comparison_value(raw: msgspec.Raw) -> Any:
     """
     data = bytes(raw)
     decoded = _decode_raw(data)
-    return normalize(decoded) if _LONG_INTEGER.search(data) else decoded
+    return normalize(decoded) if LONG_INTEGER.search(data) else decoded
 
 
 def normalized_bytes(value: Any) -> bytes:
