@@ -22,7 +22,8 @@ from typing import Any
 from ..core.errors import TrajectoryFormatError
 from ..core.events import Trajectory
 from . import Item, Reader, Source
-from ._chat import Run, first_char, has_key, read_runs
+from ._chat import first_char, has_key
+from ._chatruns import Run, read_runs
 from ._json import first_jsonl_record
 from ._toolevents import EventBuilder, content_text, decode_arguments, type_name
 

@@ -20,7 +20,8 @@ from collections.abc import Iterator
 
 from ..core.events import Trajectory
 from . import Item, Reader, Source
-from ._chat import MessageWalk, Run, all_keys, any_key, first_char, has_key, read_runs
+from ._chat import MessageWalk, all_keys, any_key, first_char, has_key
+from ._chatruns import Run, read_runs
 from ._json import first_jsonl_record
 
 __all__ = ["READER", "trajectory_from_messages"]

@@ -41,7 +41,8 @@ from typing import Any, Final
 from ..core.errors import TrajectoryFormatError
 from ..core.events import Trajectory
 from . import Item, Reader, Source
-from ._chat import all_keys, any_key, first_char, has_key, is_jsonl, iter_json_lines, load_document
+from ._chat import all_keys, any_key, first_char, has_key, is_jsonl, load_document
+from ._chatruns import iter_json_lines
 from ._json import strip_bom
 from ._openhands_sdk import is_v1, v1_event, without_noise
 from ._toolevents import EventBuilder, decode_arguments, type_name

@@ -34,7 +34,7 @@ _EXTRA = "braintrust"
 def trajectory_from_output(output: Any, *, id: str | None = None) -> Trajectory:
     """The `Trajectory` of a task's output: OpenAI chat messages (a list, or an object
     with ``messages``). Raises `TypeError` for any other output."""
-    from ..readers._chat import Run
+    from ..readers._chatruns import Run
     from ..readers.openai_messages import trajectory_from_messages
 
     messages = output.get("messages") if isinstance(output, Mapping) else output
