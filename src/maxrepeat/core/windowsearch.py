@@ -31,10 +31,10 @@ from __future__ import annotations
 import heapq
 from array import array
 from collections.abc import Callable, Sequence
-from itertools import count
 from typing import Final
 
-from . import accel
+from ._stepkeys import intern_ids
+from ._windowstate import KeptStep, OpenStretch, packed_ids, stretches
 from .result import Run, RunOutcome
 from .rules import Cover, copies, is_primitive, rank, run_end, run_order
 
@@ -42,32 +42,6 @@ __all__ = ["WindowSearch", "Described"]
 
 #: (preview, distinct tool names sorted) of one step of the current window
 Described = tuple[str, tuple[str, ...]]
-
-
-class _Step:
-    """A step kept beyond its window: what a run's report needs of it."""
-
-    __slots__ = ("key", "first", "last", "preview", "tools")
-
-    def __init__(self, key: bytes | None, first: int, last: int, preview: str,
-                 tools: tuple[str, ...]) -> None:
-        self.key = key
-        self.first = first
-        self.last = last
-        self.preview = preview
-        self.tools = tools
-
-
-class _Open:
-    """The stretch of one period reaching the last step (``length`` 0: none)."""
-
-    __slots__ = ("start", "length", "block", "primitive")
-
-    def __init__(self) -> None:
-        self.start = 0
-        self.length = 0
-        self.block: list[_Step] = []
-        self.primitive = True
 
 
 #: intervals kept in the cover before the finished ones are dropped
@@ -91,10 +65,10 @@ class WindowSearch:
         self.max_runs = max_runs
         self.steps = 0  # steps pushed so far
         self.empty = 0
-        self.tail: list[_Step] = []  # the last max_period steps
-        self.open = [_Open() for _ in range(max_period)]
+        self.tail: list[KeptStep] = []  # the last max_period steps
+        self.open = [OpenStretch() for _ in range(max_period)]
         # the reported run so far: (occurrences, period, start, block, end event)
-        self.best: tuple[int, int, int, list[_Step], int] | None = None
+        self.best: tuple[int, int, int, list[KeptStep], int] | None = None
         self.heap: list[tuple[tuple[int, int, int], Run]] = []
         self.total = 0
         self.cover = Cover()
@@ -107,7 +81,7 @@ class WindowSearch:
         """Add one window's steps (see the class)."""
         ext: list[bytes | None] = [s.key for s in self.tail]
         ext.extend(keys)
-        self._push(_ids(ext), firsts, lasts, describe, keys)
+        self._push(intern_ids(ext), firsts, lasts, describe, keys)
 
     def push_ids(self, ids: Sequence[int], firsts: Sequence[int], lasts: Sequence[int],
                  describe: Callable[[int], Described]) -> None:
@@ -132,16 +106,16 @@ class WindowSearch:
         if new <= 0:
             return
         g0 = self.steps - t  # global index of ids[0]
-        made: dict[int, _Step] = {}
+        made: dict[int, KeptStep] = {}
 
-        def info(j: int) -> _Step:
+        def info(j: int) -> KeptStep:
             if j < t:
                 return tail[j]
             got = made.get(j)
             if got is None:
                 w = j - t
                 preview, tools = describe(w)
-                got = made[j] = _Step(keys[w] if keys is not None else None, firsts[w],
+                got = made[j] = KeptStep(keys[w] if keys is not None else None, firsts[w],
                                       lasts[w], preview, tools)
             return got
 
@@ -151,7 +125,7 @@ class WindowSearch:
                     first = info(j)
                     self.best = (1, 1, g0 + j, [first], first.last)
                     break
-        packed = _packed(ids)
+        packed = packed_ids(ids)
         n = len(ids)
         for p in range(1, self.max_period + 1):
             jlo = max(0, t - p)
@@ -166,10 +140,10 @@ class WindowSearch:
         self._prune()
 
     def _period(self, p: int, ids: list[int], packed: array[int] | None, jlo: int, q: int,
-                g0: int, info: Callable[[int], _Step]) -> None:
+                g0: int, info: Callable[[int], KeptStep]) -> None:
         st = self.open[p - 1]
         least = self._least(p)
-        found = _stretches(ids, packed, p, least, jlo)
+        found = stretches(ids, packed, p, least, jlo)
 
         def eq(x: int) -> bool:
             return ids[jlo + x] == ids[jlo + x + p]
@@ -207,8 +181,8 @@ class WindowSearch:
         if s:
             self._start(st, p, jlo + q - s, s, g0, info, ids)
 
-    def _start(self, st: _Open, p: int, j: int, m: int, g0: int,
-               info: Callable[[int], _Step], ids: list[int]) -> None:
+    def _start(self, st: OpenStretch, p: int, j: int, m: int, g0: int,
+               info: Callable[[int], KeptStep], ids: list[int]) -> None:
         st.start = g0 + j
         st.length = m
         st.block = [info(j + i) for i in range(p)]
@@ -221,8 +195,8 @@ class WindowSearch:
         b = self.best[0] if self.best is not None else 1
         return max(p, p * min(b - 1, self.above))
 
-    def _close(self, p: int, start: int, m: int, block: list[_Step] | None, primitive: bool,
-               g0: int, info: Callable[[int], _Step], ids: list[int] | None = None) -> None:
+    def _close(self, p: int, start: int, m: int, block: list[KeptStep] | None, primitive: bool,
+               g0: int, info: Callable[[int], KeptStep], ids: list[int] | None = None) -> None:
         """A finished stretch: global ``start``, ``m`` equalities."""
         if m < p:
             return
@@ -278,7 +252,7 @@ class WindowSearch:
         g0 = self.steps - t
         tail = self.tail
 
-        def info(j: int) -> _Step:
+        def info(j: int) -> KeptStep:
             return tail[j]
 
         for p, st in enumerate(self.open, 1):
@@ -297,27 +271,3 @@ class WindowSearch:
                       key=lambda r: run_order(r.start_step, r.period, r.occurrences))
         return RunOutcome(best=best, best_tools=tools, runs=tuple(runs), total=self.total,
                           covered=self.covered)
-
-
-def _ids(keys: list[bytes | None]) -> list[int]:
-    """Equal keys, equal ids (>= 0); each empty step its own negative id."""
-    if None in keys:
-        intern: dict[bytes, int] = {}
-        return [-1 - i if k is None else intern.setdefault(k, len(intern))
-                for i, k in enumerate(keys)]
-    return list(map({}.setdefault, keys, count()))  # type: ignore[arg-type]
-
-
-def _packed(ids: list[int]) -> array[int] | None:
-    return array("q", ids) if accel.native is not None else None
-
-
-def _stretches(ids: list[int], packed: array[int] | None, p: int, least: int,
-               jlo: int) -> list[tuple[int, int]]:
-    """(start, equalities) of the maximal stretches of at least ``least`` equalities
-    among those from index ``jlo`` on, with starts counted from ``jlo``."""
-    from .search import _stretches as scan
-
-    if packed is not None:
-        return scan(ids[jlo:], p, least, packed[jlo:])
-    return scan(ids[jlo:], p, least)
