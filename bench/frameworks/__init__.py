@@ -5,7 +5,7 @@ A driver is one module here, ``bench/frameworks/<framework>.py``, that ends with
 ``register(Driver(...))``; ``bench/guards.py`` imports every module of this package and
 runs the drivers whose framework is installed. The interface:
 
-``Driver(name, requires, run, hooks)``
+``Driver(name, requires, run, hooks, surface=...)``
 
 * ``name``: the framework as its docs page names it (``"pydantic-ai"``), also the
   ``--only`` key; the page is ``docs/integrations/<name>.md`` unless ``page`` says.
@@ -25,6 +25,10 @@ runs the drivers whose framework is installed. The interface:
   wraps each with a CPU timer (sync or async) before ``run`` and restores it after, so
   what is timed is the guard's own work at each call, framework excluded. A hook called
   from inside another timed hook is counted once.
+* ``surface``: what ``run`` drives, in a few words for the bench's table: the
+  framework's own agent loop (the default), or, where that loop cannot do 10,000 calls
+  in minutes, the smallest real surface that calls the guard as the loop does (the
+  module's docstring says which and why).
 
 The session is clean (no loop): mostly distinct calls, and now and then the previous call
 once more (two copies in a row, under every limit), so a guard that refuses, warns or
@@ -57,6 +61,7 @@ class Driver:
     run: Callable[[Session, Any], None]
     hooks: Callable[[], Sequence[tuple[Any, str]]]
     page: str = ""
+    surface: str = "agent loop"
 
     @property
     def installed(self) -> bool:

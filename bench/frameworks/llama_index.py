@@ -1,4 +1,16 @@
-"""LlamaIndex's ``FunctionAgent`` with its ``MockFunctionCallingLLM``."""
+"""LlamaIndex: the guarded LLM and tools ``guard.agent(FunctionAgent(...))`` makes, called
+as the ``FunctionAgent`` loop calls them.
+
+Why not the whole loop: the agent workflow copies the chat history and the scratchpad
+into a new input at each step and runs each step as workflow events (16 → 30 ms a step
+over a 1,000-call run here, with its ``MockFunctionCallingLLM``: well over an hour at
+10,000 calls on this shared machine). So this drives the surface the guard sits on with
+LlamaIndex's own objects: a ``FunctionAgent`` over ``MockFunctionCallingLLM`` wrapped by
+``guard.agent``; per call the agent's (guarded) LLM ``achat_with_tools`` with the whole
+chat history (the task, then every assistant ``ToolCallBlock`` message and tool message
+so far, as ``FunctionAgent`` sends it), the response's message appended, the agent's
+(guarded) tool ``acall`` (a refusal would fail the run), its tool message appended; a
+last request."""
 
 from __future__ import annotations
 
@@ -20,7 +32,6 @@ def run(session: Session, config: Any) -> None:
     count = [0]
 
     def respond(messages: Any, **kwargs: Any) -> Any:
-        session.step()
         count[0] += 1
         if count[0] > n:
             return ChatMessage(role="assistant", content="done")
@@ -36,9 +47,22 @@ def run(session: Session, config: Any) -> None:
         response_generator=respond, is_chat_model=True))
     if config is not None:
         agent = loop_guard(config).agent(agent)
+    llm, tools = agent.llm, list(agent.tools)
+    history = [ChatMessage(role="user", content="go")]
 
     async def go() -> None:
-        await agent.run("go", max_iterations=n + 10)
+        for i in range(n + 1):
+            session.step()
+            response = await llm.achat_with_tools(tools, chat_history=list(history))
+            history.append(response.message)
+            if i == n:
+                break
+            call = llm.get_tool_calls_from_response(response, error_on_no_tool_call=True)[0]
+            output = await tools[0].acall(**call.tool_kwargs)
+            if output.content != f"wrote {call.tool_kwargs['path']}":
+                raise AssertionError(f"call {i} refused: {output.content}")
+            history.append(ChatMessage(role="tool", content=output.content,
+                                       additional_kwargs={"tool_call_id": call.tool_id}))
 
     asyncio.run(go())
 
@@ -49,4 +73,6 @@ def hooks() -> list[tuple[Any, str]]:
     return [(llama_index._Logic, "before"), (llama_index._Logic, "after")]
 
 
-register(Driver("llama-index", "llama_index.core", run, hooks))
+register(Driver("llama-index", "llama_index.core", run, hooks,
+                surface="the guarded LLM and tool of guard.agent(FunctionAgent) "
+                        "(the workflow copies the history each step)"))
