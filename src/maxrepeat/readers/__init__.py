@@ -7,7 +7,8 @@ at all yields one error and stops.
 
 The package's own modules, by job: `source` (`Source`: one input, a stream spooled once),
 `walk` (paths and directories to trajectory files), `registry` (`Reader`, the format
-table, `detect` and the reading entry points). This namespace gathers their public names.
+table, `detect`) and `_reading` (the reading entry points). This namespace gathers their
+public names.
 
 Adding a format is one module: ``readers/<name>.py`` declaring ``READER = Reader(...)``
 with its name, its sniffer and the sniffer's ``markers`` and ``top`` score (see
@@ -24,10 +25,10 @@ next, longer prefix is scored (see `detect`).
 
 from __future__ import annotations
 
+from ._reading import INTERNAL_ERROR, read_source, read_trajectories
 from .registry import (
     DECIDED,
     ENTRY_POINTS,
-    INTERNAL_ERROR,
     SNIFF_LIMIT,
     Item,
     Reader,
@@ -35,8 +36,6 @@ from .registry import (
     detect,
     get_reader,
     is_format,
-    read_source,
-    read_trajectories,
     reader_names,
 )
 from .source import HEAD_BYTES, Source

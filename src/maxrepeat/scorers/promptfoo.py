@@ -29,7 +29,7 @@ from typing import Any
 from ..core.config import MaxRepeatConfig
 from ..core.errors import MaxRepeatError, TrajectoryFormatError
 from ..core.events import Trajectory
-from ..readers.registry import read_source
+from ..readers import read_source
 from ..readers.source import Source
 from ._common import Graders, Verdict, verdict
 
