@@ -81,14 +81,7 @@ def fingerprint_keys(
     if config.match == "name":
         return _name_keys(events, steps)
     mode = config.match
-    name_cache: dict[str, bytes] = {}
-
-    def nbytes(name: str) -> bytes:
-        nb = name_cache.get(name)
-        if nb is None:
-            nb = name_cache[name] = name_bytes(name)
-        return nb
-
+    nbytes = _name_bytes_cached()
     args_mode = mode == "name-args"
     cache: dict[Any, Any] = {}
     # [lookups, hits, caching]: a trajectory whose values hardly repeat stops paying
@@ -145,15 +138,21 @@ def fingerprint_keys(
     return [_joined(events, step, calldigest, emptydigest, empty_after) for step in steps]
 
 
-def _name_keys(events: Sequence[Any], steps: Sequence[Sequence[int]]) -> list[bytes | None]:
-    """`fingerprint_keys` in ``name`` mode: each step's tool names."""
-    name_cache: dict[str, bytes] = {}
+def _name_bytes_cached() -> Callable[[str], bytes]:
+    """`name_bytes` remembering its answers (a trajectory's tool names repeat)."""
+    cache: dict[str, bytes] = {}
 
     def nbytes(name: str) -> bytes:
-        nb = name_cache.get(name)
+        nb = cache.get(name)
         if nb is None:
-            nb = name_cache[name] = name_bytes(name)
+            nb = cache[name] = name_bytes(name)
         return nb
+    return nbytes
+
+
+def _name_keys(events: Sequence[Any], steps: Sequence[Sequence[int]]) -> list[bytes | None]:
+    """`fingerprint_keys` in ``name`` mode: each step's tool names."""
+    nbytes = _name_bytes_cached()
 
     if isinstance(steps, SingleCallSteps):
         names = list(map(_NAME, map(_DATA, map(events.__getitem__, steps.calls))))
