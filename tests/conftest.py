@@ -117,9 +117,25 @@ def pytest_itemcollected(item: pytest.Item) -> None:
         item.add_marker(pytest.mark.agent)
     if module in BROWSER_MODULES:
         item.add_marker(pytest.mark.browser)
-    if _shares_a_fixture(item) and item.config.pluginmanager.hasplugin("xdist"):
+    if _shares_a_fixture(item) and _xdist_loaded(item.config):
         item.add_marker(pytest.mark.xdist_group(module))
     _fewer_examples(item)
+
+
+def _xdist_loaded(config: pytest.Config) -> bool:
+    """Whether pytest-xdist is loaded: by its entry point (``xdist``) or, as scripts/test.sh
+    loads it with plug-in autoloading off, as ``-p xdist.plugin``, a name of its own (with
+    ``xdist`` alone, the groups were never made under scripts/test.sh: each worker that ran
+    a test of such a module made its fixture again)."""
+    return any(config.pluginmanager.hasplugin(name) for name in ("xdist", "xdist.plugin"))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """``xdist_group`` is a known marker without pytest-xdist too, for the tests that name
+    their own group (tests/guards/agents/test_live_parity_e2e.py)."""
+    if not _xdist_loaded(config):
+        config.addinivalue_line("markers", "xdist_group(name): tests run on one worker "
+                                "under pytest-xdist's --dist loadgroup (no effect here)")
 
 
 def _shares_a_fixture(item: pytest.Item) -> bool:
@@ -133,7 +149,26 @@ def _shares_a_fixture(item: pytest.Item) -> bool:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Without the corpus, deselect the corpus tests (or fail when the corpus is expected)."""
+    """The ``xdist_group`` of each test in its id, for pytest-xdist's scheduler
+    (`_name_groups`); without the corpus, deselect the corpus tests (or fail when the
+    corpus is expected)."""
+    if getattr(config.option, "loadgroup", False):  # a worker of --dist loadgroup
+        _name_groups(items)
+    _deselect_corpus(config, items)
+
+
+def _name_groups(items: list[pytest.Item]) -> None:
+    """What pytest-xdist does on a worker under ``--dist loadgroup``, and since pytest 9.2
+    no longer can (it sets ``_nodeid``, which pytest 9.2 reads no more: each test was a
+    group of its own): suffix the test's id with ``@GROUP``, which the scheduler groups by."""
+    for item in items:
+        names = {str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+                 for mark in item.iter_markers("xdist_group")}
+        if names and "@" not in item.nodeid.rsplit("]", 1)[-1] and hasattr(item, "_id"):
+            item._id = type(item._id).parse(f"{item.nodeid}@{'_'.join(sorted(names))}")
+
+
+def _deselect_corpus(config: pytest.Config, items: list[pytest.Item]) -> None:
     if CORPUS.is_dir():
         return
     marked = [item for item in items if item.get_closest_marker("corpus") is not None]

@@ -6,7 +6,8 @@ AGENT --config FILE``, for each of four settings (max 2): ``name``, ``name-args`
 ``observation`` and the near-duplicate preset (``name-args``, ``normalize: [volatile]``,
 ``ignore_arguments: [description, summary]``, ``with_observation``, cycles up to 2).
 
-One run per agent and setting, shared by two tests (`_run` caches it):
+One run per agent and setting, shared by two tests (`_run` caches it; the two run on one
+pytest-xdist worker):
 
 * parity: at each call, the hook spoke (its words reached the model) exactly when grading
   the agent's own log up to that call, with the same settings, fails: first at the very
@@ -149,7 +150,10 @@ def _grade_cli(run: Run, agent: str) -> dict[str, Any]:
     return data
 
 
-CASES = [pytest.param(agent, setting, id=f"{agent}-{setting}")
+#: both tests of a case on one pytest-xdist worker (``--dist loadgroup``), so that the
+#: agent runs once per case (`_RUNS` is per process): apart, half the runs were made twice
+CASES = [pytest.param(agent, setting, id=f"{agent}-{setting}",
+                      marks=pytest.mark.xdist_group(f"live-parity-{agent}-{setting}"))
          for agent in AGENTS for setting in SETTINGS]
 
 
