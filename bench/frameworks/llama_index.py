@@ -5,12 +5,13 @@ Why not the whole loop: the agent workflow copies the chat history and the scrat
 into a new input at each step and runs each step as workflow events (16 → 30 ms a step
 over a 1,000-call run here, with its ``MockFunctionCallingLLM``: well over an hour at
 10,000 calls on this shared machine). So this drives the surface the guard sits on with
-LlamaIndex's own objects: a ``FunctionAgent`` over ``MockFunctionCallingLLM`` wrapped by
-``guard.agent``; per call the agent's (guarded) LLM ``achat_with_tools`` with the whole
-chat history (the task, then every assistant ``ToolCallBlock`` message and tool message
-so far, as ``FunctionAgent`` sends it), the response's message appended, the agent's
-(guarded) tool ``acall`` (a refusal would fail the run), its tool message appended; a
-last request."""
+LlamaIndex's own objects: a ``FunctionAgent`` wrapped by ``guard.agent``, its LLM a
+``MockFunctionCallingLLM`` that answers at once (the mock's own chat deep-copies the
+history and sends it to the instrumentation at each call); per call the agent's
+(guarded) LLM ``achat_with_tools`` with the whole chat history (the task, then every
+assistant ``ToolCallBlock`` message and tool message so far, as ``FunctionAgent`` sends
+it), the response's message appended, the agent's (guarded) tool ``acall`` (a refusal
+would fail the run), its tool message appended; a last request."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from . import Driver, Session, register
 def run(session: Session, config: Any) -> None:
     from llama_index.core.agent.workflow import FunctionAgent
     from llama_index.core.base.llms.types import ToolCallBlock
-    from llama_index.core.llms import ChatMessage
+    from llama_index.core.llms import ChatMessage, ChatResponse
     from llama_index.core.llms.mock import MockFunctionCallingLLM
 
     from maxrepeat.guards.frameworks.llama_index import loop_guard
@@ -43,8 +44,14 @@ def run(session: Session, config: Any) -> None:
         """Write text to path."""
         return session.tool(path)
 
-    agent = FunctionAgent(tools=[edit], llm=MockFunctionCallingLLM(
-        response_generator=respond, is_chat_model=True))
+    class Scripted(MockFunctionCallingLLM):  # type: ignore[misc]
+        """Answers at once: the mock's own chat deep-copies and instruments the history."""
+
+        async def achat_with_tools(self, tools: Any, user_msg: Any = None,
+                                   chat_history: Any = None, **kwargs: Any) -> Any:
+            return ChatResponse(message=respond(chat_history))
+
+    agent = FunctionAgent(tools=[edit], llm=Scripted(is_chat_model=True))
     if config is not None:
         agent = loop_guard(config).agent(agent)
     llm, tools = agent.llm, list(agent.tools)
