@@ -29,7 +29,8 @@ from ..core.result import GraderResult
 from .policy import Action, Decision, Escalation, Policy
 
 __all__ = ["Graders", "ToolCall", "StepGuard", "LoopStopped", "load_graders",
-           "FrameworkClasses", "ResultsOfLogic"]
+           "FrameworkClasses", "ResultsOfLogic", "ResultsOfRun",
+           "ResultsOfLatestRun"]
 
 #: MaxRepeatConfig values, or the path of a YAML config file.
 Graders = MaxRepeatConfig | Sequence[MaxRepeatConfig] | str | os.PathLike[str]
@@ -192,6 +193,45 @@ class FrameworkClasses:
     def error(self) -> type[LoopStopped]:
         """The exception that stops a run."""
         return self._classes()[1]
+
+    def stop_error_class(self) -> type[LoopStopped]:
+        """The exception the framework's guard stops a run with (a `LoopStopped`, and
+        the framework's own error type where the framework needs one): what a framework
+        module gives as its ``stop_error_class``."""
+        return self.error
+
+    def loop_guard(self, graders: Graders, policy: Policy | None) -> Any:
+        """A new guard: ``graders``, a `MaxRepeatConfig`, several, or a YAML config file
+        path (read once); ``policy``, when to warn, refuse and stop. Raises
+        `MissingExtraError` naming the extra when the framework is not installed."""
+        return self.guard(graders, policy)
+
+
+class ResultsOfRun:
+    """The ``results`` of a framework guard whose current run's state is ``self.run``
+    (with its `StepGuard` as ``.guard``), mixed into the guard class."""
+
+    run: Any
+
+    @property
+    def results(self) -> tuple[GraderResult, ...]:
+        """The graders' results for the run so far."""
+        results: tuple[GraderResult, ...] = self.run.guard.results()
+        return results
+
+
+class ResultsOfLatestRun:
+    """The ``results`` of a framework guard that keeps each run's state in ``self.runs``
+    (each with its `StepGuard` as ``.guard``, the latest last), mixed into the guard class."""
+
+    runs: dict[Any, Any]
+
+    @property
+    def results(self) -> tuple[GraderResult, ...]:
+        """The graders' results for the latest run (empty before any)."""
+        runs = list(self.runs.values())
+        results: tuple[GraderResult, ...] = runs[-1].guard.results() if runs else ()
+        return results
 
 
 class ResultsOfLogic:

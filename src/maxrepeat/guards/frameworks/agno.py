@@ -283,19 +283,14 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
 
 
 _CLASSES: Final = FrameworkClasses(_build)
-
-
-def stop_error_class() -> type[LoopStopped]:
-    """The error a guard stops an Agno run with (Agno's ``StopAgentRun`` and a
-    `LoopStopped`), as ``guard.stop_error(result)`` returns it."""
-    return _CLASSES.error
+stop_error_class: Final = _CLASSES.stop_error_class
+"""The `LoopStopped` (and Agno ``StopAgentRun``) that ``guard.stop_error(result)`` returns."""
 
 
 def loop_guard(graders: Graders, *, policy: Policy | None = None) -> Any:
     """An Agno tool hook guarding against loops.
 
-    ``graders``: a `MaxRepeatConfig`, several, or a YAML config file path; ``policy``:
-    when to warn, refuse and stop. Raises `MissingExtraError` without ``agno``.
+    Needs ``agno`` (else `MissingExtraError`); ``graders``: configs or a config file.
 
     >>> from maxrepeat import MaxRepeatConfig
     >>> type(loop_guard(MaxRepeatConfig.preset("live"))).__name__
@@ -304,4 +299,4 @@ def loop_guard(graders: Graders, *, policy: Policy | None = None) -> Any:
     In an agent: ``Agent(model=model, tools=[...], tool_hooks=[guard])``; after a run,
     ``guard.stop_error(result)`` is the error that stopped it, or None.
     """
-    return _CLASSES.guard(graders, policy)
+    return _CLASSES.loop_guard(graders, policy)

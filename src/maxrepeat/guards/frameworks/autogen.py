@@ -30,7 +30,15 @@ from typing import Any, Final
 
 from ...core.errors import MissingExtraError
 from ...core.events import Trajectory, tool_call, tool_result, turn_end, turn_start
-from .._live import FrameworkClasses, Graders, LoopStopped, StepGuard, ToolCall, load_graders
+from .._live import (
+    FrameworkClasses,
+    Graders,
+    LoopStopped,
+    ResultsOfRun,
+    StepGuard,
+    ToolCall,
+    load_graders,
+)
 from ..policy import Action, Decision, Policy
 
 __all__ = ["loop_guard", "trajectory_from_messages", "stop_error_class"]
@@ -247,7 +255,7 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
             for wb, saved in zip(self._inner, state.get("workbenches", []), strict=False):
                 await wb.load_state(saved)
 
-    class MaxRepeatGuard:
+    class MaxRepeatGuard(ResultsOfRun):
         """Warns, refuses and stops an AutoGen ``AssistantAgent`` that repeats itself."""
 
         def __init__(self, graders: Graders, policy: Policy | None) -> None:
@@ -274,31 +282,21 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
             return agents.AssistantAgent(name, GuardedClient(self, model_client),
                                          workbench=GuardedWorkbench(self, benches), **kwargs)
 
-        @property
-        def results(self) -> tuple[Any, ...]:
-            """The graders' results for the run so far."""
-            return self.run.guard.results()
-
     return MaxRepeatGuard, LoopStoppedError
 
 
 _CLASSES: Final = FrameworkClasses(_build)
-
-
-def stop_error_class() -> type[LoopStopped]:
-    """The exception an AutoGen guard raises out of ``agent.run`` to stop a run (a
-    `LoopStopped`)."""
-    return _CLASSES.error
+stop_error_class: Final = _CLASSES.stop_error_class
+"""The `LoopStopped` an AutoGen guard raises out of ``agent.run`` to stop a run."""
 
 
 def loop_guard(graders: Graders, *, policy: Policy | None = None) -> Any:
     """A loop guard for AutoGen ``AssistantAgent`` runs.
 
-    ``graders``: a `MaxRepeatConfig`, several, or a YAML config file path; ``policy``:
-    when to warn, refuse and stop. Raises `MissingExtraError` without ``autogen_agentchat``.
+    Needs ``autogen_agentchat`` (else `MissingExtraError`); ``graders``: configs or a config file.
 
     In a program: ``agent = guard.agent("dev", model_client=client, tools=[...])``
     (tests/guards/frameworks/test_guard_autogen.py runs it: the extra needs a venv of its own
     here, so no docstring example).
     """
-    return _CLASSES.guard(graders, policy)
+    return _CLASSES.loop_guard(graders, policy)

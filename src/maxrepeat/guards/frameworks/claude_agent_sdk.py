@@ -33,7 +33,15 @@ from typing import Any, Final
 
 from ...core.errors import MissingExtraError
 from ...core.events import Trajectory, tool_call, tool_result, turn_end, turn_start
-from .._live import FrameworkClasses, Graders, LoopStopped, StepGuard, ToolCall, load_graders
+from .._live import (
+    FrameworkClasses,
+    Graders,
+    LoopStopped,
+    ResultsOfRun,
+    StepGuard,
+    ToolCall,
+    load_graders,
+)
 from ..policy import Action, Decision, Escalation, Policy
 
 __all__ = ["loop_guard", "trajectory_from_messages", "stop_error_class"]
@@ -172,7 +180,7 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
         def __init__(self, decision: Any) -> None:
             LoopStopped.__init__(self, decision)
 
-    class MaxRepeatGuard:
+    class MaxRepeatGuard(ResultsOfRun):
         """Warns, refuses and stops a Claude Agent SDK run that repeats itself."""
 
         def __init__(self, graders: Graders, policy: Policy | None) -> None:
@@ -213,28 +221,18 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
             if run.stopped is not None:
                 raise LoopStoppedError(run.stopped)
 
-        @property
-        def results(self) -> tuple[Any, ...]:
-            """The graders' results for the run so far."""
-            return self.run.guard.results()
-
     return MaxRepeatGuard, LoopStoppedError
 
 
 _CLASSES: Final = FrameworkClasses(_build)
-
-
-def stop_error_class() -> type[LoopStopped]:
-    """The exception ``guard.query`` raises to stop a run (a ``ClaudeSDKError`` and a
-    `LoopStopped`)."""
-    return _CLASSES.error
+stop_error_class: Final = _CLASSES.stop_error_class
+"""The ``ClaudeSDKError`` and `LoopStopped` that ``guard.query`` raises to stop a run."""
 
 
 def loop_guard(graders: Graders, *, policy: Policy | None = None) -> Any:
     """A loop guard for Claude Agent SDK runs.
 
-    ``graders``: a `MaxRepeatConfig`, several, or a YAML config file path; ``policy``:
-    when to warn, refuse and stop. Raises `MissingExtraError` without ``claude_agent_sdk``.
+    Needs ``claude_agent_sdk`` (else `MissingExtraError`); ``graders``: configs or a config file.
 
     >>> from maxrepeat import MaxRepeatConfig
     >>> type(loop_guard(MaxRepeatConfig(max=3))).__name__
@@ -242,4 +240,4 @@ def loop_guard(graders: Graders, *, policy: Policy | None = None) -> Any:
 
     In a run: ``async for message in guard.query(prompt=task, options=options)``.
     """
-    return _CLASSES.guard(graders, policy)
+    return _CLASSES.loop_guard(graders, policy)

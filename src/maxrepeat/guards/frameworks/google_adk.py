@@ -35,7 +35,15 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ...core.errors import MissingExtraError
 from ...core.events import Trajectory, tool_call, tool_result, turn_end, turn_start
-from .._live import FrameworkClasses, Graders, LoopStopped, StepGuard, ToolCall, load_graders
+from .._live import (
+    FrameworkClasses,
+    Graders,
+    LoopStopped,
+    ResultsOfLatestRun,
+    StepGuard,
+    ToolCall,
+    load_graders,
+)
 from ..policy import Action, Decision, Policy
 
 if TYPE_CHECKING:
@@ -127,7 +135,7 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
     def warning_content(text: str) -> Any:
         return types.Content(role="user", parts=[types.Part(text=text)])
 
-    class MaxRepeatGuard(BasePlugin):  # type: ignore[misc]
+    class MaxRepeatGuard(ResultsOfLatestRun, BasePlugin):  # type: ignore[misc]
         """Warns, refuses and stops an ADK agent that repeats itself."""
 
         def __init__(self, graders: Graders, policy: Policy | None) -> None:
@@ -143,12 +151,6 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
                                   source=SOURCE)
                 run = self.runs[invocation_id] = _Run(guard, len(events))
             return run
-
-        @property
-        def results(self) -> tuple[Any, ...]:
-            """The graders' results for the latest run (empty before any)."""
-            runs = list(self.runs.values())
-            return runs[-1].guard.results() if runs else ()
 
         def _stop_check(self, *, callback_context: Any = None, tool_context: Any = None,
                         **_: Any) -> None:
@@ -240,19 +242,14 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
 
 
 _CLASSES: Final = FrameworkClasses(_build)
-
-
-def stop_error_class() -> type[LoopStopped]:
-    """The exception an ADK guard raises to stop a run (a `LoopStopped` and a
-    ``RuntimeError``)."""
-    return _CLASSES.error
+stop_error_class: Final = _CLASSES.stop_error_class
+"""The `LoopStopped` (a ``RuntimeError``) an ADK guard raises to stop a run."""
 
 
 def loop_guard(graders: Graders, *, policy: Policy | None = None) -> BasePlugin:
     """An ADK plug-in guarding every agent a runner runs against loops.
 
-    ``graders``: a `MaxRepeatConfig`, several, or a YAML config file path; ``policy``:
-    when to warn, refuse and stop. Raises `MissingExtraError` without ``google-adk``.
+    Needs ``google-adk`` (else `MissingExtraError`); ``graders``: configs or a config file.
 
     >>> from maxrepeat import MaxRepeatConfig
     >>> loop_guard(MaxRepeatConfig(max=3)).name
@@ -260,5 +257,5 @@ def loop_guard(graders: Graders, *, policy: Policy | None = None) -> BasePlugin:
 
     In an app: ``App(name=..., root_agent=agent, plugins=[guard])``.
     """
-    plugin: BasePlugin = _CLASSES.guard(graders, policy)
+    plugin: BasePlugin = _CLASSES.loop_guard(graders, policy)
     return plugin

@@ -30,7 +30,15 @@ from typing import Any, Final
 
 from ...core.errors import MissingExtraError
 from ...core.events import Trajectory, tool_call, tool_result, turn_end, turn_start
-from .._live import FrameworkClasses, Graders, LoopStopped, StepGuard, ToolCall, load_graders
+from .._live import (
+    FrameworkClasses,
+    Graders,
+    LoopStopped,
+    ResultsOfLogic,
+    StepGuard,
+    ToolCall,
+    load_graders,
+)
 from ..policy import Action, Policy
 
 __all__ = ["loop_guard", "trajectory_from_messages", "stop_error_class"]
@@ -229,16 +237,11 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
     class LoopStoppedError(LoopStopped):
         """Raised out of the agent's run when the loop goes on up to ``stop_at``."""
 
-    class LoopGuard:
+    class LoopGuard(ResultsOfLogic):
         """Warns, refuses and stops a LlamaIndex ``FunctionAgent`` that repeats itself."""
 
         def __init__(self, graders: Graders, policy: Policy | None) -> None:
             self.logic = _Logic(load_graders(graders), policy)  # a config file read once
-
-        @property
-        def results(self) -> tuple[Any, ...]:
-            """The graders' results for the run so far."""
-            return self.logic.guard.results()
 
         def agent(self, agent: Any) -> Any:
             """Guard ``agent`` (a ``FunctionAgent``, changed in place and returned)."""
@@ -268,22 +271,18 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
 
 
 _CLASSES: Final = FrameworkClasses(_build)
-
-
-def stop_error_class() -> type[LoopStopped]:
-    """The exception a LlamaIndex guard raises to stop a run (a `LoopStopped`)."""
-    return _CLASSES.error
+stop_error_class: Final = _CLASSES.stop_error_class
+"""The exception a LlamaIndex guard raises to stop a run (a `LoopStopped`)."""
 
 
 def loop_guard(graders: Graders, *, policy: Policy | None = None) -> Any:
     """A LlamaIndex loop guard: ``guard.agent(FunctionAgent(...))`` guards an agent.
 
-    ``graders``: a `MaxRepeatConfig`, several, or a YAML config file path; ``policy``:
-    when to warn, refuse and stop. Raises `MissingExtraError` without ``llama_index``.
+    Needs ``llama_index`` (else `MissingExtraError`); ``graders``: configs or a config file.
 
     >>> from maxrepeat import MaxRepeatConfig
     >>> type(loop_guard(MaxRepeatConfig(max=3))).__name__
     'LoopGuard'
     """
-    return _CLASSES.guard(graders, policy)
+    return _CLASSES.loop_guard(graders, policy)
 

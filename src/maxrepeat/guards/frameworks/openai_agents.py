@@ -28,104 +28,25 @@ only when a guard is made.
 from __future__ import annotations
 
 import dataclasses
-import json
 import weakref
 from collections.abc import Sequence
 from typing import Any, Final
 
 from ...core.errors import MissingExtraError
-from ...core.events import Trajectory, tool_call, tool_result, turn_end, turn_start
-from .._live import (
-    FrameworkClasses,
-    Graders,
-    LoopStopped,
-    ResultsOfLogic,
-    StepGuard,
-    ToolCall,
-    load_graders,
-)
+from .._live import FrameworkClasses, Graders, LoopStopped, ResultsOfLogic, StepGuard, load_graders
 from ..policy import Action, Decision, Policy
+from ._openai_agents_items import (
+    FORMAT,
+    SOURCE,
+    item_call,
+    item_dict,
+    item_kind,
+    trajectory_from_items,
+)
 
 __all__ = ["loop_guard", "trajectory_from_items", "stop_error_class"]
 
 _EXTRA = "openai-agents"
-FORMAT = "openai-agents"
-SOURCE = "<openai-agents items>"
-_MODEL_SIDE = ("function_call", "message", "reasoning")
-
-
-def _item(item: Any) -> dict[str, Any]:
-    if isinstance(item, dict):
-        return item
-    to_input = getattr(item, "to_input_item", None)
-    if callable(to_input):
-        value: dict[str, Any] = to_input()
-        return value
-    dump = getattr(item, "model_dump", None)
-    return dump(exclude_unset=True) if callable(dump) else {}
-
-
-def _kind(item: dict[str, Any]) -> str:
-    kind = item.get("type")
-    if kind is None and "role" in item:
-        kind = "message"
-    return str(kind)
-
-
-def _arguments(text: Any) -> Any:
-    if not isinstance(text, str):
-        return text
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
-
-
-def _call(item: dict[str, Any]) -> ToolCall:
-    return ToolCall(item.get("call_id"), item.get("name", ""), _arguments(item.get("arguments")))
-
-
-def _events(items: Sequence[Any]) -> list[Any]:
-    events: list[Any] = []
-    open_turn = False
-    model_side = False
-    for raw in items:
-        item = _item(raw)
-        kind = _kind(item)
-        side = kind in _MODEL_SIDE and item.get("role", "assistant") == "assistant"
-        if side and not model_side and open_turn:
-            events.append(turn_end())
-            open_turn = False
-        model_side = side
-        if kind == "function_call":
-            if not open_turn:
-                events.append(turn_start())
-                open_turn = True
-            c = _call(item)
-            events.append(tool_call(c.name, c.id, c.arguments))
-        elif kind == "function_call_output":
-            events.append(tool_result(str(item.get("call_id")), item.get("output")))
-    if open_turn:
-        events.append(turn_end())
-    return events
-
-
-def trajectory_from_items(items: Sequence[Any], *, id: str | None = None) -> Trajectory:
-    """A `Trajectory` from a run's items (``result.to_input_list()``, or ``RunItem``
-    objects): the function calls of one model response are one turn, the
-    ``function_call_output`` items answering them (by ``call_id``) the results.
-
-    >>> from maxrepeat import grade, MaxRepeatConfig
-    >>> items = [{"role": "user", "content": "fix"}]
-    >>> for i in range(3):
-    ...     items += [{"type": "function_call", "call_id": f"c{i}", "name": "ls",
-    ...                "arguments": "{}"},
-    ...               {"type": "function_call_output", "call_id": f"c{i}", "output": "a"}]
-    >>> grade(trajectory_from_items(items), MaxRepeatConfig(max=2)).metadata.occurrences
-    3
-    """
-    return Trajectory(events=tuple(_events(items)), id=id, source=SOURCE,
-                      format=FORMAT)
 
 
 class _Logic:
@@ -149,8 +70,8 @@ class _Logic:
     def _output_at(self, items: list[Any], index: int, cid: str) -> bool:
         if not 0 <= index < len(items):
             return False
-        d = _item(items[index])
-        return _kind(d) == "function_call_output" and str(d.get("call_id")) == cid
+        d = item_dict(items[index])
+        return item_kind(d) == "function_call_output" and str(d.get("call_id")) == cid
 
     def filter(self, items: list[Any]) -> list[Any]:
         """The model input with this run's notes in place (the step just ended decided).
@@ -161,8 +82,8 @@ class _Logic:
         by_id: dict[str, tuple[int, dict[str, Any]]] = {}
         if self.pending:
             for index in range(len(items) - 1, -1, -1):
-                d = _item(items[index])
-                kind = _kind(d)
+                d = item_dict(items[index])
+                kind = item_kind(d)
                 if kind == "function_call_output" and str(d.get("call_id")) in self.pending:
                     by_id[str(d.get("call_id"))] = (index, d)
                     if len(by_id) == len(self.pending):
@@ -198,7 +119,7 @@ class _Logic:
 
     def response(self, output: Sequence[Any]) -> None:
         """A model response: its calls open a step (refused or stopped per the policy)."""
-        calls = [_call(d) for d in map(_item, output) if _kind(d) == "function_call"]
+        calls = [item_call(d) for d in map(item_dict, output) if item_kind(d) == "function_call"]
         if not calls:
             return
         ahead = self.guard.start(calls)
@@ -319,23 +240,18 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
 
 
 _CLASSES: Final = FrameworkClasses(_build)
-
-
-def stop_error_class() -> type[LoopStopped]:
-    """The exception the guard raises to stop a run (an ``AgentsException`` and a
-    `LoopStopped`)."""
-    return _CLASSES.error
+stop_error_class: Final = _CLASSES.stop_error_class
+"""The ``AgentsException`` and `LoopStopped` the guard raises to stop a run."""
 
 
 def loop_guard(graders: Graders, *, policy: Policy | None = None) -> Any:
     """A guard for one Agents SDK run: pass it as ``hooks=``, wrap the tools with
     ``guard.tools([...])`` and pass ``run_config=guard.run_config()``.
 
-    ``graders``: a `MaxRepeatConfig`, several, or a YAML config file path; ``policy``:
-    when to warn, refuse and stop. Raises `MissingExtraError` without ``agents``.
+    Needs ``agents`` (else `MissingExtraError`); ``graders``: configs or a config file.
 
     >>> from maxrepeat import MaxRepeatConfig
     >>> type(loop_guard(MaxRepeatConfig(max=3))).__name__
     'MaxRepeatRunHooks'
     """
-    return _CLASSES.guard(graders, policy)
+    return _CLASSES.loop_guard(graders, policy)

@@ -179,19 +179,14 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
 
 
 _CLASSES: Final = FrameworkClasses(_build)
-
-
-def stop_error_class() -> type[LoopStopped]:
-    """The exception a pydantic-ai guard raises to stop a run (an ``AgentRunError`` and a
-    `LoopStopped`)."""
-    return _CLASSES.error
+stop_error_class: Final = _CLASSES.stop_error_class
+"""The ``AgentRunError`` and `LoopStopped` a pydantic-ai guard stops a run with."""
 
 
 def loop_guard(graders: Graders, *, policy: Policy | None = None) -> AbstractCapability[Any]:
     """A pydantic-ai capability guarding against loops.
 
-    ``graders``: a `MaxRepeatConfig`, several, or a YAML config file path; ``policy``:
-    when to warn, refuse and stop. Raises `MissingExtraError` without ``pydantic_ai``.
+    Needs ``pydantic_ai`` (else `MissingExtraError`); ``graders``: configs or a config file.
 
     >>> from maxrepeat import MaxRepeatConfig
     >>> type(loop_guard(MaxRepeatConfig(max=3))).__name__
@@ -199,5 +194,5 @@ def loop_guard(graders: Graders, *, policy: Policy | None = None) -> AbstractCap
 
     In an agent: ``Agent(model, tools=[...], capabilities=[guard])``.
     """
-    capability: AbstractCapability[Any] = _CLASSES.guard(graders, policy)
+    capability: AbstractCapability[Any] = _CLASSES.loop_guard(graders, policy)
     return capability

@@ -283,22 +283,17 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
 
 
 _CLASSES: Final = FrameworkClasses(_build)
-
-
-def stop_error_class() -> type[LoopStopped]:
-    """The exception the guard raises to stop a run (an ``AgentError`` and a
-    `LoopStopped`)."""
-    return _CLASSES.error
+stop_error_class: Final = _CLASSES.stop_error_class
+"""The ``AgentError`` and `LoopStopped` raised out of ``agent.run`` to stop it."""
 
 
 def loop_guard(graders: Graders, *, policy: Policy | None = None) -> Any:
     """A smolagents step callback guarding one agent against loops (see the module doc).
 
-    ``graders``: a `MaxRepeatConfig`, several, or a YAML config file path; ``policy``:
-    when to warn, refuse and stop. Raises `MissingExtraError` without ``smolagents``.
+    Needs ``smolagents`` (else `MissingExtraError`); ``graders``: configs or a config file.
 
     >>> from maxrepeat import MaxRepeatConfig
     >>> type(loop_guard(MaxRepeatConfig(max=3))).__name__
     'MaxRepeatStepCallback'
     """
-    return _CLASSES.guard(graders, policy)
+    return _CLASSES.loop_guard(graders, policy)

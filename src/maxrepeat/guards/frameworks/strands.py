@@ -28,7 +28,15 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ...core.errors import MissingExtraError
 from ...core.events import Trajectory, tool_call, tool_result, turn_end, turn_start
-from .._live import FrameworkClasses, Graders, LoopStopped, StepGuard, ToolCall, load_graders
+from .._live import (
+    FrameworkClasses,
+    Graders,
+    LoopStopped,
+    ResultsOfLatestRun,
+    StepGuard,
+    ToolCall,
+    load_graders,
+)
 from ..policy import Action, Decision, Policy
 
 if TYPE_CHECKING:
@@ -123,19 +131,13 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
             self.original_exception = self
             self.request_state: dict[str, Any] = {}
 
-    class MaxRepeatGuard(HookProvider):  # type: ignore[misc]
+    class MaxRepeatGuard(ResultsOfLatestRun, HookProvider):  # type: ignore[misc]
         """Warns, refuses and stops a Strands agent that repeats itself."""
 
         def __init__(self, graders: Graders, policy: Policy | None) -> None:
             self.graders = load_graders(graders)  # a config file is read once
             self.policy = policy
             self.runs: dict[int, _Run] = {}
-
-        @property
-        def results(self) -> tuple[Any, ...]:
-            """The graders' results for the latest run (empty before any)."""
-            runs = list(self.runs.values())
-            return runs[-1].guard.results() if runs else ()
 
         def register_hooks(self, registry: HookRegistry, **kwargs: Any) -> None:
             registry.add_callback(BeforeInvocationEvent, self.begin)
@@ -195,19 +197,14 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
 
 
 _CLASSES: Final = FrameworkClasses(_build)
-
-
-def stop_error_class() -> type[LoopStopped]:
-    """The exception a Strands guard raises to stop a run (an ``EventLoopException`` and
-    a `LoopStopped`)."""
-    return _CLASSES.error
+stop_error_class: Final = _CLASSES.stop_error_class
+"""The ``EventLoopException`` and `LoopStopped` a Strands guard stops a run with."""
 
 
 def loop_guard(graders: Graders, *, policy: Policy | None = None) -> HookProvider:
     """A Strands hook provider guarding an agent against loops.
 
-    ``graders``: a `MaxRepeatConfig`, several, or a YAML config file path; ``policy``:
-    when to warn, refuse and stop. Raises `MissingExtraError` without ``strands-agents``.
+    Needs ``strands-agents`` (else `MissingExtraError`); ``graders``: configs or a config file.
 
     >>> from maxrepeat import MaxRepeatConfig
     >>> type(loop_guard(MaxRepeatConfig(max=3))).__name__
@@ -215,5 +212,5 @@ def loop_guard(graders: Graders, *, policy: Policy | None = None) -> HookProvide
 
     In an agent: ``Agent(model=model, tools=[...], hooks=[guard])``.
     """
-    provider: HookProvider = _CLASSES.guard(graders, policy)
+    provider: HookProvider = _CLASSES.loop_guard(graders, policy)
     return provider
