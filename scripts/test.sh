@@ -34,8 +34,11 @@ fi
 # pyproject.toml, setup.py, this script or a C source installs again.
 stamp=$(cat pyproject.toml setup.py scripts/test.sh src/maxrepeat/core/*.[ch] | cksum)
 if [ "$(cat .venv/.installed-by-test-sh 2>/dev/null)" != "$stamp" ]; then
-.venv/bin/python -m pip install -q --upgrade pip >/dev/null
-.venv/bin/python -m pip install -q -e '.[test,claude-agent-sdk,inspect,ray,langchain,openai-agents,smolagents,pydantic-ai,docs,phoenix,langsmith,mlflow,deepeval,braintrust,google-adk,agno,strands,llama-index]'
+# Installed with uv (from PyPI, into .venv): it resolves these extras to the versions pip
+# does in ~2 min where pip took 5-16 min from a cold cache here, and pip's backtracking
+# over them ended in ResolutionImpossible once (2026-12-02); .venv keeps pip for the tests
+[ -x .venv/bin/uv ] || .venv/bin/python -m pip install -q 'uv>=0.13,<0.14'
+.venv/bin/uv pip install -q --python .venv/bin/python -e '.[test,claude-agent-sdk,inspect,ray,langchain,openai-agents,smolagents,pydantic-ai,docs,phoenix,langsmith,mlflow,deepeval,braintrust,google-adk,agno,strands,llama-index]'
 echo "$stamp" > .venv/.installed-by-test-sh
 fi
 
@@ -140,7 +143,7 @@ if ! .phoenix-server/bin/python -c "import importlib.metadata as m, sys
 sys.exit(m.version('arize-phoenix') != '${PHOENIX_SERVER##*==}')" 2>/dev/null; then
   echo "installing $PHOENIX_SERVER into .phoenix-server/" >&2
   "$PYTHON" -m venv .phoenix-server
-  .phoenix-server/bin/python -m pip install -q "$PHOENIX_SERVER"
+  .venv/bin/uv pip install -q --python .phoenix-server/bin/python "$PHOENIX_SERVER"
 fi
 
 # In parallel (pytest-xdist), one worker per core; a module whose tests share a
@@ -158,8 +161,7 @@ autogen_venv() {
   stamp=$(cat pyproject.toml setup.py scripts/test.sh src/maxrepeat/core/*.[ch] | cksum)
   if [ "$(cat .venv-autogen/.installed-by-test-sh 2>/dev/null)" != "$stamp" ]; then
     [ -x .venv-autogen/bin/python ] || "$PYTHON" -m venv .venv-autogen
-    .venv-autogen/bin/python -m pip install -q --upgrade pip >/dev/null
-    .venv-autogen/bin/python -m pip install -q -e '.[test,autogen]'
+    .venv/bin/uv pip install -q --python .venv-autogen/bin/python -e '.[test,autogen]'
     echo "$stamp" > .venv-autogen/.installed-by-test-sh
   fi
 }
@@ -173,8 +175,7 @@ crewai_venv() {
   stamp=$(cat pyproject.toml setup.py scripts/test.sh src/maxrepeat/core/*.[ch] | cksum)
   if [ "$(cat .venv-crewai/.installed-by-test-sh 2>/dev/null)" != "$stamp" ]; then
     [ -x .venv-crewai/bin/python ] || "$PYTHON" -m venv .venv-crewai
-    [ -x .venv-crewai/bin/uv ] || .venv-crewai/bin/python -m pip install -q uv
-    .venv-crewai/bin/uv pip install -q --python .venv-crewai/bin/python -e '.[test,crewai]'
+    .venv/bin/uv pip install -q --python .venv-crewai/bin/python -e '.[test,crewai]'
     echo "$stamp" > .venv-crewai/.installed-by-test-sh
   fi
 }
