@@ -109,7 +109,7 @@ static int nz_in_pairs(const uint8_t *s, Py_ssize_t n, Py_ssize_t i, const char 
 static const char NZ_DAYS[] = "onueedhuriatun";
 static const char NZ_MONTHS[] = "anebarprayunulugepctovec";
 
-/* What replaces a match at i: s[i .. keep) then tok; or, with tmp, _tmp_path's rewrite of
+/* What replaces a match at i: s[i .. keep) then tok; or, with tmp, tmp_path's rewrite of
  * s[keep .. end) after s[i .. keep). */
 typedef struct {
     Py_ssize_t keep;
@@ -537,7 +537,7 @@ static Py_ssize_t m_bracket(const uint8_t *s, Py_ssize_t n, Py_ssize_t i, NzRep 
 }
 
 /* ---- temp-paths ---- */
-/* ((?:/private)?/(?:tmp|var/tmp|var/folders|dev/shm)/)([^\s'"`:;,)]*) -> _tmp_path */
+/* ((?:/private)?/(?:tmp|var/tmp|var/folders|dev/shm)/)([^\s'"`:;,)]*) -> tmp_path */
 static Py_ssize_t m_tmp(const uint8_t *s, Py_ssize_t n, Py_ssize_t i, NzRep *r) {
     static const char *const roots[] = {"tmp/", "var/tmp/", "var/folders/", "dev/shm/"};
     Py_ssize_t starts[2] = {nz_word(s, n, i, "/private/") ? i + 8 : -1, i}, g = -1;
@@ -574,7 +574,7 @@ static int nz_tmp_part(const uint8_t *s, Py_ssize_t n) {
            nz_word(s, n, 0, "pymp-");
 }
 
-/* _tmp_path: the root kept, each part of the rest that _TMP_PART matches made <tmp> */
+/* tmp_path: the root kept, each part of the rest that _TMP_PART matches made <tmp> */
 static int nz_put_tmp(Buf *out, const uint8_t *s, Py_ssize_t i, Py_ssize_t g, Py_ssize_t e) {
     if (buf_put(out, s + i, g - i) < 0) return -1;
     for (Py_ssize_t a = g;;) {
