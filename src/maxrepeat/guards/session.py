@@ -45,7 +45,6 @@ API (shared by every agent hook; ``maxrepeat.guards.claude_code`` is the first u
 from __future__ import annotations
 
 import io
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
@@ -68,6 +67,7 @@ from .logcheck import (
     tail_digest,
     verify,
 )
+from .sessionlock import SessionLock
 from .statefile import (
     CACHE_FORMAT,
     RETIRED_BLOCK_HASHES,
@@ -93,11 +93,6 @@ try:
         from _sha256 import sha256  # type: ignore[import-not-found, unused-ignore]
 except ImportError:  # pragma: no cover - a Python built without it
     from hashlib import sha256
-
-try:  # POSIX; elsewhere parallel hooks of one turn may interleave (the cache stays valid)
-    import fcntl
-except ImportError:  # pragma: no cover - Windows
-    fcntl = None  # type: ignore[assignment]
 
 __all__ = ["GuardSession", "Snapshot", "default_cache_dir", "signature_of", "CACHE_FORMAT",
            "CHECKS", "check_mode",
@@ -128,8 +123,7 @@ class GuardSession:
         ).hexdigest()[:40]
         base = cache_dir if cache_dir is not None else default_cache_dir()
         self.file = base / f"{key}.state"
-        self._lockfile = base / f"{key}.lock"
-        self._lock_fd: int | None = None
+        self._lock = SessionLock(base / f"{key}.lock")
         self._fh: IO[bytes] | None = None
         self.size = 0
         #: the log's identity, size and times at entry, and whether they vouch for it
@@ -151,7 +145,7 @@ class GuardSession:
     # -- lifecycle ---------------------------------------------------------------------
 
     def __enter__(self) -> GuardSession:
-        self._lock()
+        self._lock.acquire()
         self._spill_token = _SPILL.set(self.spill)
         if self.log is not None:
             try:
@@ -178,24 +172,7 @@ class GuardSession:
         if self._spill_token is not None:
             _SPILL.reset(self._spill_token)  # type: ignore[arg-type]
             self._spill_token = None
-        self._unlock()
-
-    def _lock(self) -> None:
-        if fcntl is None:
-            return
-        try:
-            self._lockfile.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self._lockfile, os.O_RDWR | os.O_CREAT, 0o600)
-        except OSError:
-            return  # no lock without a cache folder: the state is verified anyway
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        self._lock_fd = fd
-
-    def _unlock(self) -> None:
-        if self._lock_fd is not None and fcntl is not None:
-            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
-            os.close(self._lock_fd)
-            self._lock_fd = None
+        self._lock.release()
 
     # -- the log -----------------------------------------------------------------------
 
