@@ -17,9 +17,11 @@ post-hoc grading of that trajectory, step by step:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
 from msgspec.structs import replace
 
 from maxrepeat import (
@@ -150,3 +152,54 @@ def check(outcome: Outcome, config: MaxRepeatConfig, scenario: str) -> None:
         live.metadata, final.metadata)
     assert live.evidence == final.evidence, (live.evidence, final.evidence)
     assert not live.passed
+
+
+def clean_steps(n: int = 100) -> list[list[tuple[str, dict[str, Any]]]]:
+    """``n`` model responses of one call each, none repeating: the run a cost is timed on."""
+    return [[("edit", {"path": f"f{i}.py", "text": "x"})] for i in range(n)]
+
+
+def cost_per_call(framework: str, spent: Sequence[float],
+                  capsys: pytest.CaptureFixture[str]) -> float:
+    """The guard's CPU seconds per tool call from ``spent`` (one figure per call, or per
+    step of one call), printed with its first and last tenth: the figures on the
+    framework's docs page, which must not grow over a run."""
+    tenth = max(1, len(spent) // 10)
+    per_call = sum(spent) / len(spent)
+    first, last = (sum(part) / tenth for part in (spent[:tenth], spent[-tenth:]))
+    with capsys.disabled():
+        print(f"\n{framework} guard: {per_call * 1e3:.3f} ms CPU per tool call over "
+              f"{len(spent)} calls (first tenth {first * 1e3:.3f} ms, last tenth "
+              f"{last * 1e3:.3f} ms)")
+    return per_call
+
+
+def needs(*modules: str, reason: str | None = None) -> Any:
+    """An autouse fixture for a test module (``_needs = needs("llama_index.core")``): each
+    test is skipped without ``modules``, which are imported when a test runs. A module-level
+    `pytest.importorskip` would import the framework at collection, in every xdist worker,
+    whichever tests run."""
+
+    @pytest.fixture(autouse=True)
+    def _needs() -> None:
+        for name in modules:
+            pytest.importorskip(name, reason=reason)
+
+    return _needs
+
+
+def check_missing_extra(monkeypatch: Any, module: str, hidden: str, extra: str) -> None:
+    """Without the framework (``hidden`` made unimportable), making a guard of
+    ``maxrepeat.guards.frameworks.<module>`` raises `MissingExtraError` naming ``extra``;
+    the module's classes are made anew, as on a first use."""
+    import importlib
+    import re
+    import sys
+
+    from maxrepeat import MissingExtraError
+
+    mod = importlib.import_module(f"maxrepeat.guards.frameworks.{module}")
+    monkeypatch.setattr(mod, "_CLASSES", mod.FrameworkClasses(mod._build))  # not built yet
+    monkeypatch.setitem(sys.modules, hidden, None)
+    with pytest.raises(MissingExtraError, match=re.escape(f"maxrepeat[{extra}]")):
+        mod.loop_guard(NAME_ARGS)

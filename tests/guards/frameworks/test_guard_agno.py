@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from maxrepeat import MaxRepeatConfig, MissingExtraError, grade
+from maxrepeat import MaxRepeatConfig, grade
 from maxrepeat.guards.frameworks.agno import (
     NOTE_MARK,
     loop_guard,
@@ -29,6 +29,9 @@ from tests.guard_scenarios import (
     SCRIPTS,
     Outcome,
     check,
+    check_missing_extra,
+    clean_steps,
+    cost_per_call,
     tool_output,
 )
 from tests.scripted_chat import ChatModel, Step
@@ -200,25 +203,13 @@ def test_agno_guard_cost_per_call(capsys: pytest.CaptureFixture[str]) -> None:
 
     n = 100
     executed: list[str] = []
-    script: list[Step] = [[("edit", {"path": f"f{i}.py", "text": "x"})] for i in range(n)]
-    with ChatModel(script).serving() as chat:
+    with ChatModel(clean_steps(n)).serving() as chat:
         agent = _agent(chat.url, timed, executed)
         *_, result = agent.run("Edit the files.", stream=True, yield_run_output=True)
     assert len(executed) == len(spent) == n
     assert guard.stop_error(result) is None
-    tenth = n // 10
-    first, last = (1000 * sum(part) / tenth for part in (spent[:tenth], spent[-tenth:]))
-    with capsys.disabled():
-        print(f"\nagno guard: {1000 * sum(spent) / n:.2f} ms CPU per call over {n} calls "
-              f"(first tenth {first:.2f} ms, last tenth {last:.2f} ms)")
+    cost_per_call("agno", spent, capsys)
 
 
 def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    import sys
-
-    import maxrepeat.guards.frameworks.agno as mod
-
-    monkeypatch.setattr(mod, "_CLASSES", mod.FrameworkClasses(mod._build))  # not built yet
-    monkeypatch.setitem(sys.modules, "agno.exceptions", None)
-    with pytest.raises(MissingExtraError, match=r"maxrepeat\[agno\]"):
-        loop_guard(NAME_ARGS)
+    check_missing_extra(monkeypatch, "agno", "agno.exceptions", "agno")

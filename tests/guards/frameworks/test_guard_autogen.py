@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from maxrepeat import MissingExtraError, grade
+from maxrepeat import grade
 from maxrepeat.guards.frameworks.autogen import (
     loop_guard,
     stop_error_class,
@@ -24,11 +24,13 @@ from tests.guard_scenarios import (
     SCRIPTS,
     Outcome,
     check,
+    check_missing_extra,
+    needs,
     tool_output,
 )
 
-pytest.importorskip("autogen_agentchat", reason="the autogen extra (a venv of its own: "
-                    "autogen-core pins protobuf 5, the other extras have 7)")
+_needs = needs("autogen_agentchat", reason="the autogen extra (a venv of its own: "
+               "autogen-core pins protobuf 5, the other extras have 7)")
 
 
 def _replay(script: list[list[tuple[str, dict[str, Any]]]], sent: list[str]) -> Any:
@@ -186,11 +188,4 @@ def test_autogen_pages_examples_run_verbatim(capsys: pytest.CaptureFixture[str])
 
 
 def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    import sys
-
-    import maxrepeat.guards.frameworks.autogen as mod
-
-    monkeypatch.setattr(mod, "_CLASSES", mod.FrameworkClasses(mod._build))  # not built yet
-    monkeypatch.setitem(sys.modules, "autogen_agentchat.agents", None)
-    with pytest.raises(MissingExtraError, match=r"maxrepeat\[autogen\]"):
-        loop_guard(NAME_ARGS)
+    check_missing_extra(monkeypatch, "autogen", "autogen_agentchat.agents", "autogen")

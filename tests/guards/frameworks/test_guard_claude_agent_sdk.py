@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from maxrepeat import MissingExtraError, grade
+from maxrepeat import grade
 from maxrepeat.guards.frameworks.claude_agent_sdk import (
     loop_guard,
     stop_error_class,
@@ -26,6 +26,7 @@ from tests.guard_scenarios import (
     SCRIPTS,
     Outcome,
     check,
+    check_missing_extra,
     tool_output,
 )
 from tests.scripted_anthropic import ScriptedModel
@@ -171,12 +172,5 @@ def test_real_agent_runs_the_pages_complete_example_verbatim(
 
 
 def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    import sys
-
-    import maxrepeat.guards.frameworks.claude_agent_sdk as mod
-
-    monkeypatch.setattr(mod, "_CLASSES", mod.FrameworkClasses(mod._build))  # not built yet
-    monkeypatch.setitem(sys.modules, "claude_agent_sdk", None)
-    with pytest.raises(MissingExtraError, match=r"maxrepeat\[claude-agent-sdk\]"):
-        loop_guard(NAME_ARGS)
+    check_missing_extra(monkeypatch, "claude_agent_sdk", "claude_agent_sdk", "claude-agent-sdk")
 

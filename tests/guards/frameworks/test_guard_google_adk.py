@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from maxrepeat import MaxRepeatConfig, MissingExtraError, grade
+from maxrepeat import MaxRepeatConfig, grade
 from tests.guard_scenarios import (
     MARK,
     NAME_ARGS,
@@ -20,6 +20,9 @@ from tests.guard_scenarios import (
     SCRIPTS,
     Outcome,
     check,
+    check_missing_extra,
+    clean_steps,
+    cost_per_call,
     tool_output,
 )
 
@@ -201,7 +204,7 @@ def test_adk_warning_stays_in_the_history() -> None:
     assert warned and warned == list(range(warned[0], len(outcome.contexts)))
 
 
-def test_adk_guard_cost_per_tool_call() -> None:
+def test_adk_guard_cost_per_tool_call(capsys: pytest.CaptureFixture[str]) -> None:
     """The guard's own callbacks, timed over a clean run of 100 single-call steps (the
     figure on docs/integrations/google-adk.md)."""
     guard = _guard(MaxRepeatConfig.preset("live"))
@@ -220,22 +223,12 @@ def test_adk_guard_cost_per_tool_call() -> None:
                 spent[-1] += time.thread_time() - start
 
         object.__setattr__(guard, name, timed)
-    steps = [[("edit", {"path": f"f{i}.py", "text": "x"})] for i in range(100)]
-    outcome = _run(steps, guard)
+    outcome = _run(clean_steps(100), guard)
     assert outcome.stopped is None and outcome.executed == 100
-    per_call = sum(spent) / 100
-    first, last = sum(spent[1:11]) / 10, sum(spent[-11:-1]) / 10  # first and last tenth
-    print(f"google-adk guard: {per_call * 1e3:.3f} ms CPU per tool call (first tenth "
-          f"{first * 1e3:.3f} ms, last tenth {last * 1e3:.3f} ms)")
+    # the steps of the 100 calls: not the hooks before the first model call, nor the last
+    per_call = cost_per_call("google-adk", spent[1:-1], capsys)
     assert per_call < 0.02
 
 
 def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    import sys
-
-    import maxrepeat.guards.frameworks.google_adk as mod
-
-    monkeypatch.setattr(mod, "_CLASSES", mod.FrameworkClasses(mod._build))  # not built yet
-    monkeypatch.setitem(sys.modules, "google.adk.plugins.base_plugin", None)
-    with pytest.raises(MissingExtraError, match=r"maxrepeat\[google-adk\]"):
-        mod.loop_guard(NAME_ARGS)
+    check_missing_extra(monkeypatch, "google_adk", "google.adk.plugins.base_plugin", "google-adk")

@@ -3,17 +3,13 @@ driven by LangChain's own fake chat model, through a loop, a cycle and a clean r
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain.agents import create_agent
-from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from langchain_core.tools import tool
-from langgraph.checkpoint.memory import InMemorySaver
 
-from maxrepeat import MaxRepeatConfig, MissingExtraError, grade
+from maxrepeat import MaxRepeatConfig, grade
 from maxrepeat.guards.frameworks.langchain import (
     LoopStoppedError,
     loop_guard,
@@ -27,26 +23,40 @@ from tests.guard_scenarios import (
     SCRIPTS,
     Outcome,
     check,
+    check_missing_extra,
     tool_output,
 )
 
 
-class ScriptedChatModel(FakeMessagesListChatModel):
-    """LangChain's fake model, recording what it is sent; tools are bound as-is (the
-    responses are scripted)."""
+@functools.cache
+def _model_class() -> Any:
+    """The scripted chat model class (LangChain is imported when a test runs)."""
+    from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
+    from langchain_core.messages import BaseMessage
 
-    sent: list[list[BaseMessage]] = []
+    class ScriptedChatModel(FakeMessagesListChatModel):
+        """LangChain's fake model, recording what it is sent; tools are bound as-is (the
+        responses are scripted)."""
 
-    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
-        return self
+        sent: list[list[BaseMessage]] = []
 
-    def _generate(self, messages: list[BaseMessage], stop: Any = None,
-                  run_manager: Any = None, **kwargs: Any) -> Any:
-        self.sent.append(list(messages))
-        return super()._generate(messages, stop, run_manager, **kwargs)
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+            return self
+
+        def _generate(self, messages: list[BaseMessage], stop: Any = None,
+                      run_manager: Any = None, **kwargs: Any) -> Any:
+            self.sent.append(list(messages))
+            return super()._generate(messages, stop, run_manager, **kwargs)
+
+    return ScriptedChatModel
 
 
 def _run(scenario: str, config: Any) -> Outcome:
+    from langchain.agents import create_agent
+    from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+    from langchain_core.tools import tool
+    from langgraph.checkpoint.memory import InMemorySaver
+
     executed: list[str] = []
 
     @tool
@@ -67,7 +77,7 @@ def _run(scenario: str, config: Any) -> Outcome:
                                           for j, (name, args) in enumerate(calls)])
         for i, calls in enumerate(script)]
     responses.append(AIMessage(content="Done."))
-    model = ScriptedChatModel(responses=responses, sent=[])
+    model = _model_class()(responses=responses, sent=[])
     agent = create_agent(model, [run_tests, edit], middleware=[loop_guard(config)],
                          checkpointer=InMemorySaver())
     thread = {"configurable": {"thread_id": scenario}}
@@ -132,18 +142,17 @@ def test_langchain_graders_from_a_config_file(tmp_path: Path) -> None:
 
 
 def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    import sys
+    check_missing_extra(monkeypatch, "langchain", "langchain.agents.middleware", "langchain")
 
-    import maxrepeat.guards.frameworks.langchain as mod
-
-    monkeypatch.setattr(mod, "_CLASSES", mod.FrameworkClasses(mod._build))  # not built yet
-    monkeypatch.setitem(sys.modules, "langchain.agents.middleware", None)
-    with pytest.raises(MissingExtraError, match=r"maxrepeat\[langchain\]"):
-        loop_guard(NAME_ARGS)
 
 
 @pytest.mark.parametrize("checkpointer", [True, False], ids=["new-thread", "no-checkpointer"])
 def test_langchain_a_run_after_a_stop_starts_clean(checkpointer: bool) -> None:
+    from langchain.agents import create_agent
+    from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+    from langchain_core.tools import tool
+    from langgraph.checkpoint.memory import InMemorySaver
+
     executed: list[str] = []
 
     @tool
@@ -159,7 +168,7 @@ def test_langchain_a_run_after_a_stop_starts_clean(checkpointer: bool) -> None:
         return [*calls, AIMessage(content="Done.")]
 
     guard = loop_guard(NAME_ARGS)
-    model = ScriptedChatModel(responses=[*responses(9), *responses(2)], sent=[])
+    model = _model_class()(responses=[*responses(9), *responses(2)], sent=[])
     agent = create_agent(model, [run_tests], middleware=[guard],
                          checkpointer=InMemorySaver() if checkpointer else None)
     with pytest.raises(LoopStoppedError):

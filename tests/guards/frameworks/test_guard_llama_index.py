@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from maxrepeat import MaxRepeatConfig, MissingExtraError, grade
+from maxrepeat import MaxRepeatConfig, grade
 from tests.guard_scenarios import (
     MARK,
     NAME_ARGS,
@@ -18,10 +18,12 @@ from tests.guard_scenarios import (
     SCRIPTS,
     Outcome,
     check,
+    check_missing_extra,
+    needs,
     tool_output,
 )
 
-pytest.importorskip("llama_index.core")
+_needs = needs("llama_index.core")
 
 
 
@@ -156,11 +158,5 @@ def test_llama_index_guard_refuses_agents_it_cannot_guard() -> None:
 
 
 def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    import sys
-
-    import maxrepeat.guards.frameworks.llama_index as mod
-
-    monkeypatch.setattr(mod, "_CLASSES", mod.FrameworkClasses(mod._build))  # not built yet
-    monkeypatch.setitem(sys.modules, "llama_index.core.agent.workflow", None)
-    with pytest.raises(MissingExtraError, match=r"maxrepeat\[llama-index\]"):
-        mod.loop_guard(NAME_ARGS)
+    check_missing_extra(monkeypatch, "llama_index", "llama_index.core.agent.workflow",
+                        "llama-index")

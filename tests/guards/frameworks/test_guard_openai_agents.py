@@ -9,17 +9,22 @@ import re
 from typing import Any
 
 import pytest
-from agents import Agent, RunConfig, Runner, function_tool
-from agents.exceptions import AgentsException
-from agents.testing import ScriptedModel, assistant_message, function_call
 
-from maxrepeat import MaxRepeatConfig, MissingExtraError, grade
+from maxrepeat import MaxRepeatConfig, grade
 from maxrepeat.guards.frameworks.openai_agents import (
     loop_guard,
     stop_error_class,
     trajectory_from_items,
 )
-from tests.guard_scenarios import NAME_ARGS, OBSERVATION, SCRIPTS, Outcome, check, tool_output
+from tests.guard_scenarios import (
+    NAME_ARGS,
+    OBSERVATION,
+    SCRIPTS,
+    Outcome,
+    check,
+    check_missing_extra,
+    tool_output,
+)
 
 
 def _text(items: Any) -> str:
@@ -27,6 +32,9 @@ def _text(items: Any) -> str:
 
 
 def _run(scenario: str, config: MaxRepeatConfig) -> Outcome:
+    from agents import Agent, RunConfig, Runner, function_tool
+    from agents.testing import ScriptedModel, assistant_message, function_call
+
     executed: list[str] = []
 
     @function_tool
@@ -86,22 +94,20 @@ def test_openai_agents_one_run_gives_one_count(config: MaxRepeatConfig) -> None:
 
 
 def test_openai_agents_stop_error_is_an_agents_exception() -> None:
+    from agents.exceptions import AgentsException
+
     outcome = _run("loop", NAME_ARGS)
     assert isinstance(outcome.stopped, AgentsException)
 
 
 def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    import sys
-
-    import maxrepeat.guards.frameworks.openai_agents as mod
-
-    monkeypatch.setattr(mod, "_CLASSES", mod.FrameworkClasses(mod._build))  # not built yet
-    monkeypatch.setitem(sys.modules, "agents", None)
-    with pytest.raises(MissingExtraError, match=r"maxrepeat\[openai-agents\]"):
-        loop_guard(NAME_ARGS)
+    check_missing_extra(monkeypatch, "openai_agents", "agents", "openai-agents")
 
 
 def test_openai_agents_a_second_run_starts_a_new_guard_state() -> None:
+    from agents import Agent, RunConfig, Runner, function_tool
+    from agents.testing import ScriptedModel, assistant_message, function_call
+
     guard = loop_guard(NAME_ARGS)
 
     @function_tool
@@ -124,7 +130,9 @@ def test_openai_agents_a_second_run_starts_a_new_guard_state() -> None:
 @pytest.mark.parametrize("missing", ["hooks", "tools", "run_config"])
 def test_openai_agents_partial_wiring_raises_naming_what_is_missing(missing: str) -> None:
     """Two wiring points of three: the run fails before a repeat runs, naming the third."""
+    from agents import Agent, RunConfig, Runner, function_tool
     from agents.exceptions import UserError
+    from agents.testing import ScriptedModel, assistant_message, function_call
 
     executed: list[str] = []
 

@@ -4,13 +4,14 @@
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 import pytest
-from pydantic_ai import Agent, capture_run_messages
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart
-from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from maxrepeat import MaxRepeatConfig, MissingExtraError
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage
+
+from maxrepeat import MaxRepeatConfig
 from maxrepeat.guards.frameworks.pydantic_ai import (
     loop_guard,
     stop_error_class,
@@ -24,6 +25,7 @@ from tests.guard_scenarios import (
     SCRIPTS,
     Outcome,
     check,
+    check_missing_extra,
     tool_output,
 )
 
@@ -33,6 +35,10 @@ def _text(messages: list[ModelMessage]) -> str:
 
 
 def _run(scenario: str, config: MaxRepeatConfig) -> Outcome:
+    from pydantic_ai import Agent, capture_run_messages
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
+    from pydantic_ai.models.function import AgentInfo, FunctionModel
+
     script = PARALLEL if scenario == "parallel" else [[c] for c in SCRIPTS[scenario]]
     sent: list[str] = []
     executed: list[str] = []
@@ -103,11 +109,4 @@ def test_pydantic_ai_warning_stays_in_the_history() -> None:
 
 
 def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    import sys
-
-    import maxrepeat.guards.frameworks.pydantic_ai as mod
-
-    monkeypatch.setattr(mod, "_CLASSES", mod.FrameworkClasses(mod._build))  # not built yet
-    monkeypatch.setitem(sys.modules, "pydantic_ai.capabilities", None)
-    with pytest.raises(MissingExtraError, match=r"maxrepeat\[pydantic-ai\]"):
-        loop_guard(NAME_ARGS)
+    check_missing_extra(monkeypatch, "pydantic_ai", "pydantic_ai.capabilities", "pydantic-ai")

@@ -4,47 +4,76 @@ run."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import pytest
-from smolagents import Model, ToolCallingAgent, tool
-from smolagents.models import (
-    ChatMessage,
-    ChatMessageToolCall,
-    ChatMessageToolCallFunction,
-    MessageRole,
-)
-from smolagents.utils import AgentError
 
-from maxrepeat import MaxRepeatConfig, MissingExtraError
+from maxrepeat import MaxRepeatConfig
 from maxrepeat.guards.frameworks.smolagents import (
     loop_guard,
     stop_error_class,
     trajectory_from_steps,
 )
-from tests.guard_scenarios import NAME_ARGS, OBSERVATION, SCRIPTS, Outcome, check, tool_output
+from tests.guard_scenarios import (
+    NAME_ARGS,
+    OBSERVATION,
+    SCRIPTS,
+    Outcome,
+    check,
+    check_missing_extra,
+    tool_output,
+)
 
 
-class ScriptedModel(Model):
-    """Answers each call with the next scripted tool call, then the final answer."""
+@functools.cache
+def _models() -> tuple[Any, Any]:
+    """The scripted model classes: one call a response, and parallel repeats (smolagents
+    is imported when a test runs)."""
+    from smolagents import Model
+    from smolagents.models import (
+        ChatMessage,
+        ChatMessageToolCall,
+        ChatMessageToolCallFunction,
+        MessageRole,
+    )
 
-    def __init__(self, script: list[tuple[str, dict[str, Any]]]) -> None:
-        super().__init__(model_id="scripted")
-        self.script = [*script, ("final_answer", {"answer": "Done."})]
-        self.sent: list[str] = []
+    class ScriptedModel(Model):
+        """Answers each call with the next scripted tool call, then the final answer."""
 
-    def generate(self, messages: list[Any], stop_sequences: Any = None,
-                 response_format: Any = None, tools_to_call_from: Any = None,
-                 **kwargs: Any) -> ChatMessage:
-        self.sent.append("\n".join(str(m.content) for m in messages))
-        name, args = self.script[len(self.sent) - 1]
-        call = ChatMessageToolCall(
-            id=f"call_{len(self.sent)}", type="function",
-            function=ChatMessageToolCallFunction(name=name, arguments=args))
-        return ChatMessage(role=MessageRole.ASSISTANT, content="", tool_calls=[call])
+        def __init__(self, script: list[tuple[str, dict[str, Any]]]) -> None:
+            super().__init__(model_id="scripted")
+            self.script = [*script, ("final_answer", {"answer": "Done."})]
+            self.sent: list[str] = []
+
+        def generate(self, messages: list[Any], stop_sequences: Any = None,
+                     response_format: Any = None, tools_to_call_from: Any = None,
+                     **kwargs: Any) -> ChatMessage:
+            self.sent.append("\n".join(str(m.content) for m in messages))
+            name, args = self.script[len(self.sent) - 1]
+            call = ChatMessageToolCall(
+                id=f"call_{len(self.sent)}", type="function",
+                function=ChatMessageToolCallFunction(name=name, arguments=args))
+            return ChatMessage(role=MessageRole.ASSISTANT, content="", tool_calls=[call])
+
+    class ParallelModel(ScriptedModel):
+        """Answers each call with two identical tool calls, then the final answer."""
+
+        def generate(self, messages: list[Any], stop_sequences: Any = None,
+                     response_format: Any = None, tools_to_call_from: Any = None,
+                     **kwargs: Any) -> ChatMessage:
+            one = super().generate(messages)
+            calls = [one.tool_calls[0]] if one.tool_calls[0].function.name == "final_answer" else [
+                ChatMessageToolCall(id=f"{one.tool_calls[0].id}_{k}", type="function",
+                                    function=one.tool_calls[0].function) for k in range(2)]
+            return ChatMessage(role=MessageRole.ASSISTANT, content="", tool_calls=calls)
+
+    return ScriptedModel, ParallelModel
 
 
 def _run(scenario: str, config: MaxRepeatConfig, *, wiring: str = "both") -> Outcome:
+    from smolagents import ToolCallingAgent, tool
+
     executed: list[str] = []
 
     @tool
@@ -68,7 +97,7 @@ def _run(scenario: str, config: MaxRepeatConfig, *, wiring: str = "both") -> Out
         executed.append("edit")
         return tool_output("edit", {"path": path})
 
-    model = ScriptedModel(SCRIPTS[scenario])
+    model = _models()[0](SCRIPTS[scenario])
     guard = loop_guard(config)
     tools = [run_tests, edit] if wiring == "step_callbacks" else guard.tools([run_tests, edit])
     callbacks = [] if wiring == "tools" else [guard]
@@ -104,22 +133,20 @@ def test_smolagents_observation_mode_warns_blocks_and_stops_after_the_calls() ->
 
 
 def test_smolagents_stop_error_is_an_agent_error() -> None:
+    from smolagents.utils import AgentError
+
     outcome = _run("loop", NAME_ARGS)
     assert isinstance(outcome.stopped, AgentError)
 
 
 def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    import sys
+    check_missing_extra(monkeypatch, "smolagents", "smolagents.memory", "smolagents")
 
-    import maxrepeat.guards.frameworks.smolagents as mod
-
-    monkeypatch.setattr(mod, "_CLASSES", mod.FrameworkClasses(mod._build))  # not built yet
-    monkeypatch.setitem(sys.modules, "smolagents.memory", None)
-    with pytest.raises(MissingExtraError, match=r"maxrepeat\[smolagents\]"):
-        loop_guard(NAME_ARGS)
 
 
 def test_smolagents_a_second_run_starts_a_new_guard_state() -> None:
+    from smolagents import ToolCallingAgent, tool
+
     guard = loop_guard(NAME_ARGS)
 
     @tool
@@ -132,7 +159,7 @@ def test_smolagents_a_second_run_starts_a_new_guard_state() -> None:
         return tool_output("run_tests", {"path": path})
 
     for _ in range(2):
-        model = ScriptedModel([("run_tests", {"path": "tests/"})] * 2)
+        model = _models()[0]([("run_tests", {"path": "tests/"})] * 2)
         agent = ToolCallingAgent(tools=guard.tools([run_tests]), model=model,
                                  step_callbacks=[guard], max_steps=10, verbosity_level=-1)
         agent.run("Make the tests pass.")
@@ -143,6 +170,8 @@ def test_smolagents_a_second_run_starts_a_new_guard_state() -> None:
 def test_smolagents_a_run_after_a_stop_starts_clean() -> None:
     """A stopped run, then ``agent.run`` again on the same agent and guard: the new run's
     first step (whose tools run before any step callback) is judged on its own."""
+    from smolagents import ToolCallingAgent, tool
+
     executed: list[str] = []
 
     @tool
@@ -156,34 +185,23 @@ def test_smolagents_a_run_after_a_stop_starts_clean() -> None:
         return tool_output("run_tests", {"path": path})
 
     guard = loop_guard(NAME_ARGS)
-    agent = ToolCallingAgent(tools=guard.tools([run_tests]), model=ScriptedModel(SCRIPTS["loop"]),
+    agent = ToolCallingAgent(tools=guard.tools([run_tests]), model=_models()[0](SCRIPTS["loop"]),
                              step_callbacks=[guard], max_steps=30, verbosity_level=-1)
     with pytest.raises(stop_error_class()):
         agent.run("Make the tests pass.")
     executed.clear()
-    agent.model = ScriptedModel([("run_tests", {"path": "tests/"})] * 2)
+    agent.model = _models()[0]([("run_tests", {"path": "tests/"})] * 2)
     agent.run("Make the tests pass.")
     assert executed == ["tests/", "tests/"]
     assert not any("maxrepeat loop guard" in text for text in agent.model.sent)
     assert guard.results[0].passed
 
 
-class ParallelModel(ScriptedModel):
-    """Answers each call with two identical tool calls, then the final answer."""
-
-    def generate(self, messages: list[Any], stop_sequences: Any = None,
-                 response_format: Any = None, tools_to_call_from: Any = None,
-                 **kwargs: Any) -> ChatMessage:
-        one = super().generate(messages)
-        calls = [one.tool_calls[0]] if one.tool_calls[0].function.name == "final_answer" else [
-            ChatMessageToolCall(id=f"{one.tool_calls[0].id}_{k}", type="function",
-                                function=one.tool_calls[0].function) for k in range(2)]
-        return ChatMessage(role=MessageRole.ASSISTANT, content="", tool_calls=calls)
-
-
 def test_smolagents_parallel_repeats_tell_the_model_the_truth() -> None:
     """Parallel calls run (smolagents has no hook before a step's calls): the model is
     not told they were refused, or to expect refusals that do not come."""
+    from smolagents import ToolCallingAgent, tool
+
     executed: list[str] = []
 
     @tool
@@ -197,7 +215,7 @@ def test_smolagents_parallel_repeats_tell_the_model_the_truth() -> None:
         return tool_output("run_tests", {"path": path})
 
     guard = loop_guard(NAME_ARGS)
-    model = ParallelModel(SCRIPTS["loop"])
+    model = _models()[1](SCRIPTS["loop"])
     agent = ToolCallingAgent(tools=guard.tools([run_tests]), model=model,
                              step_callbacks=[guard], max_steps=30, verbosity_level=-1)
     with pytest.raises(stop_error_class()):

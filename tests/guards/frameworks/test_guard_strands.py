@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from maxrepeat import MaxRepeatConfig, MissingExtraError, grade
+from maxrepeat import MaxRepeatConfig, grade
 from tests.guard_scenarios import (
     MARK,
     NAME_ARGS,
@@ -21,6 +21,9 @@ from tests.guard_scenarios import (
     SCRIPTS,
     Outcome,
     check,
+    check_missing_extra,
+    clean_steps,
+    cost_per_call,
     tool_output,
 )
 from tests.scripted_chat import ChatModel, Step
@@ -142,7 +145,7 @@ def test_strands_warning_stays_in_the_history() -> None:
     assert warned and warned == list(range(warned[0], len(outcome.contexts)))
 
 
-def test_strands_guard_cost_per_tool_call() -> None:
+def test_strands_guard_cost_per_tool_call(capsys: pytest.CaptureFixture[str]) -> None:
     """The guard's own hooks, timed over a clean run of 100 single-call steps (the figure
     on docs/integrations/strands.md)."""
     guard = _guard(MaxRepeatConfig.preset("live"))
@@ -161,23 +164,13 @@ def test_strands_guard_cost_per_tool_call() -> None:
 
     for name in ("begin", "before_model", "before_tools"):
         setattr(guard, name, timed(getattr(guard, name), name == "before_model"))
-    steps: list[Step] = [[("edit", {"path": f"f{i}.py", "text": "x"})] for i in range(100)]
-    with ChatModel(steps).serving() as chat:
+    with ChatModel(clean_steps(100)).serving() as chat:
         outcome = _Fixer(chat, guard).run()
     assert outcome.stopped is None and outcome.executed == 100
-    per_call = sum(spent) / 100
-    first, last = sum(spent[1:11]) / 10, sum(spent[-11:-1]) / 10  # first and last tenth
-    print(f"strands guard: {per_call * 1e3:.3f} ms CPU per tool call (first tenth "
-          f"{first * 1e3:.3f} ms, last tenth {last * 1e3:.3f} ms)")
+    # the steps of the 100 calls: not the hooks before the first model call, nor the last
+    per_call = cost_per_call("strands", spent[1:-1], capsys)
     assert per_call < 0.02
 
 
 def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    import sys
-
-    import maxrepeat.guards.frameworks.strands as mod
-
-    monkeypatch.setattr(mod, "_CLASSES", mod.FrameworkClasses(mod._build))  # not built yet
-    monkeypatch.setitem(sys.modules, "strands.hooks", None)
-    with pytest.raises(MissingExtraError, match=r"maxrepeat\[strands\]"):
-        mod.loop_guard(NAME_ARGS)
+    check_missing_extra(monkeypatch, "strands", "strands.hooks", "strands")
