@@ -8,6 +8,7 @@ output the agent read (no error flag). Traces: a scripted agent instrumented wit
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -20,24 +21,22 @@ import pytest
 os.environ.setdefault("DEEPEVAL_TELEMETRY_OPT_OUT", "1")
 os.environ.setdefault("DEEPEVAL_DISABLE_DOTENV", "1")
 os.environ.setdefault("DEEPEVAL_UPDATE_WARNING_OPT_IN", "0")
-deepeval = pytest.importorskip("deepeval", reason="needs the deepeval extra")
-
-from deepeval.dataset import EvaluationDataset, Golden
-from deepeval.evaluate import AsyncConfig, DisplayConfig
-from deepeval.test_case import LLMTestCase, ToolCall
-from deepeval.tracing import observe
-
 from maxrepeat import MaxRepeatConfig, MissingExtraError
 from maxrepeat.scorers.deepeval import max_repeat
 from tests.conftest import ROOT
+from tests.guard_scenarios import needs
 from tests.scorer_scenarios import CONFIGS, LOOPS, SCRIPTS, TOOLS, Turn, expected, run_tool
 
+#: DeepEval is imported when a test runs, not when the module is collected
+_needs = needs("deepeval", reason="needs the deepeval extra")
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning",
                                         "ignore::FutureWarning", "ignore::UserWarning")
 
 
-def _case(name: str, script: list[Turn]) -> LLMTestCase:
+def _case(name: str, script: list[Turn]) -> Any:
     """The test case of a scripted run: each call, and what its tool answered."""
+    from deepeval.test_case import LLMTestCase, ToolCall
+
     calls = []
     for turn in script:
         for tool, args in turn:
@@ -51,6 +50,9 @@ def _case(name: str, script: list[Turn]) -> LLMTestCase:
 @pytest.mark.parametrize("config", sorted(CONFIGS))
 def test_evaluate_verdicts_equal_grade(config: str, tmp_path: Path,
                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    import deepeval
+    from deepeval.evaluate import DisplayConfig
+
     monkeypatch.chdir(tmp_path)  # deepeval writes .deepeval/ in the working directory
     cases = [_case(name, script) for name, script in SCRIPTS.items()]
     metric = max_repeat(CONFIGS[config], name="loops")
@@ -75,6 +77,8 @@ def test_evaluate_verdicts_equal_grade(config: str, tmp_path: Path,
 
 def test_each_call_is_one_step() -> None:
     """Two calls a model made at once are two steps here (DeepEval keeps no turns)."""
+    from deepeval.test_case import LLMTestCase, ToolCall
+
     same = [ToolCall(name="read_file", input_parameters={"path": "a.py"}, output="x")] * 2
     metric = max_repeat(MaxRepeatConfig(max=1))
     assert metric.measure(LLMTestCase(input="go", tools_called=same)) == 0.0
@@ -84,45 +88,54 @@ def test_each_call_is_one_step() -> None:
 
 # --- traces: a scripted agent under @observe, each golden's trace graded ---------------
 
-#: the tools as DeepEval tool spans (the span's name is the function's)
-TRACED = {name: observe(type="tool")(tool) for name, tool in TOOLS.items()}
+@functools.cache
+def _traced_agent() -> Any:
+    """The scripted agent under ``@observe`` (DeepEval imported on first use)."""
+    from deepeval.tracing import observe
 
+    #: the tools as DeepEval tool spans (the span's name is the function's)
+    TRACED = {name: observe(type="tool")(tool) for name, tool in TOOLS.items()}
 
-@observe(type="llm")
-def _model(turn: Turn) -> Turn:
-    """One model response: the turn's calls."""
-    return turn
-
-
-@observe(type="agent")
-def _agent(script: list[Turn], nested: bool) -> str:
-    """Runs each turn's calls after the model call that made them: beside the ``llm``
-    span under the agent span, or (``nested``) inside the ``llm`` span."""
-    def call(name: str, args: dict[str, Any]) -> None:
-        try:
-            TRACED[name](**args)
-        except Exception:  # the agent reads the error and goes on
-            pass
-
-    @observe(type="llm", name="_model")
-    def model_and_tools(turn: Turn) -> Turn:
-        for name, args in turn:
-            call(name, args)
+    @observe(type="llm")
+    def _model(turn: Turn) -> Turn:
+        """One model response: the turn's calls."""
         return turn
 
-    for turn in script:
-        if nested:
-            model_and_tools(turn)
-        else:
-            for name, args in _model(turn):
+    @observe(type="agent")
+    def _agent(script: list[Turn], nested: bool) -> str:
+        """Runs each turn's calls after the model call that made them: beside the ``llm``
+        span under the agent span, or (``nested``) inside the ``llm`` span."""
+        def call(name: str, args: dict[str, Any]) -> None:
+            try:
+                TRACED[name](**args)
+            except Exception:  # the agent reads the error and goes on
+                pass
+
+        @observe(type="llm", name="_model")
+        def model_and_tools(turn: Turn) -> Turn:
+            for name, args in turn:
                 call(name, args)
-    return "done"
+            return turn
+
+        for turn in script:
+            if nested:
+                model_and_tools(turn)
+            else:
+                for name, args in _model(turn):
+                    call(name, args)
+        return "done"
+
+    return _agent
 
 
 def _evals_iterator(scripts: dict[str, list[Turn]], metric: Any, *,
                     nested: bool = False) -> dict[str, Any]:
     """Each script run by the agent for its golden of ``evals_iterator``: the test results
     by script name (the ``EvaluationResult`` the iterator returns)."""
+    from deepeval.dataset import EvaluationDataset, Golden
+    from deepeval.evaluate import AsyncConfig, DisplayConfig
+
+    _agent = _traced_agent()
     dataset = EvaluationDataset(goldens=[Golden(input=name) for name in scripts])
     iterator = dataset.evals_iterator(
         metrics=[metric], async_config=AsyncConfig(run_async=False),
@@ -178,6 +191,8 @@ def test_trace_groups_parallel_calls_by_model_turn(tmp_path: Path,
 
 def test_trace_without_tool_spans_falls_back_to_tools_called() -> None:
     """A trace dict with no tool span: the test case's ``tools_called`` are graded."""
+    from deepeval.test_case import LLMTestCase, ToolCall
+
     metric = max_repeat(MaxRepeatConfig(max=1))
     case = LLMTestCase(input="go", tools_called=[ToolCall(name="ls", output="a")] * 2)
     case._trace_dict = {"name": "agent", "type": "agent", "children": []}

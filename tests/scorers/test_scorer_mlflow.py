@@ -5,6 +5,7 @@ the stored traces. Each verdict equals ``grade()`` of the same run (tests/scorer
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -13,10 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-mlflow = pytest.importorskip("mlflow", reason="needs the mlflow extra")
-
-from mlflow.entities import SpanType
 
 from maxrepeat import MaxRepeatConfig, MissingExtraError
 from maxrepeat.scorers.mlflow import max_repeat, trajectory_from_trace
@@ -27,50 +24,62 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning",
                                         "ignore::FutureWarning", "ignore::UserWarning")
 
 
-def _tool(name: str) -> Any:
-    return mlflow.trace(TOOLS[name], name=name, span_type=SpanType.TOOL)
-
-
-def _act(turn: Turn) -> None:
-    for name, args in turn:
-        try:
-            _tool(name)(**args)
-        except Exception:  # the agent reads the error and goes on
-            pass
-
-
-@mlflow.trace(span_type=SpanType.LLM)
-def _model_nested(turn: Turn) -> str:
-    """A model response whose tool calls run inside its span."""
-    _act(turn)
-    return "done"
-
-
-@mlflow.trace(span_type=SpanType.LLM)
-def _model(turn: Turn) -> list[str]:
-    """A model response: the calls it asks for (they run beside it, under the agent)."""
-    return [name for name, _ in turn]
-
-
 #: how the agent's spans nest: tools inside the model's span, beside it under the agent's
 #: span, or no model span at all (the model calls not traced: one turn per call)
 LAYOUTS = ("beside", "nested", "no-model")
 
 
-@mlflow.trace(span_type=SpanType.AGENT)
-def agent(script: list[Turn], layout: str) -> str:
-    for turn in script:
-        if layout == "nested":
-            _model_nested(turn)
-        else:
-            if layout == "beside":
-                _model(turn)
-            _act(turn)
-    return "finished"
+@pytest.fixture(scope="module", autouse=True)
+def mlflow() -> Any:
+    """MLflow, imported when a test runs (not when the module is collected); the
+    module's tests are skipped without it."""
+    return pytest.importorskip("mlflow", reason="needs the mlflow extra")
+
+
+@functools.cache
+def _traced_agent() -> Any:
+    """The scripted agent under ``@mlflow.trace`` (MLflow imported on first use)."""
+    import mlflow
+    from mlflow.entities import SpanType
+
+    def _tool(name: str) -> Any:
+        return mlflow.trace(TOOLS[name], name=name, span_type=SpanType.TOOL)
+
+    def _act(turn: Turn) -> None:
+        for name, args in turn:
+            try:
+                _tool(name)(**args)
+            except Exception:  # the agent reads the error and goes on
+                pass
+
+    @mlflow.trace(span_type=SpanType.LLM)
+    def _model_nested(turn: Turn) -> str:
+        """A model response whose tool calls run inside its span."""
+        _act(turn)
+        return "done"
+
+    @mlflow.trace(span_type=SpanType.LLM)
+    def _model(turn: Turn) -> list[str]:
+        """A model response: the calls it asks for (they run beside it, under the agent)."""
+        return [name for name, _ in turn]
+
+    @mlflow.trace(span_type=SpanType.AGENT)
+    def agent(script: list[Turn], layout: str) -> str:
+        for turn in script:
+            if layout == "nested":
+                _model_nested(turn)
+            else:
+                if layout == "beside":
+                    _model(turn)
+                _act(turn)
+        return "finished"
+
+    return agent
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[tuple[str, str], str]]:
+def store(tmp_path_factory: pytest.TempPathFactory,
+          mlflow: Any) -> Iterator[dict[tuple[str, str], str]]:
     """One SQLite store for the module: each script traced in each layout (trace ids)."""
     previous = mlflow.get_tracking_uri()
     path = tmp_path_factory.mktemp("mlflow") / "mlflow.db"
@@ -82,7 +91,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[tuple[str, 
     ids = {}
     for scenario, script in SCRIPTS.items():
         for layout in LAYOUTS:
-            agent(script, layout)
+            _traced_agent()(script, layout)
             ids[scenario, layout] = mlflow.get_last_active_trace_id()
     mlflow.flush_trace_async_logging()  # traces are written in the background
     yield ids
@@ -93,8 +102,8 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[tuple[str, 
 @pytest.mark.parametrize("layout", LAYOUTS)
 @pytest.mark.parametrize("scenario", sorted(SCRIPTS))
 def test_feedback_equals_grade_of_the_same_run(store: dict[tuple[str, str], str],
-                                               scenario: str, layout: str,
-                                               config: str) -> None:
+                                               scenario: str, layout: str, config: str,
+                                               mlflow: Any) -> None:
     trace = mlflow.get_trace(store[scenario, layout])
     want = expected(SCRIPTS[scenario], CONFIGS[config], call_per_turn=layout == "no-model")
     scorer = max_repeat(CONFIGS[config], name="loops")
@@ -107,7 +116,8 @@ def test_feedback_equals_grade_of_the_same_run(store: dict[tuple[str, str], str]
     assert feedback.metadata["status"] == "ok"
 
 
-def test_tool_spans_become_one_turn_per_model_call(store: dict[tuple[str, str], str]) -> None:
+def test_tool_spans_become_one_turn_per_model_call(store: dict[tuple[str, str], str],
+                                                    mlflow: Any) -> None:
     """Two calls of one model response are one step; an error is a failed result."""
     events = trajectory_from_trace(mlflow.get_trace(store["clean", "beside"])).events
     assert [e.type for e in events[:6]] == ["turn_start", "tool_call", "tool_call",
@@ -116,7 +126,8 @@ def test_tool_spans_become_one_turn_per_model_call(store: dict[tuple[str, str], 
     assert (failed[2].data.result, failed[2].data.success) == ("cannot deploy to prod", False)
 
 
-def test_evaluate_logs_the_feedback_on_each_trace(store: dict[tuple[str, str], str]) -> None:
+def test_evaluate_logs_the_feedback_on_each_trace(store: dict[tuple[str, str], str],
+                                                  mlflow: Any) -> None:
     """``mlflow.genai.evaluate`` over the stored traces: one value per trace, the
     evidence as the rationale, and the feedback stored as an assessment of the trace."""
     traces = mlflow.search_traces(return_type="list")
@@ -135,7 +146,7 @@ def test_evaluate_logs_the_feedback_on_each_trace(store: dict[tuple[str, str], s
 
 
 def test_page_example_runs(capsys: pytest.CaptureFixture[str], tmp_path: Path,
-                           monkeypatch: pytest.MonkeyPatch) -> None:
+                           monkeypatch: pytest.MonkeyPatch, mlflow: Any) -> None:
     """The runnable example of docs/integrations/mlflow.md, as written (its own store), in
     a fresh folder as a user would run it (its store and artifacts are written there)."""
     monkeypatch.chdir(tmp_path)
