@@ -45,10 +45,11 @@ setup(
     ext_modules=[
         Extension(
             "maxrepeat.core._native",
-            sources=["src/maxrepeat/core/_native.c"],
-            # included by _native.c
-            depends=["src/maxrepeat/core/_near.c", "src/maxrepeat/core/_nearnorm.c",
-                     "src/maxrepeat/core/_nearrewrite.c", "src/maxrepeat/core/_walk.h"],
+            # one translation unit each (docs/design/native.md, "Files")
+            sources=[f"src/maxrepeat/core/{name}.c"
+                     for name in ("_native", "_near", "_nearnorm", "_nearrewrite")],
+            depends=[f"src/maxrepeat/core/{name}.h"
+                     for name in ("_native", "_near", "_nz", "_walk")],
             optional=True,
         )
     ],

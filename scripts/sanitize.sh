@@ -16,6 +16,7 @@ TESTS=(tests/core/test_native.py tests/core/test_native_module.py
        tests/core/near/test_near_keyed_durations.py tests/core/test_hostile_values.py
        tests/readers/test_fuzz_per_reader.py)
 
+# every .c file under core/ is one translation unit of the extension (setup.py lists them)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp -r src "$work/src"
@@ -26,7 +27,7 @@ suffix=$("$PY" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"
 "$CC" -shared -fPIC -O1 -g -fno-omit-frame-pointer \
   -fsanitize=address,undefined -fno-sanitize-recover=all \
   -Wall -Wextra -Werror -I"$include" \
-  src/maxrepeat/core/_native.c -o "$work/src/maxrepeat/core/_native$suffix"
+  src/maxrepeat/core/_*.c -o "$work/src/maxrepeat/core/_native$suffix"
 
 export LD_PRELOAD="$("$CC" -print-file-name=libasan.so) $("$CC" -print-file-name=libubsan.so)"
 # A report aborts the process; pytest is told to leave the standard error descriptor

@@ -13,13 +13,9 @@
  * anything else it "bails": it calls the pure-Python function it was given, so the
  * reference decides every unusual case.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <structmember.h>
-#include <math.h>
-#include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
+#include "_native.h"
+#include "_near.h"
+#include "_walk.h"
 
 /* ------------------------------------------------------------------------------------ */
 /* BLAKE2b (RFC 7693), unkeyed, 16-byte digest: the digest of core.fingerprints.digest.  */
@@ -106,7 +102,7 @@ static void b2b_compress(uint64_t h[8], const uint8_t block[128], uint64_t t, in
 }
 
 /* The 16-byte digest of a ++ b (two parts: the name bytes, then the value's bytes). */
-static void blake2b16(const uint8_t *a, size_t na, const uint8_t *b, size_t nb, uint8_t out[16]) {
+void mr_blake2b16(const uint8_t *a, size_t na, const uint8_t *b, size_t nb, uint8_t out[16]) {
     uint64_t h[8];
     uint8_t block[128];
     size_t fill = 0;
@@ -138,58 +134,11 @@ static void blake2b16(const uint8_t *a, size_t na, const uint8_t *b, size_t nb, 
     for (int i = 0; i < 16; i++) out[i] = (uint8_t)(h[i / 8] >> (8 * (i % 8)));
 }
 
-/* ------------------------------------------------------------------------------------ */
-/* A growable byte buffer.                                                              */
-
-typedef struct {
-    char *p;
-    Py_ssize_t n, cap;
-} Buf;
-
-static int buf_reserve(Buf *b, Py_ssize_t extra) {
-    if (b->n + extra <= b->cap) return 0;
-    Py_ssize_t cap = b->cap ? b->cap : 256;
-    while (cap < b->n + extra) cap *= 2;
-    char *p = PyMem_Realloc(b->p, (size_t)cap);
-    if (p == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    b->p = p;
-    b->cap = cap;
-    return 0;
-}
-
-static int buf_put(Buf *b, const void *data, Py_ssize_t n) {
-    if (n <= 0) return 0; /* data may be NULL then: memcpy(NULL, 0) is undefined */
-    if (buf_reserve(b, n) < 0) return -1;
-    memcpy(b->p + b->n, data, (size_t)n);
-    b->n += n;
-    return 0;
-}
-
-static int buf_byte(Buf *b, char c) {
-    if (b->n >= b->cap && buf_reserve(b, 1) < 0) return -1;
-    b->p[b->n++] = c;
-    return 0;
-}
-
-static void buf_free(Buf *b) {
-    PyMem_Free(b->p);
-    b->p = NULL;
-    b->n = b->cap = 0;
-}
 
 /* ------------------------------------------------------------------------------------ */
 /* Canonical JSON (core.canonical) of raw JSON bytes.                                   */
 /* Results: 0 written, 1 bail (the Python reference must decide), -1 error (raised).    */
 
-#define OK 0
-#define BAIL 1
-#define FAIL (-1)
-#define MAX_NEST 200
-
-struct Canon;
 
 typedef struct {
     const uint8_t *p, *end;
@@ -364,46 +313,15 @@ static int encode_string(Buf *out, const char *s, Py_ssize_t n) {
 
 static int canon_value(Cur *c, Buf *out, int depth);
 
-typedef struct {
-    Py_ssize_t koff, klen, voff, vlen;
-    const char *base;
-} Member;
-
-/* A candidate position of the near-duplicate rewrites (_nearrewrite.c, nz_gate). */
-typedef struct {
-    Py_ssize_t pos;
-    uint16_t any, start;
-} NzCand;
-
-/* What one call into the module canonicalizes with: its scratch space (one buffer per
- * nesting level, reused from value to value: no allocation per value) and, for the
- * near-duplicate path (_near.c), the settings: near_mask names the normalizers on, and a
- * string value that one of them could change (near_dirty) is written as their rewrite
- * (nz_rewrite, _nearrewrite.c); near_ignore (a tuple of UTF-8 bytes) names top-level keys
- * left out. Both are 0/NULL on the exact paths. Made by canon_new at each entry point
- * and freed there (no state shared between calls or threads). */
-typedef struct Canon {
-    int near_mask;
-    PyObject *near_ignore;
-    Buf tmp[MAX_NEST + 2];
-    Member *ms[MAX_NEST + 2];
-    Py_ssize_t mscap[MAX_NEST + 2];
-    Buf str;    /* canon_value's decoded strings */
-    Buf fc_tmp; /* fc_members' values */
-    Buf nz[2];  /* the rewrites' buffers: one pass reads one and writes the other */
-    NzCand *cand;
-    Py_ssize_t ncand, cand_cap;
-    Buf out;    /* the near-duplicate path's canonical bytes (_near.c) */
-} Canon;
 
 /* A new Canon, or NULL with MemoryError. */
-static Canon *canon_new(void) {
+Canon *mr_canon_new(void) {
     Canon *k = PyMem_Calloc(1, sizeof(Canon));
     if (k == NULL) PyErr_NoMemory();
     return k;
 }
 
-static void canon_free(Canon *k) {
+void mr_canon_free(Canon *k) {
     if (k == NULL) return;
     for (int i = 0; i < MAX_NEST + 2; i++) {
         buf_free(&k->tmp[i]);
@@ -417,12 +335,6 @@ static void canon_free(Canon *k) {
     PyMem_Free(k->cand);
     PyMem_Free(k);
 }
-
-static int near_dirty(const uint8_t *s, Py_ssize_t n, int mask);
-static int nz_rewrite(Canon *k, const uint8_t *s, Py_ssize_t n, int mask, const uint8_t **t,
-                      Py_ssize_t *tn);
-static int near_text(Canon *k, const uint8_t *s, Py_ssize_t n, int mask, const uint8_t **t,
-                     Py_ssize_t *tn);
 
 static int near_ignored(PyObject *ignore, const char *key, Py_ssize_t n) {
     Py_ssize_t k = PyTuple_GET_SIZE(ignore);
@@ -653,10 +565,10 @@ static int canon_value(Cur *c, Buf *out, int depth) {
             }
             if (q < end && *q == '"') {
                 int mask = c->k->near_mask;
-                if (mask && near_dirty(c->p + 1, q - c->p - 1, mask)) {
+                if (mask && mr_near_dirty(c->p + 1, q - c->p - 1, mask)) {
                     const uint8_t *t;
                     Py_ssize_t tn;
-                    if (nz_rewrite(c->k, c->p + 1, q - c->p - 1, mask, &t, &tn) < 0) return FAIL;
+                    if (mr_nz_rewrite(c->k, c->p + 1, q - c->p - 1, mask, &t, &tn) < 0) return FAIL;
                     c->p = q + 1;
                     return encode_string(out, (const char *)t, tn) < 0 ? FAIL : OK;
                 }
@@ -671,7 +583,7 @@ static int canon_value(Cur *c, Buf *out, int depth) {
                 const uint8_t *t = (const uint8_t *)str->p;
                 Py_ssize_t tn = str->n;
                 int mask = c->k->near_mask;
-                if (mask && near_text(c->k, t, tn, mask, &t, &tn) < 0) rc = FAIL;
+                if (mask && mr_near_text(c->k, t, tn, mask, &t, &tn) < 0) rc = FAIL;
                 else rc = encode_string(out, (const char *)t, tn) < 0 ? FAIL : OK;
             }
             if (str->cap > (1 << 20)) buf_free(str);
@@ -692,7 +604,7 @@ static int es_space(uint32_t cp) {
 }
 
 /* Whether valid UTF-8 text holds only ES whitespace. */
-static int utf8_blank(const uint8_t *s, Py_ssize_t n) {
+int mr_utf8_blank(const uint8_t *s, Py_ssize_t n) {
     Py_ssize_t i = 0;
     while (i < n) {
         uint8_t c = s[i];
@@ -719,7 +631,7 @@ static int utf8_blank(const uint8_t *s, Py_ssize_t n) {
 
 /* The canonical bytes of raw JSON (canonical_bytes, or observation_bytes when observe)
  * into out; *empty set when the observation is empty. */
-static int canon_raw(Canon *k, const uint8_t *raw, Py_ssize_t n, int observe, Buf *out,
+int mr_canon_raw(Canon *k, const uint8_t *raw, Py_ssize_t n, int observe, Buf *out,
                      int *empty) {
     *empty = 0;
     if (n >= 2 && raw[0] == '"' && raw[n - 1] == '"') {
@@ -737,11 +649,11 @@ static int canon_raw(Canon *k, const uint8_t *raw, Py_ssize_t n, int observe, Bu
         }
         if (plain) {
             if (odd) return BAIL;
-            if (k->near_mask && near_dirty(raw + 1, n - 2, k->near_mask)) {
+            if (k->near_mask && mr_near_dirty(raw + 1, n - 2, k->near_mask)) {
                 const uint8_t *t;
                 Py_ssize_t tn;
-                if (nz_rewrite(k, raw + 1, n - 2, k->near_mask, &t, &tn) < 0) return FAIL;
-                if (observe && utf8_blank(t, tn)) {
+                if (mr_nz_rewrite(k, raw + 1, n - 2, k->near_mask, &t, &tn) < 0) return FAIL;
+                if (observe && mr_utf8_blank(t, tn)) {
                     *empty = 1;
                     return OK;
                 }
@@ -770,13 +682,13 @@ static int canon_raw(Canon *k, const uint8_t *raw, Py_ssize_t n, int observe, Bu
         if (k->near_mask) {
             const uint8_t *t, *text = (const uint8_t *)out->p + mark + 1;
             Py_ssize_t tn;
-            if (near_text(k, text, out->n - mark - 1, k->near_mask, &t, &tn) < 0) return FAIL;
+            if (mr_near_text(k, text, out->n - mark - 1, k->near_mask, &t, &tn) < 0) return FAIL;
             if (t != text) {
                 out->n = mark + 1;
                 if (buf_put(out, t, tn) < 0) return FAIL;
             }
         }
-        if (observe && utf8_blank((const uint8_t *)out->p + mark + 1, out->n - mark - 1)) {
+        if (observe && mr_utf8_blank((const uint8_t *)out->p + mark + 1, out->n - mark - 1)) {
             out->n = mark;
             *empty = 1;
         }
@@ -813,8 +725,9 @@ typedef struct {
     Canon *k;              /* the canonicalizer's scratch space (canon_new) */
 } Ctx;
 
-static PyObject *S_type, *S_data, *S_tool_name, *S_tool_call_id, *S_arguments, *S_result;
-static PyObject *S_tool_call, *S_tool_result;
+/* the interned field names (native_exec) */
+PyObject *mr_S_type, *mr_S_data, *mr_S_tool_name, *mr_S_tool_call_id, *mr_S_arguments, *mr_S_result;
+PyObject *mr_S_tool_call, *mr_S_tool_result;
 
 /* The name bytes of a tool name (a new reference). */
 static PyObject *ctx_name_bytes(Ctx *x, PyObject *name) {
@@ -845,7 +758,7 @@ static int call_digest(Ctx *x, PyObject *nb, PyObject *value, int observe, uint8
     x->scratch.n = 0;
     if (value == Py_None) { /* canonical_bytes(None) is b"jnull"; an observation of None is empty */
         if (observe) return 1;
-        blake2b16((const uint8_t *)PyBytes_AS_STRING(nb), (size_t)PyBytes_GET_SIZE(nb),
+        mr_blake2b16((const uint8_t *)PyBytes_AS_STRING(nb), (size_t)PyBytes_GET_SIZE(nb),
                   (const uint8_t *)"jnull", 5, out);
         return 0;
     }
@@ -855,9 +768,9 @@ static int call_digest(Ctx *x, PyObject *nb, PyObject *value, int observe, uint8
         if (s == NULL) {
             PyErr_Clear(); /* lone surrogates: the reference below */
         } else {
-            if (observe && utf8_blank((const uint8_t *)s, len)) return 1;
+            if (observe && mr_utf8_blank((const uint8_t *)s, len)) return 1;
             if (buf_byte(&x->scratch, 's') < 0 || buf_put(&x->scratch, s, len) < 0) return -1;
-            blake2b16((const uint8_t *)PyBytes_AS_STRING(nb), (size_t)PyBytes_GET_SIZE(nb),
+            mr_blake2b16((const uint8_t *)PyBytes_AS_STRING(nb), (size_t)PyBytes_GET_SIZE(nb),
                       (const uint8_t *)x->scratch.p, (size_t)x->scratch.n, out);
             return 0;
         }
@@ -866,12 +779,12 @@ static int call_digest(Ctx *x, PyObject *nb, PyObject *value, int observe, uint8
         Py_buffer view;
         if (PyObject_GetBuffer(value, &view, PyBUF_SIMPLE) < 0) return -1;
         int empty = 0;
-        int rc = canon_raw(x->k, view.buf, view.len, observe, &x->scratch, &empty);
+        int rc = mr_canon_raw(x->k, view.buf, view.len, observe, &x->scratch, &empty);
         PyBuffer_Release(&view);
         if (rc == FAIL) return -1;
         if (rc == OK) {
             if (empty) return 1;
-            blake2b16((const uint8_t *)PyBytes_AS_STRING(nb), (size_t)PyBytes_GET_SIZE(nb),
+            mr_blake2b16((const uint8_t *)PyBytes_AS_STRING(nb), (size_t)PyBytes_GET_SIZE(nb),
                       (const uint8_t *)x->scratch.p, (size_t)x->scratch.n, out);
             return 0;
         }
@@ -888,16 +801,12 @@ static int call_digest(Ctx *x, PyObject *nb, PyObject *value, int observe, uint8
         PyErr_SetString(PyExc_TypeError, "canonical bytes must be bytes");
         return -1;
     }
-    blake2b16((const uint8_t *)PyBytes_AS_STRING(nb), (size_t)PyBytes_GET_SIZE(nb),
+    mr_blake2b16((const uint8_t *)PyBytes_AS_STRING(nb), (size_t)PyBytes_GET_SIZE(nb),
               (const uint8_t *)PyBytes_AS_STRING(body), (size_t)PyBytes_GET_SIZE(body), out);
     Py_DECREF(body);
     return 0;
 }
 
-typedef struct {
-    uint8_t *d;
-    Py_ssize_t n;
-} Entry;
 
 static int entry_cmp(const void *a, const void *b) {
     const Entry *x = a, *y = b;
@@ -907,12 +816,9 @@ static int entry_cmp(const void *a, const void *b) {
     return (x->n > y->n) - (x->n < y->n);
 }
 
-static void put_le64(uint8_t *p, uint64_t v) {
-    for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
 
 /* step_key: count- and length-prefixed sorted entries (sorts es in place). */
-static PyObject *step_key(Entry *es, Py_ssize_t n) {
+PyObject *mr_step_key(Entry *es, Py_ssize_t n) {
     if (n > 1) qsort(es, (size_t)n, sizeof(Entry), entry_cmp);
     Py_ssize_t size = 8;
     for (Py_ssize_t i = 0; i < n; i++) size += 8 + es[i].n;
@@ -929,66 +835,17 @@ static PyObject *step_key(Entry *es, Py_ssize_t n) {
     return key;
 }
 
-/* Attribute reads of the event structs: msgspec Structs keep their fields in slots (member
- * descriptors) and use the generic getattr, so a field is read at its offset once the
- * type is known; any other object (or an unset slot) goes through PyObject_GetAttr. */
-typedef struct {
-    PyTypeObject *tp;
-    Py_ssize_t off;
-} Slot;
 
-static PyObject *get_attr(PyObject *obj, PyObject *name, Slot *sc) {
-    PyTypeObject *tp = Py_TYPE(obj);
-    if (tp != sc->tp) {
-        sc->tp = tp;
-        sc->off = -1;
-        if (tp->tp_getattro == PyObject_GenericGetAttr) {
-            PyObject *d = _PyType_Lookup(tp, name);
-            if (d != NULL && Py_TYPE(d) == &PyMemberDescr_Type) {
-                PyMemberDef *m = ((PyMemberDescrObject *)d)->d_member;
-                if ((m->type == T_OBJECT_EX || m->type == T_OBJECT) && m->offset > 0)
-                    sc->off = m->offset;
-            }
-        }
-    }
-    if (sc->off >= 0) {
-        PyObject *v = *(PyObject **)((char *)obj + sc->off);
-        if (v != NULL) {
-            Py_INCREF(v);
-            return v;
-        }
-    }
-    return PyObject_GetAttr(obj, name);
-}
 
-enum { T_OTHER = 0, T_CALL, T_RESULT, T_START, T_END };
-
-static int event_code(PyObject *type) {
-    if (!PyUnicode_CheckExact(type)) return -1;
-    Py_ssize_t n;
-    const char *s = PyUnicode_AsUTF8AndSize(type, &n);
-    if (s == NULL) {
-        PyErr_Clear();
-        return -1;
-    }
-    if (n == 9 && memcmp(s, "tool_call", 9) == 0) return T_CALL;
-    if (n == 11 && memcmp(s, "tool_result", 11) == 0) return T_RESULT;
-    if (n == 10 && memcmp(s, "turn_start", 10) == 0) return T_START;
-    if (n == 8 && memcmp(s, "turn_end", 8) == 0) return T_END;
-    return T_OTHER;
-}
-
-/* the one walk over the events that groups the calls (build_table, build_ids, near_ids) */
-#include "_walk.h"
 
 /* The first result of each call id into a dict, as the reference keeps it (setdefault:
  * one lookup); the call id any hashable value. Answers as a WalkResult. */
 static int dict_first_result(PyObject *results, PyObject *data, Slot *sl_cid, Slot *sl_res) {
-    PyObject *cid = get_attr(data, S_tool_call_id, sl_cid);
+    PyObject *cid = get_attr(data, mr_S_tool_call_id, sl_cid);
     if (cid == NULL) return WALK_ERROR;
     int rc = WALK_OK;
     if (cid != Py_None) {
-        PyObject *res = get_attr(data, S_result, sl_res);
+        PyObject *res = get_attr(data, mr_S_result, sl_res);
         if (res == NULL || PyDict_SetDefault(results, cid, res) == NULL) rc = WALK_ERROR;
         Py_XDECREF(res);
     }
@@ -1027,7 +884,7 @@ static PyObject *walk_steps_list(const Walk *w) {
 /* The steps as build_ids and near_ids give them: the call indices as int64 bytes when
  * every step is one call (an array('q') on the Python side: no int object per step),
  * else walk_steps_list's list of index lists. */
-static PyObject *walk_shape(const Walk *w) {
+PyObject *mr_walk_shape(const Walk *w) {
     if (!w->single) return walk_steps_list(w);
     PyObject *shape = PyBytes_FromStringAndSize(NULL, w->n * 8);
     if (shape == NULL) return NULL;
@@ -1081,7 +938,7 @@ static int table_call(void *use, PyObject *data, PyObject *name) {
         val = Py_None;
         Py_INCREF(val);
     } else {
-        val = get_attr(data, u->mode == 1 ? S_arguments : S_tool_call_id, &u->sl_val);
+        val = get_attr(data, u->mode == 1 ? mr_S_arguments : mr_S_tool_call_id, &u->sl_val);
         if (val == NULL) return WALK_ERROR;
     }
     Py_INCREF(name);
@@ -1116,7 +973,7 @@ static PyObject *build_table(PyObject *Py_UNUSED(self), PyObject *args) {
 
     x.names = PyDict_New();
     if (!x.names) goto error;
-    x.k = canon_new();
+    x.k = mr_canon_new();
     if (x.k == NULL) goto error;
     if (observe) {
         results = PyDict_New();
@@ -1181,7 +1038,7 @@ static PyObject *build_table(PyObject *Py_UNUSED(self), PyObject *args) {
                 /* no observation: "tool + no observation" (emptydigest) */
                 static const char tag[] = "\x00no-observation";
                 empties++;
-                blake2b16((const uint8_t *)PyBytes_AS_STRING(nb), (size_t)PyBytes_GET_SIZE(nb),
+                mr_blake2b16((const uint8_t *)PyBytes_AS_STRING(nb), (size_t)PyBytes_GET_SIZE(nb),
                           (const uint8_t *)tag, sizeof(tag) - 1, dig + 16 * j);
             }
             es[j].d = dig + 16 * j;
@@ -1193,7 +1050,7 @@ static PyObject *build_table(PyObject *Py_UNUSED(self), PyObject *args) {
             Py_INCREF(key);
             any_empty = 1;
         } else {
-            key = step_key(es, k);
+            key = mr_step_key(es, k);
             if (key == NULL) goto error;
         }
         PyList_SET_ITEM(keys, s, key);
@@ -1249,7 +1106,7 @@ cleanup:
     Py_XDECREF(ids);
     Py_XDECREF(x.names);
     buf_free(&x.scratch);
-    canon_free(x.k);
+    mr_canon_free(x.k);
     calls_free(cs);
     walk_free(&w);
     PyMem_Free(es);
@@ -1268,13 +1125,13 @@ static PyObject *events_readable(PyObject *Py_UNUSED(self), PyObject *events) {
     Slot sl_type = {0}, sl_data = {0}, sl_name = {0};
     PyObject *answer = Py_True;
     for (Py_ssize_t i = 0; i < n && answer == Py_True; i++) {
-        PyObject *type = get_attr(items[i], S_type, &sl_type);
+        PyObject *type = get_attr(items[i], mr_S_type, &sl_type);
         if (type == NULL) goto error;
         int code = event_code(type);
         if (code < 0) {
             /* not an exact str: compare as Python does */
-            int call = PyObject_RichCompareBool(type, S_tool_call, Py_EQ);
-            int res = call == 0 ? PyObject_RichCompareBool(type, S_tool_result, Py_EQ) : 0;
+            int call = PyObject_RichCompareBool(type, mr_S_tool_call, Py_EQ);
+            int res = call == 0 ? PyObject_RichCompareBool(type, mr_S_tool_result, Py_EQ) : 0;
             if (call < 0 || res < 0) {
                 Py_DECREF(type);
                 goto error;
@@ -1283,12 +1140,12 @@ static PyObject *events_readable(PyObject *Py_UNUSED(self), PyObject *events) {
         }
         Py_DECREF(type);
         if (code != T_CALL && code != T_RESULT) continue;
-        PyObject *data = get_attr(items[i], S_data, &sl_data);
+        PyObject *data = get_attr(items[i], mr_S_data, &sl_data);
         if (data == NULL) goto error;
         if (data == Py_None) {
             answer = Py_False;
         } else if (code == T_CALL) {
-            PyObject *name = get_attr(data, S_tool_name, &sl_name);
+            PyObject *name = get_attr(data, mr_S_tool_name, &sl_name);
             if (name == NULL) {
                 Py_DECREF(data);
                 goto error;
@@ -1356,9 +1213,9 @@ static PyObject *canonical(PyObject *Py_UNUSED(self), PyObject *args) {
     if (!PyArg_ParseTuple(args, "y*p", &view, &observe)) return NULL;
     Buf out = {0};
     int empty = 0;
-    Canon *k = canon_new();
-    int rc = k == NULL ? FAIL : canon_raw(k, view.buf, view.len, observe, &out, &empty);
-    canon_free(k);
+    Canon *k = mr_canon_new();
+    int rc = k == NULL ? FAIL : mr_canon_raw(k, view.buf, view.len, observe, &out, &empty);
+    mr_canon_free(k);
     PyBuffer_Release(&view);
     PyObject *r;
     if (rc == FAIL) {
@@ -1381,7 +1238,7 @@ static PyObject *digest(PyObject *Py_UNUSED(self), PyObject *arg) {
     Py_buffer view;
     if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
     uint8_t out[16];
-    blake2b16(view.buf, (size_t)view.len, NULL, 0, out);
+    mr_blake2b16(view.buf, (size_t)view.len, NULL, 0, out);
     PyBuffer_Release(&view);
     return PyBytes_FromStringAndSize((const char *)out, 16);
 }
@@ -1583,54 +1440,9 @@ static PyObject *has_mark(PyObject *Py_UNUSED(self), PyObject *const *args, Py_s
 /* ways. Numbers are unique across tags (one table), so a key made of numbers is exact   */
 /* when its parts are.                                                                    */
 
-#ifdef MAXREPEAT_FH_BITS
-#define KEY_HASH_BITS MAXREPEAT_FH_BITS
-#else
-#define KEY_HASH_BITS 64
-#endif
 
-typedef struct {
-    uint8_t head[17]; /* the tag, then the numbers (little-endian) */
-    Py_ssize_t nh;
-    const uint8_t *p; /* the body */
-    Py_ssize_t n;
-    int lead; /* >= 0: the body's first byte is read as this (a string's quote as 's') */
-} Key;
 
-typedef struct {
-    uint32_t h;   /* the hash's high half (the low half chose the slot) */
-    uint32_t id1; /* the key's number + 1; 0: a free slot */
-} KSlot;
-
-typedef struct {
-    Buf bytes;          /* every key's bytes, one after another */
-    Py_ssize_t *end;    /* key k's bytes end at end[k] (start at end[k - 1], or 0) */
-    uint64_t *hash;     /* key k's hash (where it goes when the index grows) */
-    Py_ssize_t n, cap;  /* keys, room in end */
-    KSlot *slot;
-    size_t mask;
-} Keys;
-
-static void key_init(Key *k, uint8_t tag) {
-    k->head[0] = tag;
-    k->nh = 1;
-    k->p = NULL;
-    k->n = 0;
-    k->lead = -1;
-}
-
-static void key_num(Key *k, int64_t v) {
-    put_le64(k->head + k->nh, (uint64_t)v);
-    k->nh += 8;
-}
-
-static void key_body(Key *k, const void *p, Py_ssize_t n) {
-    k->p = p;
-    k->n = n;
-    k->lead = -1;
-}
-
-static void keys_free(Keys *t) {
+void mr_keys_free(Keys *t) {
     buf_free(&t->bytes);
     PyMem_Free(t->end);
     PyMem_Free(t->hash);
@@ -1764,7 +1576,7 @@ static void keys_prefetch(const Keys *t, uint64_t h) {
 }
 
 /* keys_get(t, k, 1) as a number, or -1 with the error set. */
-static int64_t keys_intern(Keys *t, const Key *k) {
+int64_t mr_keys_intern(Keys *t, const Key *k) {
     int64_t id = keys_get(t, k, 1);
     return id < 0 ? -1 : id;
 }
@@ -1786,7 +1598,7 @@ typedef struct {
 } RawCache;
 
 static void rc_free(RawCache *c) {
-    keys_free(&c->keys);
+    mr_keys_free(&c->keys);
     PyMem_Free(c->val);
     c->val = NULL;
     c->vcap = 0;
@@ -1811,7 +1623,7 @@ static int64_t rc_find(RawCache *c, const Key *k) {
 /* Raw key k now names call key id (when there is room): 0, or -1 with the error set. */
 static int rc_add(RawCache *c, const Key *k, int64_t id) {
     if (c->off || c->keys.n >= RC_MAX_KEYS || c->keys.bytes.n + k->n > RC_MAX_BYTES) return 0;
-    int64_t r = keys_intern(&c->keys, k);
+    int64_t r = mr_keys_intern(&c->keys, k);
     if (r < 0) return -1;
     if (r >= c->vcap && walk_grow((void **)&c->val, r, &c->vcap, sizeof(int64_t)) < 0)
         return -1;
@@ -1830,18 +1642,6 @@ static int rc_add(RawCache *c, const Key *k, int64_t id) {
  * call and its result are usually close, so the entry a call made is still in cache when
  * its result arrives, and the fingerprint pass reads the entries in order), found by an
  * open-addressing index over Python's (cached) string hash. Keys are exact str. */
-typedef struct {
-    PyObject *key;    /* the call id (a reference) */
-    PyObject *res;    /* its first result (a reference), NULL while none came */
-    Py_hash_t hash;
-} REntry;
-
-typedef struct {
-    REntry *e;
-    Py_ssize_t n, cap;
-    uint32_t *slot; /* entry index + 1; 0 is free */
-    size_t mask;
-} RTable;
 
 static void rt_free(RTable *t) {
     for (Py_ssize_t i = 0; i < t->n; i++) {
@@ -1925,14 +1725,6 @@ static Py_ssize_t rt_entry(RTable *t, PyObject *key) {
     return t->n++;
 }
 
-/* FirstResults: the table as a read-only mapping (call id -> first result), what
- * StepTable.results is on this path (previews and reports look a few ids up). It holds
- * only strings and the trajectory's result values, so it is not tracked by the GC. */
-typedef struct {
-    PyObject_HEAD
-    RTable t;
-    Py_ssize_t answered;
-} FirstResults;
 
 static void fr_dealloc(FirstResults *self) {
     PyTypeObject *tp = Py_TYPE(self);
@@ -2036,7 +1828,7 @@ static NativeState *native_state(PyObject *module) {
 }
 
 /* An empty table (NULL with an exception when it cannot be made). */
-static FirstResults *fr_new(PyObject *module) {
+FirstResults *mr_fr_new(PyObject *module) {
     FirstResults *fr = PyObject_New(FirstResults, native_state(module)->fr_type);
     if (fr == NULL) return NULL;
     memset(&fr->t, 0, sizeof(fr->t));
@@ -2044,21 +1836,13 @@ static FirstResults *fr_new(PyObject *module) {
     return fr;
 }
 
-/* What build_ids and near_ids take from the events besides the calls: the first result of
- * each call id, and each call's entry in that table (made at the call, so that the step
- * pass reads the entries in order). Call ids are exact str here; any other call id sends
- * the trajectory to the pure path. The first member of their WalkResult's use. */
-typedef struct {
-    FirstResults *fr;
-    Slot sl_cid, sl_res, sl_call;
-} FrUse;
 
 /* The first result of each call id stays: a WalkResult's work, with the entry this
  * result answered into *answered (-1: none, the call id had its first result already or
  * the result has none). */
-static int fr_first(FrUse *u, PyObject *data, Py_ssize_t *answered) {
+int mr_fr_first(FrUse *u, PyObject *data, Py_ssize_t *answered) {
     *answered = -1;
-    PyObject *cid = get_attr(data, S_tool_call_id, &u->sl_cid);
+    PyObject *cid = get_attr(data, mr_S_tool_call_id, &u->sl_cid);
     if (cid == NULL) return WALK_ERROR;
     int rc = WALK_OK;
     if (cid != Py_None) {
@@ -2067,7 +1851,7 @@ static int fr_first(FrUse *u, PyObject *data, Py_ssize_t *answered) {
         } else {
             Py_ssize_t k = rt_entry(&u->fr->t, cid);
             if (k >= 0 && u->fr->t.e[k].res == NULL) {
-                PyObject *res = get_attr(data, S_result, &u->sl_res);
+                PyObject *res = get_attr(data, mr_S_result, &u->sl_res);
                 if (res == NULL) {
                     k = -1;
                 } else {
@@ -2086,13 +1870,13 @@ static int fr_first(FrUse *u, PyObject *data, Py_ssize_t *answered) {
 /* A WalkResult (use: a struct whose first member is an FrUse): fr_first. */
 static int fr_result(void *use, PyObject *data) {
     Py_ssize_t answered;
-    return fr_first(use, data, &answered);
+    return mr_fr_first(use, data, &answered);
 }
 
 /* The entry of a call's call id into *ent (-1: the call has none). */
-static int fr_call_entry(FrUse *u, PyObject *data, Py_ssize_t *ent) {
+int mr_fr_call_entry(FrUse *u, PyObject *data, Py_ssize_t *ent) {
     *ent = -1;
-    PyObject *cid = get_attr(data, S_tool_call_id, &u->sl_call);
+    PyObject *cid = get_attr(data, mr_S_tool_call_id, &u->sl_call);
     if (cid == NULL) return WALK_ERROR;
     int rc = WALK_OK;
     if (cid != Py_None) {
@@ -2111,13 +1895,13 @@ static int name_key(Ctx *x, Keys *keys, PyObject *name, int64_t *id) {
     key_init(&k, 'n');
     if (PyUnicode_IS_COMPACT_ASCII(name)) {
         key_body(&k, PyUnicode_DATA(name), PyUnicode_GET_LENGTH(name));
-        *id = keys_intern(keys, &k);
+        *id = mr_keys_intern(keys, &k);
         return *id < 0 ? -1 : 0;
     }
     PyObject *nb = ctx_name_bytes(x, name);
     if (nb == NULL) return -1;
     key_body(&k, PyBytes_AS_STRING(nb) + 8, PyBytes_GET_SIZE(nb) - 8);
-    *id = keys_intern(keys, &k);
+    *id = mr_keys_intern(keys, &k);
     Py_DECREF(nb);
     return *id < 0 ? -1 : 0;
 }
@@ -2127,7 +1911,6 @@ static int name_key(Ctx *x, Keys *keys, PyObject *name, int64_t *id) {
  * are msgspec's spelling already) and sorted in place, the values canonicalized by
  * canon_value. Anything else (another key, a duplicate, more than FC_MEMBERS members, an
  * empty object, any fault) is NOT_HANDLED: canon_raw then does the whole value. */
-#define NOT_HANDLED 2
 #define FC_MEMBERS 32
 
 typedef struct {
@@ -2145,7 +1928,7 @@ static int fc_less(const FMember *x, const FMember *y) {
 
 static int fc_members(Canon *kc, const uint8_t *raw, Py_ssize_t n, Buf *out);
 
-static int fc_object(Canon *kc, const uint8_t *raw, Py_ssize_t n, Buf *out) {
+int mr_fc_object(Canon *kc, const uint8_t *raw, Py_ssize_t n, Buf *out) {
     int rc = fc_members(kc, raw, n, out);
     if (kc->fc_tmp.cap > (1 << 20)) buf_free(&kc->fc_tmp); /* keep no huge buffer */
     return rc;
@@ -2245,7 +2028,7 @@ static int body_of(Ctx *x, PyObject *value, int observe, Key *k, PyObject **hold
         if (str == NULL) {
             PyErr_Clear(); /* lone surrogates: the reference below */
         } else {
-            if (observe && utf8_blank((const uint8_t *)str, len)) return 1;
+            if (observe && mr_utf8_blank((const uint8_t *)str, len)) return 1;
             if (buf_byte(&x->scratch, 's') < 0 || buf_put(&x->scratch, str, len) < 0) return -1;
             key_body(k, x->scratch.p, x->scratch.n);
             return 0;
@@ -2256,11 +2039,11 @@ static int body_of(Ctx *x, PyObject *value, int observe, Key *k, PyObject **hold
         if (PyObject_GetBuffer(value, &view, PyBUF_SIMPLE) < 0) return -1;
         int empty = 0;
         const uint8_t *raw = view.buf;
-        int rc = view.len > 2 && raw[0] == '{' ? fc_object(x->k, raw, view.len, &x->scratch)
+        int rc = view.len > 2 && raw[0] == '{' ? mr_fc_object(x->k, raw, view.len, &x->scratch)
                                                : NOT_HANDLED;
         if (rc == NOT_HANDLED) {
             x->scratch.n = 0;
-            rc = canon_raw(x->k, view.buf, view.len, observe, &x->scratch, &empty);
+            rc = mr_canon_raw(x->k, view.buf, view.len, observe, &x->scratch, &empty);
         }
         PyBuffer_Release(&view);
         if (rc == FAIL) return -1;
@@ -2313,23 +2096,15 @@ static int call_key(Ctx *x, Keys *keys, RawCache *c, uint8_t tag, int64_t name_i
     key_init(&k, tag);
     key_num(&k, name_id);
     int rc = body_of(x, value, observe, &k, &hold);
-    if (rc == 0 && (*id = keys_intern(keys, &k)) < 0) rc = -1;
+    if (rc == 0 && (*id = mr_keys_intern(keys, &k)) < 0) rc = -1;
     Py_XDECREF(hold);
     if (rc == 0 && keyed && rc_add(c, &rk, *id) < 0) rc = -1;
     if (keyed) PyBuffer_Release(&view);
     return rc;
 }
 
-/* What build_ids and near_ids keep of each watched call, in call order (the walk's
- * numbering): the number of the key known at the call (its name's, or in name-args mode
- * the whole call's), and where results are read the call id's entry (-1: none). */
-typedef struct {
-    int64_t *pre;
-    Py_ssize_t *ent;
-    Py_ssize_t n, cap;
-} ICalls;
 
-static int icalls_push(ICalls *c, int64_t pre, Py_ssize_t ent) {
+int mr_icalls_push(ICalls *c, int64_t pre, Py_ssize_t ent) {
     if (c->n == c->cap) { /* both arrays to the same new size */
         Py_ssize_t cap = c->cap;
         if (walk_grow((void **)&c->pre, c->n, &cap, sizeof(int64_t)) < 0) return -1;
@@ -2343,7 +2118,7 @@ static int icalls_push(ICalls *c, int64_t pre, Py_ssize_t ent) {
     return 0;
 }
 
-static void icalls_free(ICalls *c) {
+void mr_icalls_free(ICalls *c) {
     PyMem_Free(c->pre);
     PyMem_Free(c->ent);
 }
@@ -2353,18 +2128,8 @@ static int id_cmp(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-/* The step keys of build_ids and near_ids: a step's key is its call's key, or for more
- * calls the key of their sorted numbers (tag 'm'); an empty step (rules.step_is_empty)
- * is marked and has none. */
-typedef struct {
-    int64_t *sk;      /* a step's key number */
-    uint8_t *empty;   /* 1: an empty step */
-    Py_ssize_t ns, empties;
-    int64_t *calls;   /* the step at hand: its calls' key numbers */
-    Py_ssize_t cap;
-} StepKeys;
 
-static int sk_init(StepKeys *t, Py_ssize_t ns) {
+int mr_sk_init(StepKeys *t, Py_ssize_t ns) {
     t->ns = ns;
     t->sk = PyMem_Malloc((size_t)(ns ? ns : 1) * sizeof(int64_t));
     t->empty = PyMem_Calloc((size_t)(ns ? ns : 1), 1);
@@ -2375,14 +2140,14 @@ static int sk_init(StepKeys *t, Py_ssize_t ns) {
     return 0;
 }
 
-static void sk_free(StepKeys *t) {
+void mr_sk_free(StepKeys *t) {
     PyMem_Free(t->sk);
     PyMem_Free(t->empty);
     PyMem_Free(t->calls);
 }
 
 /* Room for the k call keys of the step at hand (t->calls); -1 with MemoryError. */
-static int sk_room(StepKeys *t, Py_ssize_t k) {
+int mr_sk_room(StepKeys *t, Py_ssize_t k) {
     if (k <= t->cap) return 0;
     Py_ssize_t cap = k > 8 ? k : 8;
     int64_t *grown = PyMem_Realloc(t->calls, (size_t)cap * sizeof(int64_t));
@@ -2397,7 +2162,7 @@ static int sk_room(StepKeys *t, Py_ssize_t k) {
 
 /* Step s from the k call keys in t->calls (sorted here): empty, the call's own key, or
  * a multiset: the key of the sorted numbers. 0, or -1 with the error set. */
-static int sk_step(StepKeys *t, Keys *keys, Py_ssize_t s, Py_ssize_t k, int empty) {
+int mr_sk_step(StepKeys *t, Keys *keys, Py_ssize_t s, Py_ssize_t k, int empty) {
     if (empty) {
         t->empty[s] = 1;
         t->empties++;
@@ -2409,7 +2174,7 @@ static int sk_step(StepKeys *t, Keys *keys, Py_ssize_t s, Py_ssize_t k, int empt
         Key m;
         key_init(&m, 'm');
         key_body(&m, t->calls, k * (Py_ssize_t)sizeof(int64_t));
-        if ((t->sk[s] = keys_intern(keys, &m)) < 0) return -1;
+        if ((t->sk[s] = mr_keys_intern(keys, &m)) < 0) return -1;
     }
     return 0;
 }
@@ -2417,7 +2182,7 @@ static int sk_step(StepKeys *t, Keys *keys, Py_ssize_t s, Py_ssize_t k, int empt
 /* The ids of build_step_table from the step keys (numbers below nkeys): equal keys share
  * the id of their first step, or of their rank among the distinct keys when some step is
  * empty, as the reference numbers them. */
-static PyObject *ids_of_keys(const StepKeys *t, Py_ssize_t nkeys) {
+PyObject *mr_ids_of_keys(const StepKeys *t, Py_ssize_t nkeys) {
     Py_ssize_t ns = t->ns;
     int any_empty = t->empties > 0;
     /* int64s (an array('q') on the Python side: no int object per step, and the search
@@ -2561,19 +2326,19 @@ static int ids_call(void *use, PyObject *data, PyObject *name) {
     if (u->mode == 1) {
         /* the whole key: cs.pre holds the call's key in name-args mode (numbered now, or
          * when the next call is made: staged_make) */
-        PyObject *val = get_attr(data, S_arguments, &u->sl_val);
+        PyObject *val = get_attr(data, mr_S_arguments, &u->sl_val);
         int rc = val == NULL ? -1 : staged_make(u, pre, val, &pre);
         Py_XDECREF(val);
-        if (rc < 0 || icalls_push(&u->cs, pre, ent) < 0) return WALK_ERROR;
+        if (rc < 0 || mr_icalls_push(&u->cs, pre, ent) < 0) return WALK_ERROR;
         if (pre >= 0) return WALK_OK;
         u->cur ^= 1; /* the key just staged waits; the one before it is numbered */
         return staged_resolve(u, &u->st[u->cur]) < 0 ? WALK_ERROR : WALK_OK;
     }
     if (u->mode == 2) {
-        int rc = fr_call_entry(&u->r, data, &ent);
+        int rc = mr_fr_call_entry(&u->r, data, &ent);
         if (rc != WALK_OK) return rc;
     }
-    return icalls_push(&u->cs, pre, ent) < 0 ? WALK_ERROR : WALK_OK;
+    return mr_icalls_push(&u->cs, pre, ent) < 0 ? WALK_ERROR : WALK_OK;
 }
 
 /* Call j's key in observation mode: its name's (pre) with its first result's canonical
@@ -2593,7 +2358,7 @@ static int ids_observed(Ctx *x, Keys *keys, RawCache *rc, FirstResults *fr, int6
     key_init(&k, 'e');
     key_num(&k, pre);
     *empty = 1;
-    return (*id = keys_intern(keys, &k)) < 0 ? -1 : 0;
+    return (*id = mr_keys_intern(keys, &k)) < 0 ? -1 : 0;
 }
 
 /* build_ids' step pass: each step's key from its calls' (observation mode: each call's
@@ -2601,12 +2366,12 @@ static int ids_observed(Ctx *x, Keys *keys, RawCache *rc, FirstResults *fr, int6
 static int ids_steps(Ctx *x, Keys *keys, RawCache *rc, FirstResults *fr, const ICalls *cs,
                      const Walk *w, int period, StepKeys *ks) {
     int observe = fr != NULL;
-    if (sk_init(ks, w->ns) < 0) return -1;
+    if (mr_sk_init(ks, w->ns) < 0) return -1;
     for (Py_ssize_t s = 0; s < w->ns; s++) {
         Py_ssize_t a, b;
         walk_step(w, s, &a, &b);
         Py_ssize_t k = b - a;
-        if (sk_room(ks, k) < 0) return -1;
+        if (mr_sk_room(ks, k) < 0) return -1;
         int empties = 0;
         for (Py_ssize_t j = 0; j < k; j++) {
             if (!observe) { /* numbered at the call */
@@ -2620,7 +2385,7 @@ static int ids_steps(Ctx *x, Keys *keys, RawCache *rc, FirstResults *fr, const I
             empties += empty;
         }
         /* rules.step_is_empty */
-        if (sk_step(ks, keys, s, k, observe && empties > 0 && (empties == k || period > 1)) < 0)
+        if (mr_sk_step(ks, keys, s, k, observe && empties > 0 && (empties == k || period > 1)) < 0)
             return -1;
     }
     return 0;
@@ -2654,10 +2419,10 @@ static PyObject *build_ids(PyObject *self, PyObject *args) {
 
     x.names = PyDict_New();
     if (!x.names) goto error;
-    x.k = canon_new();
+    x.k = mr_canon_new();
     if (x.k == NULL) goto error;
     if (observe) {
-        fr = fr_new(self);
+        fr = mr_fr_new(self);
         if (fr == NULL) goto error;
     }
 
@@ -2677,11 +2442,11 @@ static PyObject *build_ids(PyObject *self, PyObject *args) {
     if (ids_steps(&x, &keys, &rc, fr, &u.cs, &w, period, &ks) < 0) goto error;
 
     /* 3. ids */
-    ids = ids_of_keys(&ks, keys.n);
+    ids = mr_ids_of_keys(&ks, keys.n);
     if (ids == NULL) goto error;
 
     /* 4. the steps */
-    shape = walk_shape(&w);
+    shape = mr_walk_shape(&w);
     if (shape == NULL) goto error;
     result = Py_BuildValue("(OOOOnn)", shape, w.single ? Py_True : Py_False,
                            fr ? (PyObject *)fr : Py_None, ids, w.n, ks.empties);
@@ -2699,13 +2464,13 @@ cleanup:
     Py_XDECREF(ids);
     Py_XDECREF(x.names);
     buf_free(&x.scratch);
-    canon_free(x.k);
-    icalls_free(cs);
+    mr_canon_free(x.k);
+    mr_icalls_free(cs);
     walk_free(&w);
     staged_free(&u);
     rc_free(&rc);
-    keys_free(&keys);
-    sk_free(&ks);
+    mr_keys_free(&keys);
+    mr_sk_free(&ks);
     Py_DECREF(seq);
     return result;
 }
@@ -2715,11 +2480,11 @@ static PyObject *fast_canonical(PyObject *Py_UNUSED(self), PyObject *arg) {
     Py_buffer view;
     if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
     Buf out = {0};
-    Canon *k = canon_new();
+    Canon *k = mr_canon_new();
     int rc = k == NULL ? FAIL
              : view.len > 2 && ((const uint8_t *)view.buf)[0] == '{'
-                 ? fc_object(k, view.buf, view.len, &out) : NOT_HANDLED;
-    canon_free(k);
+                 ? mr_fc_object(k, view.buf, view.len, &out) : NOT_HANDLED;
+    mr_canon_free(k);
     PyBuffer_Release(&view);
     PyObject *r;
     if (rc == FAIL) {
@@ -2813,7 +2578,6 @@ static PyObject *scan_json(PyObject *Py_UNUSED(self), PyObject *args) {
 
 /* near-duplicate grading: near_ids, near_keys, near_dirty, near_rewrite (separate files,
  * same module) */
-#include "_near.c"
 
 /* ------------------------------------------------------------------------------------ */
 /* bloom (engines.windowed.bloom_pure): a Bloom filter over Python's hashes of strings,   */
@@ -2922,12 +2686,12 @@ static PyObject *bloom_events(PyObject *Py_UNUSED(self), PyObject *args) {
     }
     for (Py_ssize_t i = 0; out != NULL && i < n; i++) {
         has[i] = 0;
-        PyObject *data = get_attr(items[i], S_data, &sl_data);
+        PyObject *data = get_attr(items[i], mr_S_data, &sl_data);
         if (data == NULL) {
             PyErr_Clear();
             continue;
         }
-        PyObject *cid = data != Py_None ? get_attr(data, S_tool_call_id, &sl_cid) : NULL;
+        PyObject *cid = data != Py_None ? get_attr(data, mr_S_tool_call_id, &sl_cid) : NULL;
         Py_DECREF(data);
         if (cid == NULL) {
             PyErr_Clear();
@@ -2962,10 +2726,10 @@ static PyMethodDef methods[] = {
     {"has_mark", (PyCFunction)(void (*)(void))has_mark, METH_FASTCALL,
      "Whether an 8-byte mark is an aligned word of a buffer."},
     {"build_table", build_table, METH_VARARGS, "Group and fingerprint the watched steps."},
-    {"near_ids", near_ids, METH_VARARGS, "Near-duplicate step ids (None: pure path)."},
-    {"near_keys", near_keys, METH_VARARGS, "Near-duplicate step keys (None: pure path)."},
-    {"near_dirty", py_near_dirty, METH_VARARGS, "Whether a normalizer could change a text."},
-    {"near_rewrite", py_near_rewrite, METH_VARARGS, "A text after the normalizers (C)."},
+    {"near_ids", mr_near_ids, METH_VARARGS, "Near-duplicate step ids (None: pure path)."},
+    {"near_keys", mr_near_keys, METH_VARARGS, "Near-duplicate step keys (None: pure path)."},
+    {"near_dirty", mr_py_near_dirty, METH_VARARGS, "Whether a normalizer could change a text."},
+    {"near_rewrite", mr_py_near_rewrite, METH_VARARGS, "A text after the normalizers (C)."},
     {"events_readable", events_readable, METH_O, "Whether every call and result has data."},
     {"stretches", stretches, METH_VARARGS, "Maximal stretches of one period."},
     {"canonical", canonical, METH_VARARGS, "Canonical bytes of raw JSON (False: bail)."},
@@ -2984,20 +2748,20 @@ static PyMethodDef methods[] = {
  * values by every exec, and read only after that; the canonicalizer's scratch space is
  * per call (Canon). */
 static int native_exec(PyObject *mod) {
-    if (S_type == NULL) {
-        S_type = PyUnicode_InternFromString("type");
-        S_data = PyUnicode_InternFromString("data");
-        S_tool_name = PyUnicode_InternFromString("tool_name");
-        S_tool_call_id = PyUnicode_InternFromString("tool_call_id");
-        S_arguments = PyUnicode_InternFromString("arguments");
-        S_result = PyUnicode_InternFromString("result");
-        S_tool_call = PyUnicode_InternFromString("tool_call");
-        S_tool_result = PyUnicode_InternFromString("tool_result");
-        if (!S_tool_call || !S_tool_result || !S_type || !S_data || !S_tool_name ||
-            !S_tool_call_id || !S_arguments || !S_result)
+    if (mr_S_type == NULL) {
+        mr_S_type = PyUnicode_InternFromString("type");
+        mr_S_data = PyUnicode_InternFromString("data");
+        mr_S_tool_name = PyUnicode_InternFromString("tool_name");
+        mr_S_tool_call_id = PyUnicode_InternFromString("tool_call_id");
+        mr_S_arguments = PyUnicode_InternFromString("arguments");
+        mr_S_result = PyUnicode_InternFromString("result");
+        mr_S_tool_call = PyUnicode_InternFromString("tool_call");
+        mr_S_tool_result = PyUnicode_InternFromString("tool_result");
+        if (!mr_S_tool_call || !mr_S_tool_result || !mr_S_type || !mr_S_data || !mr_S_tool_name ||
+            !mr_S_tool_call_id || !mr_S_arguments || !mr_S_result)
             return -1;
-        nz_init();          /* _nearnorm.c */
-        nz_init_rewrites(); /* _nearrewrite.c */
+        mr_nz_init();          /* _nearnorm.c */
+        mr_nz_init_rewrites(); /* _nearrewrite.c */
     }
     NativeState *st = native_state(mod);
     st->fr_type = (PyTypeObject *)PyType_FromModuleAndSpec(mod, &fr_spec, NULL);

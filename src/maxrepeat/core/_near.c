@@ -1,8 +1,9 @@
 /* Near-duplicate grading in C (core/near/steps.py; docs/design/near-duplicates.md, "Cost";
  * docs/design/native.md).
  *
- * Included by _native.c (one extension module; it uses its JSON canonicalizer, BLAKE2b,
- * build_ids' hash and first-result table, and the event-field reads). The pure Python
+ * Its own translation unit of the one extension module: it uses _native.c's JSON
+ * canonicalizer, BLAKE2b, key table and first-result table and the event-field reads
+ * (_native.h), the walk (_walk.h) and the normalizers (_near.h). The pure Python
  * path stays the reference and the definition:
  *
  * - The built-in normalizers run in C. `near_dirty` (in _nearnorm.c; and `near_plain`, the
@@ -25,8 +26,9 @@
  *   where it must.
  */
 
-#include "_nearnorm.c"    /* the normalizers' check */
-#include "_nearrewrite.c" /* the normalizers' rewrites */
+#include "_native.h"
+#include "_near.h"
+#include "_walk.h"
 
 /* One tool's settings: its name bytes, and the argument keys left out (UTF-8 bytes). */
 static PyObject *near_tool(PyObject *cache, PyObject *tool_info, PyObject *name) {
@@ -61,10 +63,10 @@ static int near_canon(Canon *kc, PyObject *value, PyObject *raw_type, int mask,
     int rc = NOT_HANDLED;
     if (!observe && view.len > 2 && ((const uint8_t *)view.buf)[0] == '{') {
         /* an arguments object with plain keys: the exact path's short path (fc_object) */
-        rc = fc_object(kc, view.buf, view.len, out);
+        rc = mr_fc_object(kc, view.buf, view.len, out);
         if (rc == NOT_HANDLED) out->n = 0;
     }
-    if (rc == NOT_HANDLED) rc = canon_raw(kc, view.buf, view.len, observe, out, empty);
+    if (rc == NOT_HANDLED) rc = mr_canon_raw(kc, view.buf, view.len, observe, out, empty);
     kc->near_mask = 0;
     kc->near_ignore = NULL;
     PyBuffer_Release(&view);
@@ -88,7 +90,7 @@ static int near_obs(PyObject *value, PyObject *raw_type, int mask, PyObject *fal
     if (rc == FAIL) return -1;
     if (rc == OK) {
         if (empty) return 1;
-        blake2b16((const uint8_t *)scratch->p, (size_t)scratch->n, NULL, 0, out);
+        mr_blake2b16((const uint8_t *)scratch->p, (size_t)scratch->n, NULL, 0, out);
         return 0;
     }
     PyObject *body = PyObject_CallOneArg(fallback, value);
@@ -102,7 +104,7 @@ static int near_obs(PyObject *value, PyObject *raw_type, int mask, PyObject *fal
         PyErr_SetString(PyExc_TypeError, "fallback_obs must return bytes or None");
         return -1;
     }
-    blake2b16((const uint8_t *)PyBytes_AS_STRING(body), (size_t)PyBytes_GET_SIZE(body), NULL, 0,
+    mr_blake2b16((const uint8_t *)PyBytes_AS_STRING(body), (size_t)PyBytes_GET_SIZE(body), NULL, 0,
               out);
     Py_DECREF(body);
     return 0;
@@ -112,13 +114,13 @@ static int near_obs(PyObject *value, PyObject *raw_type, int mask, PyObject *fal
 static void near_observed(const uint8_t *a, Py_ssize_t na, const uint8_t *key, uint8_t out[16]) {
     static const char tag[] = "\x00no-observation";
     if (key == NULL) {
-        blake2b16(a, (size_t)na, (const uint8_t *)tag, sizeof(tag) - 1, out);
+        mr_blake2b16(a, (size_t)na, (const uint8_t *)tag, sizeof(tag) - 1, out);
         return;
     }
     uint8_t tail[17];
     tail[0] = 1;
     memcpy(tail + 1, key, 16);
-    blake2b16(a, (size_t)na, tail, 17, out);
+    mr_blake2b16(a, (size_t)na, tail, 17, out);
 }
 
 /* near_keys(events, shape, single, mode, period, mask, raw_type, tool_info, fallback_args,
@@ -129,7 +131,7 @@ static void near_observed(const uint8_t *a, Py_ssize_t na, const uint8_t *key, u
  * ignored keys as UTF-8 bytes); fallback_args(name, value) -> the canonical bytes of the
  * transformed arguments; fallback_obs(value) -> those of the transformed observation, or
  * None when it is empty. */
-static PyObject *near_keys(PyObject *Py_UNUSED(self), PyObject *args) {
+PyObject *mr_near_keys(PyObject *Py_UNUSED(self), PyObject *args) {
     PyObject *events, *shape, *raw_type, *tool_info, *fallback_args, *fallback_obs;
     int single, mode, period, mask;
     if (!PyArg_ParseTuple(args, "OOpiiiOOOO", &events, &shape, &single, &mode, &period, &mask,
@@ -144,7 +146,7 @@ static PyObject *near_keys(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
     PyObject **items = PySequence_Fast_ITEMS(seq);
     PyObject *result = NULL, *keys = NULL, *results = NULL, *tools = PyDict_New();
-    Canon *kc = canon_new();
+    Canon *kc = mr_canon_new();
     Entry *es = NULL;
     uint8_t *dig = NULL;
     Py_ssize_t es_cap = 0;
@@ -156,16 +158,16 @@ static PyObject *near_keys(PyObject *Py_UNUSED(self), PyObject *args) {
         results = PyDict_New();
         if (results == NULL) goto error;
         for (Py_ssize_t i = 0; i < n; i++) {
-            PyObject *type = get_attr(items[i], S_type, &sl_type);
+            PyObject *type = get_attr(items[i], mr_S_type, &sl_type);
             if (type == NULL) goto error;
             int code = event_code(type);
             Py_DECREF(type);
             if (code != T_RESULT) continue;
-            PyObject *data = get_attr(items[i], S_data, &sl_data);
+            PyObject *data = get_attr(items[i], mr_S_data, &sl_data);
             if (data == NULL) goto error;
             if (data != Py_None) {
-                PyObject *cid = get_attr(data, S_tool_call_id, &sl_cid);
-                PyObject *res = cid == NULL || cid == Py_None ? NULL : get_attr(data, S_result, &sl_res);
+                PyObject *cid = get_attr(data, mr_S_tool_call_id, &sl_cid);
+                PyObject *res = cid == NULL || cid == Py_None ? NULL : get_attr(data, mr_S_result, &sl_res);
                 int bad = cid == NULL || (cid != Py_None && (res == NULL ||
                           PyDict_SetDefault(results, cid, res) == NULL));
                 Py_XDECREF(res);
@@ -203,9 +205,9 @@ static PyObject *near_keys(PyObject *Py_UNUSED(self), PyObject *args) {
             Py_ssize_t i = PyLong_AsSsize_t(single ? item : PyList_GET_ITEM(item, j));
             if (i == -1 && PyErr_Occurred()) goto error;
             if (i < 0 || i >= n) goto pure;
-            PyObject *data = get_attr(items[i], S_data, &sl_data);
+            PyObject *data = get_attr(items[i], mr_S_data, &sl_data);
             if (data == NULL) goto error;
-            PyObject *name = data == Py_None ? NULL : get_attr(data, S_tool_name, &sl_name);
+            PyObject *name = data == Py_None ? NULL : get_attr(data, mr_S_tool_name, &sl_name);
             if (name == NULL || !PyUnicode_CheckExact(name)) {
                 Py_XDECREF(name);
                 Py_DECREF(data);
@@ -224,7 +226,7 @@ static PyObject *near_keys(PyObject *Py_UNUSED(self), PyObject *args) {
             const uint8_t *prefix = (const uint8_t *)PyBytes_AS_STRING(nb);
             Py_ssize_t nprefix = PyBytes_GET_SIZE(nb);
             if (mode != 2) { /* the arguments' digest: digest(name bytes + body) */
-                PyObject *value = get_attr(data, S_arguments, &sl_args);
+                PyObject *value = get_attr(data, mr_S_arguments, &sl_args);
                 if (value == NULL) {
                     Py_DECREF(name);
                     Py_DECREF(data);
@@ -260,11 +262,11 @@ static PyObject *near_keys(PyObject *Py_UNUSED(self), PyObject *args) {
                 }
                 Py_DECREF(value);
                 if (body != NULL) {
-                    blake2b16(prefix, (size_t)nprefix, (const uint8_t *)PyBytes_AS_STRING(body),
+                    mr_blake2b16(prefix, (size_t)nprefix, (const uint8_t *)PyBytes_AS_STRING(body),
                               (size_t)PyBytes_GET_SIZE(body), argd);
                     Py_DECREF(body);
                 } else {
-                    blake2b16(prefix, (size_t)nprefix, (const uint8_t *)kc->out.p,
+                    mr_blake2b16(prefix, (size_t)nprefix, (const uint8_t *)kc->out.p,
                               (size_t)kc->out.n, argd);
                 }
                 prefix = argd;
@@ -274,7 +276,7 @@ static PyObject *near_keys(PyObject *Py_UNUSED(self), PyObject *args) {
             if (mode == 1) {
                 memcpy(d, argd, 16);
             } else {
-                PyObject *cid = get_attr(data, S_tool_call_id, &sl_cid);
+                PyObject *cid = get_attr(data, mr_S_tool_call_id, &sl_cid);
                 if (cid == NULL) {
                     Py_DECREF(data);
                     goto error;
@@ -309,7 +311,7 @@ static PyObject *near_keys(PyObject *Py_UNUSED(self), PyObject *args) {
             key = Py_None; /* rules.step_is_empty (observation mode only) */
             Py_INCREF(key);
         } else {
-            key = step_key(es, k);
+            key = mr_step_key(es, k);
             if (key == NULL) goto error;
         }
         PyList_SET_ITEM(keys, s, key);
@@ -326,7 +328,7 @@ cleanup:
     Py_XDECREF(keys);
     Py_XDECREF(results);
     Py_XDECREF(tools);
-    canon_free(kc);
+    mr_canon_free(kc);
     PyMem_Free(es);
     PyMem_Free(dig);
     Py_DECREF(seq);
@@ -354,7 +356,7 @@ static int near_plain(const uint8_t *raw, Py_ssize_t n, int mask, int observe, K
     if (n < 2 || raw[0] != '"' || raw[n - 1] != '"') return BAIL;
     Py_ssize_t m = n - 2;
     int blank;
-    if (!nz_plain_clean(raw + 1, m, mask, &blank)) return BAIL;
+    if (!mr_nz_plain_clean(raw + 1, m, mask, &blank)) return BAIL;
     if (observe && blank) {
         *empty = 1;
         return OK;
@@ -393,8 +395,8 @@ static int near_part(Key *k, PyObject *value, PyObject *raw_type, int mask, PyOb
         } else {
             const uint8_t *t;
             Py_ssize_t tn;
-            if (near_text(kc, (const uint8_t *)str, len, mask, &t, &tn) < 0) return -1;
-            if (observe && utf8_blank(t, tn)) return 1;
+            if (mr_near_text(kc, (const uint8_t *)str, len, mask, &t, &tn) < 0) return -1;
+            if (observe && mr_utf8_blank(t, tn)) return 1;
             scratch->n = 0;
             if (buf_byte(scratch, 's') < 0 || buf_put(scratch, t, tn) < 0) return -1;
             key_body(k, scratch->p, scratch->n);
@@ -432,12 +434,11 @@ static int near_key(Keys *keys, Key *k, int64_t *id, PyObject *value, PyObject *
                     PyObject *name, Canon *kc) {
     PyObject *hold = NULL;
     int r = near_part(k, value, raw_type, mask, ignore, observe, fallback, name, kc, &hold);
-    if (r == 0 && (*id = keys_intern(keys, k)) < 0) r = -1;
+    if (r == 0 && (*id = mr_keys_intern(keys, k)) < 0) r = -1;
     Py_XDECREF(hold);
     return r;
 }
 
-#include "_walk.h" /* already in by _native.c: the walk near_ids shares */
 
 /* A call id's observation (the first result's canonical bytes after the transform),
  * numbered once (tag 'O'), or marked empty: kept by the entry's index in the call-id
@@ -502,7 +503,7 @@ static int near_obs_make(NearUse *u, Py_ssize_t k, PyObject *value) {
 static int near_result(void *use, PyObject *data) {
     NearUse *u = use;
     Py_ssize_t k;
-    int rc = fr_first(&u->r, data, &k);
+    int rc = mr_fr_first(&u->r, data, &k);
     if (rc != WALK_OK || k < 0 || k >= u->obs_cap || !u->obs[k].watched) return rc;
     return near_obs_make(u, k, u->r.fr->t.e[k].res);
 }
@@ -515,10 +516,10 @@ static int near_call(void *use, PyObject *data, PyObject *name) {
     key_init(&k, 'N');
     PyObject *nb = PyTuple_GET_ITEM(info, 0);
     key_body(&k, PyBytes_AS_STRING(nb), PyBytes_GET_SIZE(nb));
-    int64_t pre = keys_intern(u->keys, &k);
+    int64_t pre = mr_keys_intern(u->keys, &k);
     if (pre < 0) return WALK_ERROR;
     if (u->mode != 2) {
-        PyObject *value = get_attr(data, S_arguments, &u->sl_args);
+        PyObject *value = get_attr(data, mr_S_arguments, &u->sl_args);
         PyObject *ignore = PyTuple_GET_ITEM(info, 1);
         key_init(&k, 'A');
         key_num(&k, pre);
@@ -531,14 +532,14 @@ static int near_call(void *use, PyObject *data, PyObject *name) {
     }
     Py_ssize_t ent = -1;
     if (u->mode != 1) {
-        int rc = fr_call_entry(&u->r, data, &ent);
+        int rc = mr_fr_call_entry(&u->r, data, &ent);
         if (rc != WALK_OK) return rc;
         if (ent >= 0) {
             if (near_obs_room(u, ent) < 0) return WALK_ERROR;
             u->obs[ent].watched = 1;
         }
     }
-    return icalls_push(&u->cs, pre, ent) < 0 ? WALK_ERROR : WALK_OK;
+    return mr_icalls_push(&u->cs, pre, ent) < 0 ? WALK_ERROR : WALK_OK;
 }
 
 /* Call j's key where results are read: its key at the call (pre) with its observation's
@@ -556,19 +557,19 @@ static int near_call_obs(NearUse *u, int64_t pre, Py_ssize_t ent, int64_t *id, i
     key_num(&k, pre);
     *empty = o == NULL || o->state == OBS_EMPTY;
     key_num(&k, *empty ? -1 : o->id);
-    return (*id = keys_intern(u->keys, &k)) < 0 ? WALK_ERROR : WALK_OK;
+    return (*id = mr_keys_intern(u->keys, &k)) < 0 ? WALK_ERROR : WALK_OK;
 }
 
 /* near_ids' step pass: each step's key from its calls' (where results are read, each
  * call's key made here with its observation) into ks. WALK_OK, WALK_ERROR or WALK_PURE. */
 static int near_steps(NearUse *u, const Walk *w, int period, StepKeys *ks) {
     const ICalls *cs = &u->cs;
-    if (sk_init(ks, w->ns) < 0) return WALK_ERROR;
+    if (mr_sk_init(ks, w->ns) < 0) return WALK_ERROR;
     for (Py_ssize_t s = 0; s < w->ns; s++) {
         Py_ssize_t a, b;
         walk_step(w, s, &a, &b);
         Py_ssize_t k = b - a;
-        if (sk_room(ks, k) < 0) return WALK_ERROR;
+        if (mr_sk_room(ks, k) < 0) return WALK_ERROR;
         Py_ssize_t empties = 0;
         for (Py_ssize_t j = 0; j < k; j++) {
             if (u->mode == 1) {
@@ -582,7 +583,7 @@ static int near_steps(NearUse *u, const Walk *w, int period, StepKeys *ks) {
         }
         /* rules.step_is_empty (observation mode only) */
         int blank = u->mode == 2 && empties > 0 && (empties == k || period > 1);
-        if (sk_step(ks, u->keys, s, k, blank) < 0) return WALK_ERROR;
+        if (mr_sk_step(ks, u->keys, s, k, blank) < 0) return WALK_ERROR;
     }
     return WALK_OK;
 }
@@ -596,7 +597,7 @@ static int near_steps(NearUse *u, const Walk *w, int period, StepKeys *ks) {
  * then the step keys (ids as int64 bytes, ids_of_keys'). calls_or_steps as build_ids
  * gives it: the call indices as int64 bytes when single, else a list of index lists.
  * Other arguments as near_keys'. */
-static PyObject *near_ids(PyObject *self, PyObject *args) {
+PyObject *mr_near_ids(PyObject *self, PyObject *args) {
     PyObject *events, *watches, *raw_type, *tool_info, *fallback_args, *fallback_obs;
     int mode, period, mask;
     if (!PyArg_ParseTuple(args, "OiiOiOOOO", &events, &mode, &period, &watches, &mask,
@@ -617,10 +618,10 @@ static PyObject *near_ids(PyObject *self, PyObject *args) {
     Keys keys = {0};
     StepKeys ks = {0};
     ICalls *cs = &u.cs;
-    Canon *kc = canon_new();
+    Canon *kc = mr_canon_new();
     if (tools == NULL || kc == NULL) goto error;
     if (mode != 1) {
-        fr = fr_new(self);
+        fr = mr_fr_new(self);
         if (fr == NULL) goto error;
     }
 
@@ -643,11 +644,11 @@ static PyObject *near_ids(PyObject *self, PyObject *args) {
     int stepped = near_steps(&u, &w, period, &ks);
     if (stepped == WALK_ERROR) goto error;
     if (stepped == WALK_PURE) goto pure;
-    ids = ids_of_keys(&ks, keys.n);
+    ids = mr_ids_of_keys(&ks, keys.n);
     if (ids == NULL) goto error;
 
     /* 3. the steps (as build_ids gives them) */
-    shape = walk_shape(&w);
+    shape = mr_walk_shape(&w);
     if (shape == NULL) goto error;
     result = Py_BuildValue("(OOOOnn)", shape, w.single ? Py_True : Py_False, ids,
                            fr ? (PyObject *)fr : Py_None, w.n, ks.empties);
@@ -663,12 +664,12 @@ cleanup:
     Py_XDECREF(ids);
     Py_XDECREF(fr);
     Py_XDECREF(tools);
-    canon_free(kc);
-    icalls_free(cs);
+    mr_canon_free(kc);
+    mr_icalls_free(cs);
     PyMem_Free(u.obs);
     walk_free(&w);
-    keys_free(&keys);
-    sk_free(&ks);
+    mr_keys_free(&keys);
+    mr_sk_free(&ks);
     Py_DECREF(seq);
     return result;
 }

@@ -1,24 +1,16 @@
 /* The built-in normalizers of near-duplicate matching in C (core/near/normalizers.py is the
- * definition; docs/design/native.md, "Near-duplicate keys"). Included by _near.c.
+ * definition; docs/design/native.md, "Near-duplicate keys"). Its own translation unit:
+ * what it gives the module is declared in _near.h, what it shares with _nearrewrite.c in
+ * _nz.h.
  *
  * near_dirty (and the one-pass variant of near_plain, nz_plain16/nz_plain_at) is true for
  * every text one of the enabled normalizers could change: a superset, the pre-checks of
  * core/near/normalizers.py with any doubt counted as "could".
  */
 
-/* the normalizer bits (core.near.normalizers.NATIVE_BITS) */
-enum {
-    NZ_ANSI = 1, NZ_TRAIL = 2, NZ_TIME = 4, NZ_TEMP = 8, NZ_NUMBERS = 16, NZ_DUR = 32, NZ_IDS = 64,
-    NZ_ADDR = 128, NZ_PIDS = 256,
-    /* the five whose pre-checks one scan does (core.near.normalizers._BLOCK) */
-    NZ_BLOCK = NZ_TIME | NZ_DUR | NZ_IDS | NZ_ADDR | NZ_PIDS
-};
-
-static int nz_digit(uint8_t b) { return b >= '0' && b <= '9'; }
-
-static int nz_hex(uint8_t b) {
-    return nz_digit(b) || (b >= 'a' && b <= 'f') || (b >= 'A' && b <= 'F');
-}
+#include "_native.h"
+#include "_near.h"
+#include "_nz.h"
 
 /* Whether the character before s[i] is a word character (\w). Non-ASCII counts as not
  * one: a match is then possible, so the text is dirty (the doubt goes to Python). */
@@ -42,11 +34,6 @@ static int nz_tail(const uint8_t *s, Py_ssize_t n, Py_ssize_t p) {
     return p < n && s[p] == ' ' && nz_unit(s, n, p + 1);
 }
 
-static Py_ssize_t nz_run(const uint8_t *s, Py_ssize_t n, Py_ssize_t p, int (*in)(uint8_t)) {
-    Py_ssize_t q = p;
-    while (q < n && in(s[q])) q++;
-    return q - p;
-}
 
 /* the two letters after a capital that _BLOCK_SCAN's day and month names start with */
 static const char *const NZ_PAIRS[] = {"on", "ue", "ed", "hu", "ri", "at", "un", "an", "eb",
@@ -125,7 +112,7 @@ static int nz_escaped_at(const uint8_t *s, Py_ssize_t n, Py_ssize_t i) {
 /* Whether a byte may start one of _BLOCK_SCAN's branches: [0-9A-Za-fpP]. */
 static uint8_t nz_start[256];
 
-static void nz_init(void) {
+void mr_nz_init(void) {
     for (int c = '0'; c <= '9'; c++) nz_start[c] = 1;
     for (int c = 'A'; c <= 'Z'; c++) nz_start[c] = 1;
     for (int c = 'a'; c <= 'f'; c++) nz_start[c] = 1;
@@ -139,12 +126,6 @@ static void nz_init(void) {
     ((i) >= (Py_ssize_t)sizeof(word) - 1 && \
      memcmp((s) + (i) - (sizeof(word) - 1), word, sizeof(word) - 1) == 0)
 
-/* The next position of byte c at or after i, or n. */
-static Py_ssize_t nz_next(const uint8_t *s, Py_ssize_t n, Py_ssize_t i, int c) {
-    if (i >= n) return n;
-    const uint8_t *p = memchr(s + i, c, (size_t)(n - i));
-    return p == NULL ? n : p - s;
-}
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -212,15 +193,11 @@ static int nz_block_scan(const uint8_t *s, Py_ssize_t n) {
 /* Whether one of the normalizers in mask could change the UTF-8 text s (see above): the
  * substrings the pre-checks look for (core.near.normalizers._PRECHECKS, _BLOCK_NEEDLES and
  * _trailing) are found with memchr, the block scan by nz_block_scan. */
-static int nz_plain_clean(const uint8_t *s, Py_ssize_t m, int mask, int *blank);
-/* whether a duration key's number follows the colon s[c] (core/_nearrewrite.c) */
-static int nz_keyed_dirty(const uint8_t *s, Py_ssize_t n, Py_ssize_t c);
-
-static int near_dirty(const uint8_t *s, Py_ssize_t n, int mask) {
+int mr_near_dirty(const uint8_t *s, Py_ssize_t n, int mask) {
     int blank;
     /* n <= 0, not n == 0: a length is never negative, and saying so lets the compiler
      * see that (size_t)n below is no huge bound (-Wstringop-overread) */
-    if (n <= 0 || nz_plain_clean(s, n, mask, &blank)) return 0; /* the common case, at once */
+    if (n <= 0 || mr_nz_plain_clean(s, n, mask, &blank)) return 0; /* the common case, at once */
     if ((mask & NZ_ANSI) && memchr(s, 0x1b, (size_t)n) != NULL) return 1;
     if (mask & NZ_TRAIL) {
         /* _trailing: the last character is white space (str.isspace; any non-ASCII one is
@@ -255,18 +232,18 @@ static int near_dirty(const uint8_t *s, Py_ssize_t n, int mask) {
         for (Py_ssize_t i = nz_next(s, n, 0, '\\'); i < n; i = nz_next(s, n, i + 1, '\\'))
             if (nz_escaped_at(s, n, i)) return 1;
         for (Py_ssize_t i = nz_next(s, n, 0, ':'); i < n; i = nz_next(s, n, i + 1, ':'))
-            if (nz_keyed_dirty(s, n, i)) return 1;
+            if (mr_nz_keyed_dirty(s, n, i)) return 1;
     }
     return 0;
 }
 
 /* near_dirty(text, mask) -> bool: the check, for the tests. */
-static PyObject *py_near_dirty(PyObject *Py_UNUSED(self), PyObject *args) {
+PyObject *mr_py_near_dirty(PyObject *Py_UNUSED(self), PyObject *args) {
     const char *s;
     Py_ssize_t n;
     int mask;
     if (!PyArg_ParseTuple(args, "s#i", &s, &n, &mask)) return NULL;
-    return PyBool_FromLong(near_dirty((const uint8_t *)s, n, mask));
+    return PyBool_FromLong(mr_near_dirty((const uint8_t *)s, n, mask));
 }
 
 /* Whether a number follows the colon s[c] as every match of nz_keyed_dirty has it (' '*,
@@ -290,7 +267,7 @@ static int nz_needle_at(const uint8_t *s, Py_ssize_t n, Py_ssize_t i, int mask) 
                     ((i > 0 && s[i - 1] == ']') || nz_at(s, n, i, ":::") ||
                      nz_at(s, n, i, "::1:") || nz_before(s, i, "localhost") ||
                      nz_before(s, i, "127.0.0.1") || nz_before(s, i, "0.0.0.0"))) ||
-                   ((mask & NZ_DUR) && nz_number_after(s, n, i) && nz_keyed_dirty(s, n, i));
+                   ((mask & NZ_DUR) && nz_number_after(s, n, i) && mr_nz_keyed_dirty(s, n, i));
         case 'I': return (mask & NZ_BLOCK) && i >= 5 && nz_at(s, n, i - 5, "shellId");
     }
     return 0;
@@ -344,7 +321,7 @@ NZ_INLINE int nz_plain16(const uint8_t *s, Py_ssize_t m, Py_ssize_t i, __m128i v
  * rest of the block not kept); a longer one is read in place, its last block ending with
  * the text (overlapping the one before; the positions checked already not kept). Nothing
  * outside s is read. */
-static int nz_plain_clean(const uint8_t *s, Py_ssize_t m, int mask, int *blank) {
+int mr_nz_plain_clean(const uint8_t *s, Py_ssize_t m, int mask, int *blank) {
     *blank = 1;
     if (m == 0) return 1;
     if ((mask & NZ_TRAIL) && s[m - 1] == ' ') return 0;

@@ -1,7 +1,8 @@
 /* The built-in normalizers' rewrites in C: every substitution of
  * core.near.normalizers.NORMALIZERS, in their order, each applied to the text the previous one
  * left, with the output of Python's re.sub (docs/design/native.md, "Near-duplicate keys").
- * Included by _near.c after _nearnorm.c (the check, whose helpers it uses).
+ * Its own translation unit: what it gives the module is declared in _near.h, what it
+ * shares with the check (_nearnorm.c) in _nz.h.
  *
  * Texts are UTF-8 (a lone surrogate, from the tests' surrogatepass, reads as its code
  * point: neither a word character nor white space, as for `re`). Where a pattern's meaning
@@ -16,6 +17,10 @@
  * pattern ends in \b after greedy or optional parts, the candidate ends are tried in the
  * engine's order (longer first, an optional part before its absence).
  */
+
+#include "_native.h"
+#include "_near.h"
+#include "_nz.h"
 
 /* a lower-case ASCII letter's (?i) match: the letter in either case, or a non-ASCII
  * letter `re` folds onto it */
@@ -403,7 +408,7 @@ static Py_ssize_t nz_keyed_at(const uint8_t *s, Py_ssize_t n, Py_ssize_t c, Py_s
 }
 
 /* near_dirty's check (declared in _nearnorm.c): a duration key's number at colon c */
-static int nz_keyed_dirty(const uint8_t *s, Py_ssize_t n, Py_ssize_t c) {
+int mr_nz_keyed_dirty(const uint8_t *s, Py_ssize_t n, Py_ssize_t c) {
     Py_ssize_t start, keep, e = nz_keyed_at(s, n, c, &start, &keep);
     return e >= 0 && keep < e;
 }
@@ -784,7 +789,7 @@ static Py_ssize_t nz_trailing(const uint8_t *s, Py_ssize_t n, Buf *out) {
  * UTF-8 text s with kc's buffers (kc->nz: one pass reads one and writes the other):
  * *t, *tn the result (s itself when nothing changed; else valid until kc's next
  * rewrite). OK or FAIL. */
-static int nz_rewrite(Canon *kc, const uint8_t *s, Py_ssize_t n, int mask, const uint8_t **t,
+int mr_nz_rewrite(Canon *kc, const uint8_t *s, Py_ssize_t n, int mask, const uint8_t **t,
                       Py_ssize_t *tn) {
     const uint8_t *cur = s;
     Py_ssize_t cn = n, k = 0;
@@ -856,19 +861,19 @@ static int nz_rewrite(Canon *kc, const uint8_t *s, Py_ssize_t n, int mask, const
 
 /* The text of a string value after the normalizers in mask: s itself when near_dirty
  * proves that none changes it, else nz_rewrite's. OK or FAIL. */
-static int near_text(Canon *kc, const uint8_t *s, Py_ssize_t n, int mask, const uint8_t **t,
+int mr_near_text(Canon *kc, const uint8_t *s, Py_ssize_t n, int mask, const uint8_t **t,
                      Py_ssize_t *tn) {
-    if (!near_dirty(s, n, mask)) {
+    if (!mr_near_dirty(s, n, mask)) {
         *t = s;
         *tn = n;
         return OK;
     }
-    return nz_rewrite(kc, s, n, mask, t, tn);
+    return mr_nz_rewrite(kc, s, n, mask, t, tn);
 }
 
 /* near_rewrite(text, mask, check) -> str: the rewrite of text (near_text's when check,
  * nz_rewrite's otherwise), for the tests; lone surrogates pass as their code points. */
-static PyObject *py_near_rewrite(PyObject *self, PyObject *args) {
+PyObject *mr_py_near_rewrite(PyObject *self, PyObject *args) {
     PyObject *text;
     int mask, check;
     (void)self;
@@ -879,17 +884,17 @@ static PyObject *py_near_rewrite(PyObject *self, PyObject *args) {
     Py_ssize_t tn;
     const uint8_t *s = (const uint8_t *)PyBytes_AS_STRING(b);
     Py_ssize_t n = PyBytes_GET_SIZE(b);
-    Canon *kc = canon_new();
+    Canon *kc = mr_canon_new();
     int rc = kc == NULL ? FAIL
-             : check    ? near_text(kc, s, n, mask, &t, &tn)
-                        : nz_rewrite(kc, s, n, mask, &t, &tn);
+             : check    ? mr_near_text(kc, s, n, mask, &t, &tn)
+                        : mr_nz_rewrite(kc, s, n, mask, &t, &tn);
     PyObject *out = rc == OK ? PyUnicode_DecodeUTF8((const char *)t, tn, "surrogatepass") : NULL;
-    canon_free(kc);
+    mr_canon_free(kc);
     Py_DECREF(b);
     return out;
 }
 
-static void nz_init_rewrites(void) {
+void mr_nz_init_rewrites(void) {
     for (int c = '0'; c <= '9'; c++) nz_wordc[c] = nz_wordb[c] = 1;
     for (int c = 'a'; c <= 'z'; c++) nz_wordc[c] = nz_wordc[c - 32] = nz_wordb[c] = nz_wordb[c - 32] = 1;
     nz_wordc['_'] = nz_wordb['_'] = 1;

@@ -6,12 +6,14 @@
  * reference to keep, a hash, a first-result entry) is its own: two functions the walk
  * calls (`WalkResult`, `WalkCall`).
  *
- * A header (included by _native.c before its users; _near.c is part of the same module).
+ * A header, included by _native.c and _near.c: everything here is static inline, and
  * `walk_events` is inlined into each caller, so the two functions are direct calls there
  * and the walk costs what the three copies of it cost. */
 
 #ifndef MAXREPEAT_WALK_H
 #define MAXREPEAT_WALK_H
+
+#include "_native.h"
 
 /* What a step of the walk (and a WalkUse function) answers. */
 enum { WALK_OK = 0, WALK_ERROR = -1, WALK_PURE = -2 };
@@ -41,7 +43,7 @@ typedef struct {
     int single;
 } Walk;
 
-static void walk_free(Walk *w) {
+static inline void walk_free(Walk *w) {
     PyMem_Free(w->idx);
     PyMem_Free(w->start);
 }
@@ -54,7 +56,7 @@ static inline void walk_step(const Walk *w, Py_ssize_t s, Py_ssize_t *a, Py_ssiz
 
 /* Room for one more entry in an array of cap elements of size elt (doubled, 1024 at
  * first): 0, or -1 with MemoryError. */
-static int walk_grow(void **p, Py_ssize_t n, Py_ssize_t *cap, size_t elt) {
+static inline int walk_grow(void **p, Py_ssize_t n, Py_ssize_t *cap, size_t elt) {
     if (n < *cap) return 0;
     Py_ssize_t size = *cap ? *cap * 2 : 1024;
     void *grown = PyMem_Realloc(*p, (size_t)size * elt);
@@ -68,7 +70,7 @@ static int walk_grow(void **p, Py_ssize_t n, Py_ssize_t *cap, size_t elt) {
 }
 
 /* Records call i (its event index), opening a step when new_step. */
-static int walk_push(Walk *w, Py_ssize_t i, int new_step) {
+static inline int walk_push(Walk *w, Py_ssize_t i, int new_step) {
     if (new_step) {
         if (walk_grow((void **)&w->start, w->ns, &w->scap, sizeof(Py_ssize_t)) < 0) return -1;
         w->start[w->ns++] = w->n;
@@ -100,7 +102,7 @@ WALK_INLINE int walk_events(PyObject *const *items, Py_ssize_t n, PyObject *watc
     if (watched == NULL) return WALK_ERROR;
     for (Py_ssize_t i = 0; i < n && rc == WALK_OK; i++) {
         PyObject *ev = items[i];
-        PyObject *type = get_attr(ev, S_type, &sl_type);
+        PyObject *type = get_attr(ev, mr_S_type, &sl_type);
         if (type == NULL) {
             rc = WALK_ERROR;
             break;
@@ -117,7 +119,7 @@ WALK_INLINE int walk_events(PyObject *const *items, Py_ssize_t n, PyObject *watc
             turn_has_step = 0;
             continue;
         }
-        PyObject *data = get_attr(ev, S_data, &sl_data);
+        PyObject *data = get_attr(ev, mr_S_data, &sl_data);
         if (data == NULL) {
             rc = WALK_ERROR;
             break;
@@ -128,7 +130,7 @@ WALK_INLINE int walk_events(PyObject *const *items, Py_ssize_t n, PyObject *watc
             continue;
         }
         /* a call */
-        PyObject *name = data == Py_None ? NULL : get_attr(data, S_tool_name, &sl_name);
+        PyObject *name = data == Py_None ? NULL : get_attr(data, mr_S_tool_name, &sl_name);
         if (name == NULL || !PyUnicode_CheckExact(name)) {
             rc = name == NULL && data != Py_None ? WALK_ERROR : WALK_PURE;
             Py_XDECREF(name);
@@ -163,5 +165,9 @@ WALK_INLINE int walk_events(PyObject *const *items, Py_ssize_t n, PyObject *watc
     Py_DECREF(watched);
     return rc;
 }
+
+/* The steps as build_ids and near_ids give them (_native.c): the call indices as int64
+ * bytes when every step is one call, else a list of index lists. */
+PyObject *mr_walk_shape(const Walk *w);
 
 #endif /* MAXREPEAT_WALK_H */

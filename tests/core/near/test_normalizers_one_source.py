@@ -54,7 +54,8 @@ def _c_text() -> str:
 
 def _function(c: str, name: str) -> tuple[int, str]:
     """Where the definition of the C function ``name`` starts, and its body."""
-    m = re.search(rf"^static [^;{{]*?\b{name}\([^;{{]*\{{", c, re.M)
+    # static, or (called from another file) named mr_ and declared in a header
+    m = re.search(rf"^(?:static )?[A-Za-z_][\w \t*]*?\b(?:mr_)?{name}\([^;{{]*\{{", c, re.M)
     assert m is not None, f"no C function {name} in {', '.join(p.name for p in _SOURCES)}"
     depth, i = 1, m.end()
     while depth:
