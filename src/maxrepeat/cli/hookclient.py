@@ -31,8 +31,7 @@ if TYPE_CHECKING:  # only for type checkers: `typing` costs a hook call its star
     import _socket
 
 __all__ = ["builtin_agent", "MAGIC", "SERVED", "key", "name_hash", "record", "resident_call",
-           "socket_dir", "socket_path", "split", "start_server"]
-
+           "socket_dir", "socket_path", "split"]
 
 
 def builtin_agent(name: str) -> bool:
@@ -153,6 +152,8 @@ def resident_call() -> None:
                                  errors=stdin.errors, newline="\n")
     if restart and path is not None:
         import atexit
+
+        from ._hookstart import start_server  # only when there is no server to ask
 
         atexit.register(start_server, path)  # after the full path's answer
 
@@ -285,24 +286,3 @@ def _write_and_exit(code: int, out: bytes, err: bytes) -> None:
         except OSError:
             pass
     os._exit(code & 0xFF)
-
-
-def start_server(path: str) -> None:
-    """Start the server for ``path`` in the background, detached (its own session,
-    standard streams on /dev/null, in ``/``), with this process's import path and only
-    the environment that decides how Python starts (no secrets)."""
-    code = ("import os, sys; os.closerange(3, 1 << 16); sys.path[:] = sys.argv[2:]; "
-            "from maxrepeat.cli.hookserver import serve; serve(sys.argv[1])")
-    argv = [sys.executable, *(["-O"] * sys.flags.optimize), "-X",
-            f"utf8={sys.flags.utf8_mode}", "-c", code, path, *sys.path]
-    keep = ("PYTHON", "LC_", "MAXREPEAT_")
-    env = {k: v for k, v in os.environ.items()
-           if k.startswith(keep) or k in ("LANG", "HOME", "PATH", "TMPDIR", "XDG_RUNTIME_DIR")}
-    null = os.devnull
-    try:
-        os.posix_spawn(sys.executable, argv, env, setsid=True, file_actions=[
-            (os.POSIX_SPAWN_OPEN, 0, null, os.O_RDONLY, 0),
-            (os.POSIX_SPAWN_OPEN, 1, null, os.O_WRONLY, 0),
-            (os.POSIX_SPAWN_OPEN, 2, null, os.O_WRONLY, 0)])
-    except OSError:
-        pass  # no server: the next call runs the full path, and tries again
