@@ -34,7 +34,11 @@ _BAD = [["--max", "3", "--bogus"], ["--max", "3", "--warn-at", "-1"],
         ["--config", "/nonexistent/graders.yaml"], []]
 
 
-@pytest.mark.parametrize("agent", names())
+#: the fast subset runs the bad command lines for one agent (~4 CPU-seconds each); the
+#: others are `slow` (the full suite and CI)
+@pytest.mark.parametrize("agent", [
+    pytest.param(agent, marks=() if agent == "claude-code" else pytest.mark.slow)
+    for agent in names()])
 def test_a_hook_that_cannot_run_exits_1_for_every_agent(tmp_path: Path, agent: str) -> None:
     for case in _BAD:
         proc = _hook(tmp_path, [agent, *case])

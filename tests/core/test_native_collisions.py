@@ -151,7 +151,7 @@ def test_forced_collisions_still_grade_like_the_reference(collision_build: Path)
 
 
 @needs_build
-@pytest.mark.slow  # a nested pytest run (~40 CPU-s); the fast subset keeps the probe above
+@pytest.mark.slow  # a nested pytest run (~11 CPU-s); the fast subset keeps the probe above
 def test_differential_tests_pass_on_the_collision_build(collision_build: Path) -> None:
     """The native-against-pure tests pass with the 4-bit build imported."""
     run = subprocess.run(
