@@ -219,6 +219,40 @@ static int utf8_len(const uint8_t *p, const uint8_t *end) {
     return 0;
 }
 
+/* The character of a one-letter JSON escape (\" \\ \/ \b \f \n \r \t), 0 for another. */
+static const char JSON_ESCAPE[128] = {['"'] = '"', ['\\'] = '\\', ['/'] = '/', ['b'] = '\b',
+                                      ['f'] = '\f', ['n'] = '\n', ['r'] = '\r', ['t'] = '\t'};
+
+/* A \uXXXX escape at *pp (a surrogate pair as one code point) into out, *pp moved past
+ * it: OK, BAIL (not four hex digits, or a lone surrogate) or FAIL. */
+static int decode_u(const uint8_t **pp, const uint8_t *end, Buf *out) {
+    const uint8_t *p = *pp;
+    uint32_t cp, lo;
+    if (read_hex4(p + 2, end, &cp) < 0) return BAIL;
+    p += 6;
+    if (cp >= 0xDC00 && cp <= 0xDFFF) return BAIL; /* lone low surrogate */
+    if (cp >= 0xD800 && cp <= 0xDBFF) {
+        if (end - p < 6 || p[0] != '\\' || p[1] != 'u' || read_hex4(p + 2, end, &lo) < 0 ||
+            lo < 0xDC00 || lo > 0xDFFF)
+            return BAIL;
+        cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+        p += 6;
+    }
+    *pp = p;
+    return put_utf8(out, cp) < 0 ? FAIL : OK;
+}
+
+/* The backslash escape at *pp into out, *pp moved past it: OK, BAIL or FAIL. */
+static int decode_escape(const uint8_t **pp, const uint8_t *end, Buf *out) {
+    const uint8_t *p = *pp;
+    if (end - p < 2 || p[1] >= 0x80) return BAIL;
+    if (p[1] == 'u') return decode_u(pp, end, out);
+    char lit = JSON_ESCAPE[p[1]];
+    if (lit == 0) return BAIL;
+    *pp = p + 2;
+    return buf_byte(out, lit) < 0 ? FAIL : OK;
+}
+
 /* Decode the JSON string at c->p (on its opening quote) into UTF-8 in out. */
 static int decode_string(Cur *c, Buf *out) {
     const uint8_t *p = c->p + 1, *end = c->end;
@@ -226,53 +260,20 @@ static int decode_string(Cur *c, Buf *out) {
         const uint8_t *run = p;
         while (p < end && *p != '"' && *p != '\\' && *p >= 0x20 && *p < 0x80) p++;
         if (p > run && buf_put(out, run, p - run) < 0) return FAIL;
-        if (p >= end) return BAIL;
-        uint8_t ch = *p;
-        if (ch == '"') {
+        if (p >= end || *p < 0x20) return BAIL; /* the end, or a raw control character */
+        if (*p == '"') {
             c->p = p + 1;
             return OK;
         }
-        if (ch < 0x20) return BAIL; /* a raw control character: not JSON */
-        if (ch >= 0x80) {
+        int rc;
+        if (*p >= 0x80) {
             int n = utf8_len(p, end);
-            if (n == 0) return BAIL;
-            if (buf_put(out, p, n) < 0) return FAIL;
+            rc = n == 0 ? BAIL : buf_put(out, p, n) < 0 ? FAIL : OK;
             p += n;
-            continue;
+        } else {
+            rc = decode_escape(&p, end, out);
         }
-        /* a backslash escape */
-        if (end - p < 2) return BAIL;
-        uint8_t e = p[1];
-        char lit;
-        switch (e) {
-            case '"': lit = '"'; break;
-            case '\\': lit = '\\'; break;
-            case '/': lit = '/'; break;
-            case 'b': lit = '\b'; break;
-            case 'f': lit = '\f'; break;
-            case 'n': lit = '\n'; break;
-            case 'r': lit = '\r'; break;
-            case 't': lit = '\t'; break;
-            case 'u': {
-                uint32_t cp;
-                if (read_hex4(p + 2, end, &cp) < 0) return BAIL;
-                p += 6;
-                if (cp >= 0xDC00 && cp <= 0xDFFF) return BAIL; /* lone low surrogate */
-                if (cp >= 0xD800 && cp <= 0xDBFF) {
-                    uint32_t lo;
-                    if (end - p < 6 || p[0] != '\\' || p[1] != 'u') return BAIL;
-                    if (read_hex4(p + 2, end, &lo) < 0) return BAIL;
-                    if (lo < 0xDC00 || lo > 0xDFFF) return BAIL;
-                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-                    p += 6;
-                }
-                if (put_utf8(out, cp) < 0) return FAIL;
-                continue;
-            }
-            default: return BAIL;
-        }
-        if (buf_byte(out, lit) < 0) return FAIL;
-        p += 2;
+        if (rc != OK) return rc;
     }
 }
 
@@ -354,11 +355,68 @@ static int member_cmp(const void *a, const void *b) {
     return (x->klen > y->klen) - (x->klen < y->klen);
 }
 
+/* One member ("key": value) of an object at depth, its key and value canonicalized into
+ * tmp, where *m says they are (vlen -1: left out). OK, BAIL or FAIL. */
+static int object_member(Cur *c, Buf *tmp, int depth, Member *m) {
+    Canon *k = c->k;
+    skip_ws(c);
+    if (c->p >= c->end || *c->p != '"') return BAIL;
+    m->koff = tmp->n;
+    int rc = decode_string(c, tmp);
+    if (rc != OK) return rc;
+    m->klen = tmp->n - m->koff;
+    skip_ws(c);
+    if (c->p >= c->end || *c->p != ':') return BAIL;
+    c->p++;
+    m->voff = tmp->n;
+    /* near: a top-level key left out is parsed (not checked) and not written */
+    int left_out = depth == 0 && k->near_ignore != NULL &&
+                   near_ignored(k->near_ignore, tmp->p + m->koff, m->klen);
+    int mask = k->near_mask;
+    if (left_out) k->near_mask = 0;
+    rc = canon_value(c, tmp, depth + 1);
+    k->near_mask = mask;
+    m->vlen = left_out ? -1 : tmp->n - m->voff;
+    return rc;
+}
+
+/* Room for member nm of depth's array: 0, or -1 with MemoryError. */
+static int members_room(Canon *k, int depth, Py_ssize_t nm) {
+    if (nm < k->mscap[depth]) return 0;
+    Py_ssize_t bigger = k->mscap[depth] ? k->mscap[depth] * 2 : 8;
+    Member *grown = PyMem_Realloc(k->ms[depth], (size_t)bigger * sizeof(Member));
+    if (grown == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    k->ms[depth] = grown;
+    k->mscap[depth] = bigger;
+    return 0;
+}
+
+/* The nm members (their text in tmp) sorted by key and written as an object: OK, BAIL
+ * (a duplicate key: the reference decides) or FAIL. */
+static int put_members(Buf *out, Member *ms, Py_ssize_t nm, const Buf *tmp) {
+    for (Py_ssize_t i = 0; i < nm; i++) ms[i].base = tmp->p;
+    qsort(ms, (size_t)nm, sizeof(Member), member_cmp);
+    for (Py_ssize_t i = 1; i < nm; i++)
+        if (member_cmp(&ms[i - 1], &ms[i]) == 0) return BAIL;
+    if (buf_byte(out, '{') < 0) return FAIL;
+    for (Py_ssize_t i = 0, first = 1; i < nm; i++) {
+        if (ms[i].vlen < 0) continue; /* left out (near-duplicate ignore_arguments) */
+        if ((!first && buf_byte(out, ',') < 0) ||
+            encode_string(out, tmp->p + ms[i].koff, ms[i].klen) < 0 || buf_byte(out, ':') < 0 ||
+            buf_put(out, tmp->p + ms[i].voff, ms[i].vlen) < 0)
+            return FAIL;
+        first = 0;
+    }
+    return buf_byte(out, '}') < 0 ? FAIL : OK;
+}
+
 static int canon_object(Cur *c, Buf *out, int depth) {
     Canon *k = c->k;
     Buf *tmp = &k->tmp[depth];
-    Member *ms = k->ms[depth];
-    Py_ssize_t nm = 0, cap = k->mscap[depth];
+    Py_ssize_t nm = 0;
     int rc = OK;
     tmp->n = 0;
     c->p++; /* '{' */
@@ -367,85 +425,21 @@ static int canon_object(Cur *c, Buf *out, int depth) {
         c->p++;
         return buf_put(out, "{}", 2) < 0 ? FAIL : OK;
     }
-    while (1) {
-        skip_ws(c);
-        if (c->p >= c->end || *c->p != '"') {
-            rc = BAIL;
-            goto done;
-        }
-        Py_ssize_t koff = tmp->n;
-        rc = decode_string(c, tmp);
-        if (rc != OK) goto done;
-        Py_ssize_t klen = tmp->n - koff;
-        skip_ws(c);
-        if (c->p >= c->end || *c->p != ':') {
-            rc = BAIL;
-            goto done;
-        }
-        c->p++;
-        Py_ssize_t voff = tmp->n;
-        /* near: a top-level key left out is parsed (not checked) and not written */
-        int left_out = depth == 0 && k->near_ignore != NULL &&
-                       near_ignored(k->near_ignore, tmp->p + koff, klen);
-        int mask = k->near_mask;
-        if (left_out) k->near_mask = 0;
-        rc = canon_value(c, tmp, depth + 1);
-        k->near_mask = mask;
-        if (rc != OK) goto done;
-        if (nm == cap) {
-            Py_ssize_t bigger = cap ? cap * 2 : 8;
-            Member *grown = PyMem_Realloc(ms, (size_t)bigger * sizeof(Member));
-            if (grown == NULL) {
-                PyErr_NoMemory();
-                rc = FAIL;
-                goto done;
-            }
-            ms = grown;
-            cap = bigger;
-        }
-        ms[nm].koff = koff;
-        ms[nm].klen = klen;
-        ms[nm].voff = voff;
-        ms[nm].vlen = left_out ? -1 : tmp->n - voff;
-        nm++;
-        skip_ws(c);
-        if (c->p < c->end && *c->p == ',') {
-            c->p++;
-            continue;
-        }
-        if (c->p < c->end && *c->p == '}') {
-            c->p++;
+    while (rc == OK) {
+        if (members_room(k, depth, nm) < 0) {
+            rc = FAIL;
             break;
         }
-        rc = BAIL;
-        goto done;
+        rc = object_member(c, tmp, depth, &k->ms[depth][nm]);
+        if (rc != OK) break;
+        nm++;
+        skip_ws(c);
+        if (c->p >= c->end || (*c->p != ',' && *c->p != '}')) rc = BAIL;
+        else if (*c->p++ == '}') break;
     }
-    for (Py_ssize_t i = 0; i < nm; i++) ms[i].base = tmp->p;
-    qsort(ms, (size_t)nm, sizeof(Member), member_cmp);
-    for (Py_ssize_t i = 1; i < nm; i++) {
-        if (member_cmp(&ms[i - 1], &ms[i]) == 0) { /* a duplicate key: the reference decides */
-            rc = BAIL;
-            goto done;
-        }
-    }
-    if (buf_byte(out, '{') < 0) goto fail;
-    for (Py_ssize_t i = 0, first = 1; i < nm; i++) {
-        if (ms[i].vlen < 0) continue; /* left out (near-duplicate ignore_arguments) */
-        if (!first && buf_byte(out, ',') < 0) goto fail;
-        first = 0;
-        if (encode_string(out, tmp->p + ms[i].koff, ms[i].klen) < 0) goto fail;
-        if (buf_byte(out, ':') < 0) goto fail;
-        if (buf_put(out, tmp->p + ms[i].voff, ms[i].vlen) < 0) goto fail;
-    }
-    if (buf_byte(out, '}') < 0) goto fail;
-    goto done;
-fail:
-    rc = FAIL;
-done:
-    k->ms[depth] = ms;
-    k->mscap[depth] = cap;
+    if (rc == OK) rc = put_members(out, k->ms[depth], nm, tmp);
     if (tmp->cap > (1 << 20)) buf_free(tmp); /* keep no huge buffer between values */
-    if (cap > 4096) {
+    if (k->mscap[depth] > 4096) {
         PyMem_Free(k->ms[depth]);
         k->ms[depth] = NULL;
         k->mscap[depth] = 0;
@@ -453,66 +447,79 @@ done:
     return rc;
 }
 
-static int canon_number(Cur *c, Buf *out) {
-    const uint8_t *start = c->p, *p = c->p, *end = c->end;
-    int is_float = 0, digits = 0;
+/* What canon_number reads of a JSON number. */
+typedef struct {
+    const uint8_t *int_end; /* the end of the integer part */
+    Py_ssize_t digits;      /* the integer part's digits */
+    int is_float, has_exp, zero_fraction;
+} NumScan;
+
+static int digit_at(const uint8_t *p, const uint8_t *end) {
+    return p < end && *p >= '0' && *p <= '9';
+}
+
+static const uint8_t *digits_end(const uint8_t *p, const uint8_t *end) {
+    while (digit_at(p, end)) p++;
+    return p;
+}
+
+/* The end of the JSON number at p, read into ns; NULL when it is not one. */
+static const uint8_t *scan_number(const uint8_t *p, const uint8_t *end, NumScan *ns) {
+    ns->is_float = ns->has_exp = 0;
+    ns->zero_fraction = 1;
     if (p < end && *p == '-') p++;
-    if (p >= end || *p < '0' || *p > '9') return BAIL;
-    if (*p == '0') {
-        p++;
-        digits = 1;
-    } else {
-        while (p < end && *p >= '0' && *p <= '9') {
-            p++;
-            digits++;
-        }
-    }
-    const uint8_t *int_end = p;
-    int zero_fraction = 1, has_exp = 0;
+    if (!digit_at(p, end)) return NULL;
+    const uint8_t *d = p;
+    p = *p == '0' ? p + 1 : digits_end(p, end);
+    ns->digits = p - d;
+    ns->int_end = p;
     if (p < end && *p == '.') {
-        is_float = 1;
-        p++;
-        if (p >= end || *p < '0' || *p > '9') return BAIL;
-        while (p < end && *p >= '0' && *p <= '9') {
-            if (*p != '0') zero_fraction = 0;
-            p++;
-        }
+        ns->is_float = 1;
+        if (!digit_at(p + 1, end)) return NULL;
+        for (p++; digit_at(p, end); p++)
+            if (*p != '0') ns->zero_fraction = 0;
     }
     if (p < end && (*p == 'e' || *p == 'E')) {
-        has_exp = 1;
-        is_float = 1;
+        ns->has_exp = ns->is_float = 1;
         p++;
         if (p < end && (*p == '+' || *p == '-')) p++;
-        if (p >= end || *p < '0' || *p > '9') return BAIL;
-        while (p < end && *p >= '0' && *p <= '9') p++;
+        if (!digit_at(p, end)) return NULL;
+        p = digits_end(p, end);
     }
-    Py_ssize_t len = p - start;
-    c->p = p;
-    if (!is_float) {
-        if (digits > 15) return BAIL; /* may pass 2**53: the reference rounds it */
-        const uint8_t *d = start;
-        if (*d == '-') {
-            if (digits == 1 && d[1] == '0') return buf_byte(out, '0') < 0 ? FAIL : OK;
-        }
-        return buf_put(out, d, len) < 0 ? FAIL : OK;
-    }
-    if (!has_exp && zero_fraction && digits <= 15) {
-        /* "30.0", "-2.000": exactly the integer before the point (as 1.0 == 1) */
-        const uint8_t *d = start;
-        if (*d == '-' && digits == 1 && d[1] == '0') return buf_byte(out, '0') < 0 ? FAIL : OK;
-        return buf_put(out, d, int_end - d) < 0 ? FAIL : OK;
-    }
-    char text[64];
+    return p;
+}
+
+/* An integer's text d (len bytes; digits in its integer part) as it is, "-0" as "0". */
+static int put_integer(Buf *out, const uint8_t *d, Py_ssize_t len, Py_ssize_t digits) {
+    if (*d == '-' && digits == 1 && d[1] == '0') return buf_byte(out, '0') < 0 ? FAIL : OK;
+    return buf_put(out, d, len) < 0 ? FAIL : OK;
+}
+
+/* A float's text (len bytes) written as the integer it equals, when it is integral and
+ * within 2**53; else BAIL (the reference decides). */
+static int put_float(Buf *out, const uint8_t *start, Py_ssize_t len) {
+    char text[64], num[32];
     if (len >= (Py_ssize_t)sizeof(text)) return BAIL;
     memcpy(text, start, (size_t)len);
     text[len] = 0;
     double v = PyOS_string_to_double(text, NULL, NULL);
     if (v == -1.0 && PyErr_Occurred()) return FAIL;
     if (!isfinite(v) || v != floor(v) || fabs(v) > 9007199254740992.0) return BAIL;
-    char num[32];
     int k = snprintf(num, sizeof(num), "%lld", (long long)v);
     if (k <= 0 || k >= (int)sizeof(num)) return BAIL;
     return buf_put(out, num, k) < 0 ? FAIL : OK;
+}
+
+static int canon_number(Cur *c, Buf *out) {
+    NumScan ns;
+    const uint8_t *start = c->p, *p = scan_number(c->p, c->end, &ns);
+    if (p == NULL) return BAIL;
+    c->p = p;
+    if (!ns.is_float) /* over 15 digits may pass 2**53: the reference rounds it */
+        return ns.digits > 15 ? BAIL : put_integer(out, start, p - start, ns.digits);
+    if (!ns.has_exp && ns.zero_fraction && ns.digits <= 15) /* "30.0", "-2.000": 1.0 == 1 */
+        return put_integer(out, start, ns.int_end - start, ns.digits);
+    return put_float(out, start, p - start);
 }
 
 static int literal(Cur *c, Buf *out, const char *word, Py_ssize_t n) {
@@ -521,74 +528,81 @@ static int literal(Cur *c, Buf *out, const char *word, Py_ssize_t n) {
     return buf_put(out, word, n) < 0 ? FAIL : OK;
 }
 
+static int canon_array(Cur *c, Buf *out, int depth) {
+    c->p++;
+    if (buf_byte(out, '[') < 0) return FAIL;
+    skip_ws(c);
+    if (c->p < c->end && *c->p == ']') {
+        c->p++;
+        return buf_byte(out, ']') < 0 ? FAIL : OK;
+    }
+    while (1) {
+        int rc = canon_value(c, out, depth + 1);
+        if (rc != OK) return rc;
+        skip_ws(c);
+        if (c->p >= c->end || (*c->p != ',' && *c->p != ']')) return BAIL;
+        char sep = (char)*c->p++;
+        if (buf_byte(out, sep) < 0) return FAIL;
+        if (sep == ']') return OK;
+    }
+}
+
+/* The end of a JSON string at q (after its opening quote) without an escape or a control
+ * character, valid UTF-8: its closing quote, or NULL when it is not such a string. */
+static const uint8_t *plain_string_end(const uint8_t *q, const uint8_t *end) {
+    while (q < end && *q != '"' && *q != '\\' && *q >= 0x20) {
+        if (*q < 0x80) {
+            q++;
+        } else {
+            int k = utf8_len(q, end);
+            if (k == 0) return NULL;
+            q += k;
+        }
+    }
+    return q < end && *q == '"' ? q : NULL;
+}
+
+/* The string s (n bytes of UTF-8) written, as the near-duplicate rewrites leave it when
+ * they are on (near_text). */
+static int put_text(Cur *c, Buf *out, const uint8_t *s, Py_ssize_t n) {
+    const uint8_t *t = s;
+    Py_ssize_t tn = n;
+    int mask = c->k->near_mask;
+    if (mask && mr_near_text(c->k, s, n, mask, &t, &tn) < 0) return FAIL;
+    return encode_string(out, (const char *)t, tn) < 0 ? FAIL : OK;
+}
+
+static int canon_string(Cur *c, Buf *out) {
+    const uint8_t *q = plain_string_end(c->p + 1, c->end);
+    if (q != NULL) {
+        /* no escape and no control character: msgspec writes it back as it is */
+        int mask = c->k->near_mask;
+        const uint8_t *s = c->p + 1;
+        c->p = q + 1;
+        if (mask && mr_near_dirty(s, q - s, mask)) {
+            const uint8_t *t;
+            Py_ssize_t tn;
+            if (mr_nz_rewrite(c->k, s, q - s, mask, &t, &tn) < 0) return FAIL;
+            return encode_string(out, (const char *)t, tn) < 0 ? FAIL : OK;
+        }
+        return buf_put(out, s - 1, q + 1 - (s - 1)) < 0 ? FAIL : OK;
+    }
+    Buf *str = &c->k->str;
+    str->n = 0;
+    int rc = decode_string(c, str);
+    if (rc == OK) rc = put_text(c, out, (const uint8_t *)str->p, str->n);
+    if (str->cap > (1 << 20)) buf_free(str);
+    return rc;
+}
+
 static int canon_value(Cur *c, Buf *out, int depth) {
     if (depth > MAX_NEST) return BAIL;
     skip_ws(c);
     if (c->p >= c->end) return BAIL;
     switch (*c->p) {
         case '{': return canon_object(c, out, depth);
-        case '[': {
-            c->p++;
-            if (buf_byte(out, '[') < 0) return FAIL;
-            skip_ws(c);
-            if (c->p < c->end && *c->p == ']') {
-                c->p++;
-                return buf_byte(out, ']') < 0 ? FAIL : OK;
-            }
-            while (1) {
-                int rc = canon_value(c, out, depth + 1);
-                if (rc != OK) return rc;
-                skip_ws(c);
-                if (c->p < c->end && *c->p == ',') {
-                    c->p++;
-                    if (buf_byte(out, ',') < 0) return FAIL;
-                    continue;
-                }
-                if (c->p < c->end && *c->p == ']') {
-                    c->p++;
-                    return buf_byte(out, ']') < 0 ? FAIL : OK;
-                }
-                return BAIL;
-            }
-        }
-        case '"': {
-            /* no escape and no control character: msgspec writes it back as it is */
-            const uint8_t *q = c->p + 1, *end = c->end;
-            while (q < end && *q != '"' && *q != '\\' && *q >= 0x20) {
-                if (*q < 0x80) {
-                    q++;
-                } else {
-                    int k = utf8_len(q, end);
-                    if (k == 0) return BAIL;
-                    q += k;
-                }
-            }
-            if (q < end && *q == '"') {
-                int mask = c->k->near_mask;
-                if (mask && mr_near_dirty(c->p + 1, q - c->p - 1, mask)) {
-                    const uint8_t *t;
-                    Py_ssize_t tn;
-                    if (mr_nz_rewrite(c->k, c->p + 1, q - c->p - 1, mask, &t, &tn) < 0) return FAIL;
-                    c->p = q + 1;
-                    return encode_string(out, (const char *)t, tn) < 0 ? FAIL : OK;
-                }
-                if (buf_put(out, c->p, q + 1 - c->p) < 0) return FAIL;
-                c->p = q + 1;
-                return OK;
-            }
-            Buf *str = &c->k->str;
-            str->n = 0;
-            int rc = decode_string(c, str);
-            if (rc == OK) {
-                const uint8_t *t = (const uint8_t *)str->p;
-                Py_ssize_t tn = str->n;
-                int mask = c->k->near_mask;
-                if (mask && mr_near_text(c->k, t, tn, mask, &t, &tn) < 0) rc = FAIL;
-                else rc = encode_string(out, (const char *)t, tn) < 0 ? FAIL : OK;
-            }
-            if (str->cap > (1 << 20)) buf_free(str);
-            return rc;
-        }
+        case '[': return canon_array(c, out, depth);
+        case '"': return canon_string(c, out);
         case 't': return literal(c, out, "true", 4);
         case 'f': return literal(c, out, "false", 5);
         case 'n': return literal(c, out, "null", 4);
@@ -629,85 +643,85 @@ int mr_utf8_blank(const uint8_t *s, Py_ssize_t n) {
     return 1;
 }
 
+/* canon_raw of a top-level string of ASCII without a backslash (core.canonical.
+ * _plain_string: its own text; one pass): OK, BAIL (a quote or control character inside
+ * is not JSON: the reference decides), FAIL, or NOT_HANDLED (not such a string). */
+static int canon_plain_raw(Canon *k, const uint8_t *raw, Py_ssize_t n, int observe, Buf *out,
+                           int *empty) {
+    if (n < 2 || raw[0] != '"' || raw[n - 1] != '"') return NOT_HANDLED;
+    int odd = 0, blank = 1;
+    for (Py_ssize_t i = 1; i < n - 1; i++) {
+        uint8_t b = raw[i];
+        if (b >= 0x80 || b == '\\') return NOT_HANDLED;
+        odd |= b == '"' || b < 0x20;
+        blank &= b == ' ';
+    }
+    if (odd) return BAIL;
+    const uint8_t *t = raw + 1;
+    Py_ssize_t tn = n - 2;
+    if (k->near_mask && mr_near_dirty(t, tn, k->near_mask)) {
+        if (mr_nz_rewrite(k, raw + 1, n - 2, k->near_mask, &t, &tn) < 0) return FAIL;
+        blank = mr_utf8_blank(t, tn);
+    }
+    if (observe && blank) {
+        *empty = 1;
+        return OK;
+    }
+    return buf_byte(out, 's') < 0 || buf_put(out, t, tn) < 0 ? FAIL : OK;
+}
+
+/* canon_raw of a top-level JSON string at c (decoded; the rewrites when on): 's' and
+ * its text, or nothing when an observation is blank. */
+static int canon_raw_string(Cur *c, int observe, Buf *out, int *empty) {
+    Canon *k = c->k;
+    Py_ssize_t mark = out->n;
+    if (buf_byte(out, 's') < 0) return FAIL;
+    int rc = decode_string(c, out);
+    if (rc != OK) return rc;
+    skip_ws(c);
+    if (c->p != c->end) return BAIL;
+    if (k->near_mask) {
+        const uint8_t *t, *text = (const uint8_t *)out->p + mark + 1;
+        Py_ssize_t tn;
+        if (mr_near_text(k, text, out->n - mark - 1, k->near_mask, &t, &tn) < 0) return FAIL;
+        if (t != text) {
+            out->n = mark + 1;
+            if (buf_put(out, t, tn) < 0) return FAIL;
+        }
+    }
+    if (observe && mr_utf8_blank((const uint8_t *)out->p + mark + 1, out->n - mark - 1)) {
+        out->n = mark;
+        *empty = 1;
+    }
+    return OK;
+}
+
+/* Whether canonical JSON text (len bytes) is an empty observation: null, [] or {}. */
+static int empty_json(const char *body, Py_ssize_t len) {
+    return (len == 4 && memcmp(body, "null", 4) == 0) ||
+           (len == 2 && (memcmp(body, "[]", 2) == 0 || memcmp(body, "{}", 2) == 0));
+}
+
 /* The canonical bytes of raw JSON (canonical_bytes, or observation_bytes when observe)
  * into out; *empty set when the observation is empty. */
 int mr_canon_raw(Canon *k, const uint8_t *raw, Py_ssize_t n, int observe, Buf *out,
-                     int *empty) {
+                 int *empty) {
     *empty = 0;
-    if (n >= 2 && raw[0] == '"' && raw[n - 1] == '"') {
-        /* core.canonical._plain_string: ASCII without a backslash is its own text (one
-         * pass; a quote or control character inside is not JSON: the reference decides) */
-        int plain = 1, odd = 0, blank = 1;
-        for (Py_ssize_t i = 1; i < n - 1; i++) {
-            uint8_t b = raw[i];
-            if (b >= 0x80 || b == '\\') {
-                plain = 0;
-                break;
-            }
-            odd |= b == '"' || b < 0x20;
-            blank &= b == ' ';
-        }
-        if (plain) {
-            if (odd) return BAIL;
-            if (k->near_mask && mr_near_dirty(raw + 1, n - 2, k->near_mask)) {
-                const uint8_t *t;
-                Py_ssize_t tn;
-                if (mr_nz_rewrite(k, raw + 1, n - 2, k->near_mask, &t, &tn) < 0) return FAIL;
-                if (observe && mr_utf8_blank(t, tn)) {
-                    *empty = 1;
-                    return OK;
-                }
-                if (buf_byte(out, 's') < 0) return FAIL;
-                return buf_put(out, t, tn) < 0 ? FAIL : OK;
-            }
-            if (observe && blank) {
-                *empty = 1;
-                return OK;
-            }
-            if (buf_byte(out, 's') < 0) return FAIL;
-            return buf_put(out, raw + 1, n - 2) < 0 ? FAIL : OK;
-        }
-    }
+    int rc = canon_plain_raw(k, raw, n, observe, out, empty);
+    if (rc != NOT_HANDLED) return rc;
     Cur c = {raw, raw + n, k};
     skip_ws(&c);
     if (c.p >= c.end) return BAIL;
-    int rc;
-    if (*c.p == '"') {
-        Py_ssize_t mark = out->n;
-        if (buf_byte(out, 's') < 0) return FAIL;
-        rc = decode_string(&c, out);
-        if (rc != OK) return rc;
-        skip_ws(&c);
-        if (c.p != c.end) return BAIL;
-        if (k->near_mask) {
-            const uint8_t *t, *text = (const uint8_t *)out->p + mark + 1;
-            Py_ssize_t tn;
-            if (mr_near_text(k, text, out->n - mark - 1, k->near_mask, &t, &tn) < 0) return FAIL;
-            if (t != text) {
-                out->n = mark + 1;
-                if (buf_put(out, t, tn) < 0) return FAIL;
-            }
-        }
-        if (observe && mr_utf8_blank((const uint8_t *)out->p + mark + 1, out->n - mark - 1)) {
-            out->n = mark;
-            *empty = 1;
-        }
-        return OK;
-    }
+    if (*c.p == '"') return canon_raw_string(&c, observe, out, empty);
     Py_ssize_t mark = out->n;
     if (buf_byte(out, 'j') < 0) return FAIL;
     rc = canon_value(&c, out, 0);
     if (rc != OK) return rc;
     skip_ws(&c);
     if (c.p != c.end) return BAIL;
-    if (observe) {
-        Py_ssize_t len = out->n - mark - 1;
-        const char *body = out->p + mark + 1;
-        if ((len == 4 && memcmp(body, "null", 4) == 0) || (len == 2 && memcmp(body, "[]", 2) == 0) ||
-            (len == 2 && memcmp(body, "{}", 2) == 0)) {
-            out->n = mark;
-            *empty = 1;
-        }
+    if (observe && empty_json(out->p + mark + 1, out->n - mark - 1)) {
+        out->n = mark;
+        *empty = 1;
     }
     return OK;
 }
@@ -835,6 +849,47 @@ PyObject *mr_step_key(Entry *es, Py_ssize_t n) {
     return key;
 }
 
+int mr_digests_room(Digests *d, Py_ssize_t k) {
+    if (k <= d->cap) return 0;
+    Py_ssize_t cap = k > 8 ? k : 8;
+    Entry *grown = PyMem_Realloc(d->es, (size_t)cap * sizeof(Entry));
+    if (grown) d->es = grown;
+    uint8_t *dgrown = grown ? PyMem_Realloc(d->dig, (size_t)cap * 16) : NULL;
+    if (dgrown) d->dig = dgrown;
+    if (!grown || !dgrown) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    d->cap = cap;
+    return 0;
+}
+
+PyObject *mr_digest_steps(Py_ssize_t ns, DigestStep step, void *use, int observe, int period,
+                          int *any_empty, int *pure) {
+    Digests d = {0};
+    PyObject *keys = PyList_New(ns);
+    *any_empty = *pure = 0;
+    for (Py_ssize_t s = 0; keys != NULL && s < ns; s++) {
+        Py_ssize_t k = 0;
+        Py_ssize_t empties = step(use, s, &d, &k);
+        PyObject *key = NULL;
+        if (empties == -2) {
+            *pure = 1;
+        } else if (empties >= 0 && observe && mr_step_is_empty(empties, k, period)) {
+            key = Py_None;
+            Py_INCREF(key);
+            *any_empty = 1;
+        } else if (empties >= 0) {
+            key = mr_step_key(d.es, k);
+        }
+        if (key == NULL) Py_CLEAR(keys);
+        else PyList_SET_ITEM(keys, s, key);
+    }
+    PyMem_Free(d.es);
+    PyMem_Free(d.dig);
+    return keys;
+}
+
 
 
 
@@ -910,12 +965,14 @@ static void calls_free(Calls *c) {
     PyMem_Free(c->val);
 }
 
-/* build_table's use of the walk. */
+/* build_table's use of the walk, and of the step pass. */
 typedef struct {
     Calls cs;
     PyObject *results; /* observation mode: call id -> first result */
-    int mode;
+    int mode, period;
     Slot sl_cid, sl_res, sl_val;
+    Ctx *x;
+    const Walk *w;
 } TableUse;
 
 static int table_result(void *use, PyObject *data) {
@@ -948,170 +1005,136 @@ static int table_call(void *use, PyObject *data, PyObject *name) {
     return WALK_OK;
 }
 
+/* A call's digest into out from its name bytes nb and val (mode 1: its arguments; 2: its
+ * call id, whose first result is read): 0, 1 when it has no observation (then the digest
+ * of "tool + no observation", emptydigest), -1 error. */
+static int table_digest(TableUse *u, PyObject *nb, PyObject *val, uint8_t out[16]) {
+    PyObject *value = val;
+    if (u->mode == 2) {
+        value = val == Py_None ? NULL : PyDict_GetItemWithError(u->results, val);
+        if (value == NULL && PyErr_Occurred()) return -1;
+    }
+    int r = 1;
+    if (value != NULL) {
+        Py_INCREF(value);
+        r = call_digest(u->x, nb, value, u->mode == 2, out);
+        Py_DECREF(value);
+    }
+    if (r == 1) {
+        static const char tag[] = "\x00no-observation";
+        mr_blake2b16((const uint8_t *)PyBytes_AS_STRING(nb), (size_t)PyBytes_GET_SIZE(nb),
+                     (const uint8_t *)tag, sizeof(tag) - 1, out);
+    }
+    return r;
+}
+
+/* build_table's step s into d (a DigestStep): each call's name bytes (mode 0) or digest. */
+static Py_ssize_t table_step(void *use, Py_ssize_t s, Digests *d, Py_ssize_t *k) {
+    TableUse *u = use;
+    Py_ssize_t a, b, empties = 0;
+    walk_step(u->w, s, &a, &b);
+    *k = b - a;
+    if (mr_digests_room(d, *k) < 0) return -1;
+    for (Py_ssize_t j = 0; j < *k; j++) {
+        PyObject *nb = ctx_name_bytes(u->x, u->cs.name[a + j]);
+        if (nb == NULL) return -1;
+        Py_DECREF(nb); /* borrowed: x->names holds it */
+        if (u->mode == 0) {
+            d->es[j].d = (uint8_t *)PyBytes_AS_STRING(nb);
+            d->es[j].n = PyBytes_GET_SIZE(nb);
+            continue;
+        }
+        int r = table_digest(u, nb, u->cs.val[a + j], d->dig + 16 * j);
+        if (r < 0) return -1;
+        empties += r;
+        mr_digests_set(d, j);
+    }
+    return empties;
+}
+
+/* The ids of core.fingerprints.build_step_table from the keys (None: an empty step):
+ * equal keys share the id of their first step, or their rank among the distinct keys
+ * when a step is empty (any_empty), and an empty step s has -1 - s. */
+static PyObject *table_ids(PyObject *keys, int any_empty) {
+    Py_ssize_t ns = PyList_GET_SIZE(keys);
+    PyObject *ids = PyList_New(ns), *intern = PyDict_New();
+    for (Py_ssize_t s = 0; ids != NULL && intern != NULL && s < ns; s++) {
+        PyObject *key = PyList_GET_ITEM(keys, s);
+        PyObject *id;
+        if (key == Py_None) {
+            id = PyLong_FromSsize_t(-1 - s);
+        } else {
+            id = PyDict_GetItemWithError(intern, key);
+            if (id != NULL) {
+                Py_INCREF(id);
+            } else if (!PyErr_Occurred()) {
+                id = PyLong_FromSsize_t(any_empty ? PyDict_GET_SIZE(intern) : s);
+                if (id != NULL && PyDict_SetItem(intern, key, id) < 0) Py_CLEAR(id);
+            }
+        }
+        if (id == NULL) Py_CLEAR(ids);
+        else PyList_SET_ITEM(ids, s, id);
+    }
+    if (intern == NULL) Py_CLEAR(ids);
+    Py_XDECREF(intern);
+    return ids;
+}
+
+/* build_table after the walk: (calls_or_steps, single, results, keys, ids, n_calls), or
+ * None with *pure set, or NULL. */
+static PyObject *table_answer(TableUse *u, const Walk *w, int *pure) {
+    int any_empty;
+    PyObject *result = NULL, *ids = NULL, *shape = NULL;
+    /* 2. fingerprints (core.fingerprints.fingerprint_keys) */
+    PyObject *keys = mr_digest_steps(w->ns, table_step, u, u->mode == 2, u->period, &any_empty,
+                                     pure);
+    /* 3. ids (core.fingerprints.build_step_table) */
+    if (keys != NULL) ids = table_ids(keys, any_empty);
+    /* 4. the steps: the list of call indices when each step is one call
+     * (SingleCallSteps), else a list of index lists */
+    if (ids != NULL) shape = walk_steps_list(w);
+    if (shape != NULL)
+        result = Py_BuildValue("(OOOOOn)", shape, w->single ? Py_True : Py_False,
+                               u->results ? u->results : Py_None, keys, ids, w->n);
+    Py_XDECREF(shape);
+    Py_XDECREF(keys);
+    Py_XDECREF(ids);
+    return result;
+}
+
 /* build_table(events, mode, period, watches, raw_type, canonical, observation, name_bytes)
  * -> None (the pure path must run) or (calls_or_steps, single, results, keys, ids, n_calls) */
 static PyObject *build_table(PyObject *Py_UNUSED(self), PyObject *args) {
-    PyObject *events, *watches;
-    int mode, period;
+    PyObject *events, *watches, *result = NULL;
     Ctx x = {0};
     TableUse u = {0};
     Walk w = {0};
-    if (!PyArg_ParseTuple(args, "OiiOOOOO", &events, &mode, &period, &watches, &x.raw_type,
-                          &x.canonical, &x.observation, &x.name_bytes))
+    Events ev;
+    int pure = 0;
+    if (!PyArg_ParseTuple(args, "OiiOOOOO", &events, &u.mode, &u.period, &watches, &x.raw_type,
+                          &x.canonical, &x.observation, &x.name_bytes) ||
+        mr_events_open(&ev, events) < 0)
         return NULL;
-    PyObject *seq = PySequence_Fast(events, "events must be a sequence");
-    if (seq == NULL) return NULL;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-    PyObject **items = PySequence_Fast_ITEMS(seq);
-    int observe = mode == 2;
-    Calls *cs = &u.cs;
-
-    PyObject *result = NULL, *results = NULL, *keys = NULL, *ids = NULL, *shape = NULL;
-    Entry *es = NULL;
-    Py_ssize_t es_cap = 0;
-    uint8_t *dig = NULL;
-
+    u.x = &x;
+    u.w = &w;
     x.names = PyDict_New();
-    if (!x.names) goto error;
     x.k = mr_canon_new();
-    if (x.k == NULL) goto error;
-    if (observe) {
-        results = PyDict_New();
-        if (!results) goto error;
+    if (u.mode == 2) u.results = PyDict_New();
+    if (x.names != NULL && x.k != NULL && (u.mode != 2 || u.results != NULL)) {
+        /* 1. group (core.steps.group_steps; the turn rules of spec 3.2) */
+        int walked = walk_events(ev.items, ev.n, watches, u.mode == 2, table_result, table_call,
+                                 &u, &w);
+        pure = walked == WALK_PURE;
+        if (walked == WALK_OK) result = table_answer(&u, &w, &pure);
     }
-
-    /* 1. group (core.steps.group_steps; the turn rules of spec 3.2) */
-    u.mode = mode;
-    u.results = results;
-    int walked = walk_events(items, n, watches, observe, table_result, table_call, &u, &w);
-    if (walked == WALK_ERROR) goto error;
-    if (walked == WALK_PURE) goto fallback;
-
-    /* 2. fingerprints (core.fingerprints.fingerprint_keys) */
-    Py_ssize_t nsteps = w.ns;
-    keys = PyList_New(nsteps);
-    if (keys == NULL) goto error;
-    int any_empty = 0;
-    for (Py_ssize_t s = 0; s < nsteps; s++) {
-        Py_ssize_t a, b;
-        walk_step(&w, s, &a, &b);
-        Py_ssize_t k = b - a;
-        if (k > es_cap) {
-            Py_ssize_t cap = k > 8 ? k : 8;
-            Entry *grown = PyMem_Realloc(es, (size_t)cap * sizeof(Entry));
-            if (grown) es = grown;
-            uint8_t *dgrown = grown ? PyMem_Realloc(dig, (size_t)cap * 16) : NULL;
-            if (dgrown) dig = dgrown;
-            if (!grown || !dgrown) {
-                PyErr_NoMemory();
-                goto error;
-            }
-            es_cap = cap;
-        }
-        Py_ssize_t empties = 0;
-        for (Py_ssize_t j = 0; j < k; j++) {
-            /* borrowed: x.names holds it */
-            PyObject *nb = ctx_name_bytes(&x, cs->name[a + j]);
-            if (nb == NULL) goto error;
-            Py_DECREF(nb);
-            if (mode == 0) {
-                es[j].d = (uint8_t *)PyBytes_AS_STRING(nb);
-                es[j].n = PyBytes_GET_SIZE(nb);
-                continue;
-            }
-            PyObject *value;
-            if (mode == 1) {
-                value = cs->val[a + j];
-            } else {
-                PyObject *cid = cs->val[a + j];
-                value = cid == Py_None ? NULL : PyDict_GetItemWithError(results, cid);
-                if (value == NULL && PyErr_Occurred()) goto error;
-            }
-            int r = 1;
-            if (value != NULL) {
-                Py_INCREF(value);
-                r = call_digest(&x, nb, value, observe, dig + 16 * j);
-                Py_DECREF(value);
-            }
-            if (r < 0) goto error;
-            if (r == 1) {
-                /* no observation: "tool + no observation" (emptydigest) */
-                static const char tag[] = "\x00no-observation";
-                empties++;
-                mr_blake2b16((const uint8_t *)PyBytes_AS_STRING(nb), (size_t)PyBytes_GET_SIZE(nb),
-                          (const uint8_t *)tag, sizeof(tag) - 1, dig + 16 * j);
-            }
-            es[j].d = dig + 16 * j;
-            es[j].n = 16;
-        }
-        PyObject *key;
-        if (observe && empties > 0 && (empties == k || period > 1)) {
-            key = Py_None; /* rules.step_is_empty */
-            Py_INCREF(key);
-            any_empty = 1;
-        } else {
-            key = mr_step_key(es, k);
-            if (key == NULL) goto error;
-        }
-        PyList_SET_ITEM(keys, s, key);
-    }
-
-    /* 3. ids (core.fingerprints.build_step_table) */
-    ids = PyList_New(nsteps);
-    if (ids == NULL) goto error;
-    {
-        PyObject *intern = PyDict_New();
-        if (intern == NULL) goto error;
-        for (Py_ssize_t s = 0; s < nsteps; s++) {
-            PyObject *key = PyList_GET_ITEM(keys, s);
-            PyObject *id;
-            if (key == Py_None) {
-                id = PyLong_FromSsize_t(-1 - s);
-            } else {
-                id = PyDict_GetItemWithError(intern, key);
-                if (id != NULL) {
-                    Py_INCREF(id);
-                } else if (!PyErr_Occurred()) {
-                    id = PyLong_FromSsize_t(any_empty ? PyDict_GET_SIZE(intern) : s);
-                    if (id != NULL && PyDict_SetItem(intern, key, id) < 0) Py_CLEAR(id);
-                }
-            }
-            if (id == NULL) {
-                Py_DECREF(intern);
-                goto error;
-            }
-            PyList_SET_ITEM(ids, s, id);
-        }
-        Py_DECREF(intern);
-    }
-
-    /* 4. the steps: the list of call indices when each step is one call
-     * (SingleCallSteps), else a list of index lists */
-    shape = walk_steps_list(&w);
-    if (shape == NULL) goto error;
-    result = Py_BuildValue("(OOOOOn)", shape, w.single ? Py_True : Py_False,
-                           results ? results : Py_None, keys, ids, w.n);
-    goto cleanup;
-
-fallback:
-    result = Py_None;
-    Py_INCREF(result);
-    goto cleanup;
-error:
-    result = NULL;
-cleanup:
-    Py_XDECREF(shape);
-    Py_XDECREF(results);
-    Py_XDECREF(keys);
-    Py_XDECREF(ids);
+    Py_XDECREF(u.results);
     Py_XDECREF(x.names);
     buf_free(&x.scratch);
     mr_canon_free(x.k);
-    calls_free(cs);
+    calls_free(&u.cs);
     walk_free(&w);
-    PyMem_Free(es);
-    PyMem_Free(dig);
-    Py_DECREF(seq);
+    Py_DECREF(ev.seq);
+    if (pure && result == NULL) Py_RETURN_NONE;
     return result;
 }
 
@@ -1934,60 +1957,38 @@ int mr_fc_object(Canon *kc, const uint8_t *raw, Py_ssize_t n, Buf *out) {
     return rc;
 }
 
-static int fc_members(Canon *kc, const uint8_t *raw, Py_ssize_t n, Buf *out) {
-    FMember ms[FC_MEMBERS];
-    Py_ssize_t nm = 0;
-    Cur c = {raw, raw + n, kc};
-    Buf *tmp = &kc->fc_tmp;
-    tmp->n = 0;
-    skip_ws(&c);
-    if (c.p >= c.end || *c.p != '{') return NOT_HANDLED;
-    c.p++;
-    while (1) {
-        skip_ws(&c);
-        if (c.p >= c.end || *c.p != '"' || nm == FC_MEMBERS) return NOT_HANDLED;
-        const uint8_t *k = ++c.p;
-        while (c.p < c.end && *c.p >= 0x20 && *c.p < 0x7f && *c.p != '"' && *c.p != '\\') c.p++;
-        if (c.p >= c.end || *c.p != '"') return NOT_HANDLED;
-        Py_ssize_t kn = c.p - k;
-        c.p++;
-        skip_ws(&c);
-        if (c.p >= c.end || *c.p != ':') return NOT_HANDLED;
-        c.p++;
-        Py_ssize_t voff = tmp->n;
-        /* near (_near.c): a key of ignore_arguments is parsed (not checked), not written */
-        int left_out = kc->near_ignore != NULL && near_ignored(kc->near_ignore, (const char *)k, kn);
-        int mask = kc->near_mask;
-        if (left_out) kc->near_mask = 0;
-        int rc = canon_value(&c, tmp, 1);
-        kc->near_mask = mask;
-        if (rc == FAIL) return FAIL;
-        if (rc != OK) return NOT_HANDLED;
-        /* insertion sort as the members come (objects here are small) */
-        FMember m = {k, kn, voff, left_out ? -1 : tmp->n - voff};
-        Py_ssize_t j = nm;
-        while (j > 0) {
-            int cmp = fc_less(&m, &ms[j - 1]);
-            if (cmp == 0) return NOT_HANDLED; /* a duplicate key: the reference decides */
-            if (cmp > 0) break;
-            ms[j] = ms[j - 1];
-            j--;
-        }
-        ms[j] = m;
-        nm++;
-        skip_ws(&c);
-        if (c.p < c.end && *c.p == ',') {
-            c.p++;
-            continue;
-        }
-        if (c.p < c.end && *c.p == '}') {
-            c.p++;
-            break;
-        }
-        return NOT_HANDLED;
+/* A plain ASCII key and its colon at c (on the key's opening quote): the key's text in
+ * *k, *kn; OK or NOT_HANDLED. */
+static inline int fc_key(Cur *c, const uint8_t **k, Py_ssize_t *kn) {
+    *k = ++c->p;
+    while (c->p < c->end && *c->p >= 0x20 && *c->p < 0x7f && *c->p != '"' && *c->p != '\\')
+        c->p++;
+    if (c->p >= c->end || *c->p != '"') return NOT_HANDLED;
+    *kn = c->p - *k;
+    c->p++;
+    skip_ws(c);
+    if (c->p >= c->end || *c->p != ':') return NOT_HANDLED;
+    c->p++;
+    return OK;
+}
+
+/* m into the nm sorted members (insertion sort as they come: objects here are small):
+ * 0, or -1 for a duplicate key (the reference decides). */
+static inline int fc_insert(FMember *ms, Py_ssize_t nm, const FMember *m) {
+    Py_ssize_t j = nm;
+    while (j > 0) {
+        int cmp = fc_less(m, &ms[j - 1]);
+        if (cmp == 0) return -1;
+        if (cmp > 0) break;
+        ms[j] = ms[j - 1];
+        j--;
     }
-    skip_ws(&c);
-    if (c.p != c.end) return NOT_HANDLED;
+    ms[j] = *m;
+    return 0;
+}
+
+/* The sorted members (values in tmp) written as 'j' and the object, in one reserve. */
+static inline int fc_write(Buf *out, const FMember *ms, Py_ssize_t nm, const Buf *tmp) {
     Py_ssize_t size = 3; /* j { } */
     for (Py_ssize_t i = 0; i < nm; i++)
         if (ms[i].vlen >= 0) size += ms[i].kn + 4 + ms[i].vlen;
@@ -2010,6 +2011,40 @@ static int fc_members(Canon *kc, const uint8_t *raw, Py_ssize_t n, Buf *out) {
     *w++ = '}';
     out->n = w - out->p;
     return OK;
+}
+
+static int fc_members(Canon *kc, const uint8_t *raw, Py_ssize_t n, Buf *out) {
+    FMember ms[FC_MEMBERS];
+    Py_ssize_t nm = 0;
+    Cur c = {raw, raw + n, kc};
+    Buf *tmp = &kc->fc_tmp;
+    tmp->n = 0;
+    skip_ws(&c);
+    if (c.p >= c.end || *c.p != '{') return NOT_HANDLED;
+    c.p++;
+    while (1) {
+        skip_ws(&c);
+        FMember m;
+        if (c.p >= c.end || *c.p != '"' || nm == FC_MEMBERS || fc_key(&c, &m.k, &m.kn) != OK)
+            return NOT_HANDLED;
+        m.voff = tmp->n;
+        /* near (_near.c): a key of ignore_arguments is parsed (not checked), not written */
+        int left_out = kc->near_ignore != NULL &&
+                       near_ignored(kc->near_ignore, (const char *)m.k, m.kn);
+        int mask = kc->near_mask;
+        if (left_out) kc->near_mask = 0;
+        int rc = canon_value(&c, tmp, 1);
+        kc->near_mask = mask;
+        if (rc != OK) return rc == FAIL ? FAIL : NOT_HANDLED;
+        m.vlen = left_out ? -1 : tmp->n - m.voff;
+        if (fc_insert(ms, nm++, &m) < 0) return NOT_HANDLED;
+        skip_ws(&c);
+        if (c.p >= c.end || (*c.p != ',' && *c.p != '}')) return NOT_HANDLED;
+        if (*c.p++ == '}') break;
+    }
+    skip_ws(&c);
+    if (c.p != c.end) return NOT_HANDLED;
+    return fc_write(out, ms, nm, tmp);
 }
 
 /* The body of a call's key: call_digest's canonical bytes of value, set as k's body
@@ -2361,34 +2396,35 @@ static int ids_observed(Ctx *x, Keys *keys, RawCache *rc, FirstResults *fr, int6
     return (*id = mr_keys_intern(keys, &k)) < 0 ? -1 : 0;
 }
 
-/* build_ids' step pass: each step's key from its calls' (observation mode: each call's
- * key made here, with its first result) into ks. 0, or -1 with the error set. */
-static int ids_steps(Ctx *x, Keys *keys, RawCache *rc, FirstResults *fr, const ICalls *cs,
-                     const Walk *w, int period, StepKeys *ks) {
-    int observe = fr != NULL;
-    if (mr_sk_init(ks, w->ns) < 0) return -1;
+/* build_ids' IdCall: call j's key in observation mode (ids_observed). */
+static int ids_obs(void *use, Py_ssize_t j, int64_t *id, int *empty) {
+    IdsUse *u = use;
+    int r = ids_observed(u->x, u->keys, u->rc, u->r.fr, u->cs.pre[j], u->cs.ent[j], id, empty);
+    return r < 0 ? WALK_ERROR : WALK_OK;
+}
+
+int mr_id_steps(const Walk *w, const ICalls *cs, int period, IdCall obs, void *use,
+                Keys *keys, StepKeys *ks) {
+    if (mr_sk_init(ks, w->ns) < 0) return WALK_ERROR;
     for (Py_ssize_t s = 0; s < w->ns; s++) {
         Py_ssize_t a, b;
         walk_step(w, s, &a, &b);
-        Py_ssize_t k = b - a;
-        if (mr_sk_room(ks, k) < 0) return -1;
-        int empties = 0;
+        Py_ssize_t k = b - a, empties = 0;
+        if (mr_sk_room(ks, k) < 0) return WALK_ERROR;
         for (Py_ssize_t j = 0; j < k; j++) {
-            if (!observe) { /* numbered at the call */
+            if (obs == NULL) { /* numbered at the call */
                 ks->calls[j] = cs->pre[a + j];
                 continue;
             }
             int empty = 0;
-            if (ids_observed(x, keys, rc, fr, cs->pre[a + j], cs->ent[a + j], &ks->calls[j],
-                             &empty) < 0)
-                return -1;
+            int rc = obs(use, a + j, &ks->calls[j], &empty);
+            if (rc != WALK_OK) return rc;
             empties += empty;
         }
-        /* rules.step_is_empty */
-        if (mr_sk_step(ks, keys, s, k, observe && empties > 0 && (empties == k || period > 1)) < 0)
-            return -1;
+        if (mr_sk_step(ks, keys, s, k, obs != NULL && mr_step_is_empty(empties, k, period)) < 0)
+            return WALK_ERROR;
     }
-    return 0;
+    return WALK_OK;
 }
 
 /* build_ids(events, mode, period, watches, raw_type, canonical, observation, name_bytes)
@@ -2439,7 +2475,8 @@ static PyObject *build_ids(PyObject *self, PyObject *args) {
     if (staged_resolve(&u, &u.st[u.cur ^ 1]) < 0) goto error; /* the last one waiting */
 
     /* 2. step keys (core.fingerprints.fingerprint_keys, numbered instead of joined) */
-    if (ids_steps(&x, &keys, &rc, fr, &u.cs, &w, period, &ks) < 0) goto error;
+    if (mr_id_steps(&w, &u.cs, period, observe ? ids_obs : NULL, &u, &keys, &ks) != WALK_OK)
+        goto error;
 
     /* 3. ids */
     ids = mr_ids_of_keys(&ks, keys.n);

@@ -277,6 +277,69 @@ typedef struct {
 #define NOT_HANDLED 2
 
 /* ------------------------------------------------------------------------------------ */
+/* What the four entry points that group and key the steps share (build_table, build_ids, */
+/* near_keys, near_ids).                                                                  */
+
+/* rules.step_is_empty, its one statement in C: a step of observation mode is empty when
+ * one of its k calls has no observation and either all of them have none or the period
+ * is over 1 (the caller counts empties only where observations are read). */
+static inline int mr_step_is_empty(Py_ssize_t empties, Py_ssize_t k, int period) {
+    return empties > 0 && (empties == k || period > 1);
+}
+
+/* The events of a call: the sequence (a new reference), its items and length. */
+typedef struct {
+    PyObject *seq;
+    PyObject **items;
+    Py_ssize_t n;
+} Events;
+
+/* Opens events: 0, or -1 with the error set (nothing to close then). */
+static inline int mr_events_open(Events *ev, PyObject *events) {
+    ev->seq = PySequence_Fast(events, "events must be a sequence");
+    if (ev->seq == NULL) return -1;
+    ev->n = PySequence_Fast_GET_SIZE(ev->seq);
+    ev->items = PySequence_Fast_ITEMS(ev->seq);
+    return 0;
+}
+
+/* The BLAKE2b step keys of build_table and near_keys: a step's calls' 16-byte digests
+ * (dig) and their entries (es), room for cap calls. */
+typedef struct {
+    Entry *es;
+    uint8_t *dig;
+    Py_ssize_t cap;
+} Digests;
+
+/* Room in d for a step of k calls: 0, or -1 with MemoryError. */
+int mr_digests_room(Digests *d, Py_ssize_t k);
+/* Call j's digest (16 bytes, in d->dig) is made: its entry. */
+static inline void mr_digests_set(Digests *d, Py_ssize_t j) {
+    d->es[j].d = d->dig + 16 * j;
+    d->es[j].n = 16;
+}
+/* One step's calls digested into d (mr_digests_set for each): the number of calls
+ * without an observation, or -1 with the error set, or -2 when the pure path must run.
+ * *k: the step's number of calls. */
+typedef Py_ssize_t (*DigestStep)(void *use, Py_ssize_t s, Digests *d, Py_ssize_t *k);
+/* The shared pass of build_table and near_keys: the BLAKE2b key of each of ns steps
+ * (step_key's), None for an empty one (only where observe), as a list; NULL with the
+ * error set, or with *pure set when the pure path must run. *any_empty: a step was. */
+PyObject *mr_digest_steps(Py_ssize_t ns, DigestStep step, void *use, int observe, int period,
+                          int *any_empty, int *pure);
+
+/* The step keys of build_ids and near_ids: call j's number from its observation (only
+ * called where observations are read): WALK_OK (*empty set when it has none), WALK_ERROR
+ * or WALK_PURE. */
+typedef int (*IdCall)(void *use, Py_ssize_t j, int64_t *id, int *empty);
+/* The shared pass of build_ids and near_ids: each step's key into ks (mr_sk_step) from
+ * its calls' numbers: cs->pre where nothing is observed, else obs's. WALK_OK, WALK_ERROR
+ * or WALK_PURE. */
+struct Walk;
+int mr_id_steps(const struct Walk *w, const ICalls *cs, int period, IdCall obs, void *use,
+                Keys *keys, StepKeys *ks);
+
+/* ------------------------------------------------------------------------------------ */
 /* Functions of _native.c the other files call.                                          */
 
 /* BLAKE2b (16-byte digest) of a ++ b */

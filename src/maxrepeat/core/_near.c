@@ -123,6 +123,140 @@ static void near_observed(const uint8_t *a, Py_ssize_t na, const uint8_t *key, u
     mr_blake2b16(a, (size_t)na, tail, 17, out);
 }
 
+/* near_keys' use of the step pass (mr_digest_steps). */
+typedef struct {
+    PyObject **items;
+    Py_ssize_t n;
+    PyObject *shape;
+    int single, mode, mask;
+    PyObject *raw_type, *tool_info, *fallback_args, *fallback_obs;
+    PyObject *tools;   /* tool name -> near_tool's settings */
+    PyObject *results; /* call id -> first result (modes 2 and 3) */
+    Canon *kc;
+    Slot sl_data, sl_name, sl_cid, sl_res, sl_args;
+} KeysUse;
+
+/* The first result of each call id (observation_keys: every result, watched or not) into
+ * u->results: 0, or -1 with the error set. */
+static int near_results(KeysUse *u) {
+    Slot sl_type = {0};
+    for (Py_ssize_t i = 0; i < u->n; i++) {
+        PyObject *type = get_attr(u->items[i], mr_S_type, &sl_type);
+        if (type == NULL) return -1;
+        int code = event_code(type);
+        Py_DECREF(type);
+        if (code != T_RESULT) continue;
+        PyObject *data = get_attr(u->items[i], mr_S_data, &u->sl_data);
+        if (data == NULL) return -1;
+        PyObject *cid = data == Py_None ? NULL : get_attr(data, mr_S_tool_call_id, &u->sl_cid);
+        PyObject *res = cid == NULL || cid == Py_None ? NULL
+                                                      : get_attr(data, mr_S_result, &u->sl_res);
+        int bad = data != Py_None &&
+                  (cid == NULL || (cid != Py_None && (res == NULL ||
+                                   PyDict_SetDefault(u->results, cid, res) == NULL)));
+        Py_XDECREF(res);
+        Py_XDECREF(cid);
+        Py_DECREF(data);
+        if (bad) return -1;
+    }
+    return 0;
+}
+
+/* The digest of a call's transformed arguments, digest(name bytes + body), into out:
+ * 0, -1 error, -2 go pure. */
+static int near_args_digest(KeysUse *u, PyObject *data, PyObject *name, PyObject *info,
+                            uint8_t out[16]) {
+    PyObject *nb = PyTuple_GET_ITEM(info, 0), *ignore = PyTuple_GET_ITEM(info, 1), *body = NULL;
+    PyObject *value = get_attr(data, mr_S_arguments, &u->sl_args);
+    if (value == NULL) return -1;
+    int empty = 0;
+    int rc = near_canon(u->kc, value, u->raw_type, u->mask,
+                        PyTuple_GET_SIZE(ignore) ? ignore : NULL, 0, &empty);
+    if (rc == BAIL) {
+        body = PyObject_CallFunctionObjArgs(u->fallback_args, name, value, NULL);
+        rc = body == NULL ? (near_value_error() ? (PyErr_Clear(), -2) : FAIL) : OK;
+        if (body != NULL && !PyBytes_Check(body)) {
+            Py_CLEAR(body);
+            PyErr_SetString(PyExc_TypeError, "fallback_args must return bytes");
+            rc = FAIL;
+        }
+    }
+    Py_DECREF(value);
+    if (rc != OK) return rc == -2 ? -2 : -1;
+    const uint8_t *p = body ? (const uint8_t *)PyBytes_AS_STRING(body) : (const uint8_t *)u->kc->out.p;
+    Py_ssize_t np = body ? PyBytes_GET_SIZE(body) : u->kc->out.n;
+    mr_blake2b16((const uint8_t *)PyBytes_AS_STRING(nb), (size_t)PyBytes_GET_SIZE(nb), p,
+                 (size_t)np, out);
+    Py_XDECREF(body);
+    return 0;
+}
+
+/* The digest of a call with its observation (near.steps.observed_key) into out, after
+ * prefix (the name bytes, or the arguments' digest): 0, 1 no observation, -1 error,
+ * -2 go pure. */
+static int near_obs_digest(KeysUse *u, PyObject *data, const uint8_t *prefix,
+                           Py_ssize_t nprefix, uint8_t out[16]) {
+    PyObject *cid = get_attr(data, mr_S_tool_call_id, &u->sl_cid);
+    if (cid == NULL) return -1;
+    PyObject *value = cid == Py_None ? NULL : PyDict_GetItemWithError(u->results, cid);
+    Py_DECREF(cid);
+    if (value == NULL && PyErr_Occurred()) return -1;
+    uint8_t obs[16];
+    Py_XINCREF(value);
+    int r = near_obs(value, u->raw_type, u->mask, u->fallback_obs, u->kc, obs);
+    Py_XDECREF(value);
+    if (r >= 0) near_observed(prefix, nprefix, r == 0 ? obs : NULL, out);
+    return r;
+}
+
+/* The digest of the call at event index i into out: 0, 1 no observation, -1 error, -2 go
+ * pure (not a call with data and an exact str tool name, or the reference raised). */
+static int near_call_digest(KeysUse *u, Py_ssize_t i, uint8_t out[16]) {
+    if (i < 0 || i >= u->n) return -2;
+    PyObject *data = get_attr(u->items[i], mr_S_data, &u->sl_data);
+    if (data == NULL) return -1;
+    PyObject *name = data == Py_None ? NULL : get_attr(data, mr_S_tool_name, &u->sl_name);
+    int r = name == NULL || !PyUnicode_CheckExact(name) ? (PyErr_Occurred() ? -1 : -2) : 0;
+    PyObject *info = r == 0 ? near_tool(u->tools, u->tool_info, name) : NULL;
+    if (r == 0 && info == NULL) r = -1;
+    uint8_t argd[16];
+    const uint8_t *prefix = NULL;
+    Py_ssize_t nprefix = 0;
+    if (r == 0) {
+        prefix = (const uint8_t *)PyBytes_AS_STRING(PyTuple_GET_ITEM(info, 0));
+        nprefix = PyBytes_GET_SIZE(PyTuple_GET_ITEM(info, 0));
+    }
+    if (r == 0 && u->mode != 2) { /* the arguments' digest */
+        r = near_args_digest(u, data, name, info, argd);
+        prefix = argd;
+        nprefix = 16;
+        if (r == 0 && u->mode == 1) memcpy(out, argd, 16);
+    }
+    if (r == 0 && u->mode != 1) r = near_obs_digest(u, data, prefix, nprefix, out);
+    Py_XDECREF(name);
+    Py_DECREF(data);
+    return r;
+}
+
+/* near_keys' step s into d (a DigestStep): its calls' digests. */
+static Py_ssize_t near_step(void *use, Py_ssize_t s, Digests *d, Py_ssize_t *k) {
+    KeysUse *u = use;
+    PyObject *item = PyList_GET_ITEM(u->shape, s);
+    *k = u->single ? 1 : (PyList_Check(item) ? PyList_GET_SIZE(item) : -1);
+    if (*k < 1) return -2;
+    if (mr_digests_room(d, *k) < 0) return -1;
+    Py_ssize_t empties = 0;
+    for (Py_ssize_t j = 0; j < *k; j++) {
+        Py_ssize_t i = PyLong_AsSsize_t(u->single ? item : PyList_GET_ITEM(item, j));
+        if (i == -1 && PyErr_Occurred()) return -1;
+        int r = near_call_digest(u, i, d->dig + 16 * j);
+        if (r < 0) return r;
+        empties += r;
+        mr_digests_set(d, j);
+    }
+    return empties;
+}
+
 /* near_keys(events, shape, single, mode, period, mask, raw_type, tool_info, fallback_args,
  *           fallback_obs) -> (keys, results) or None when the pure path must run: keys one
  * per step (bytes, or None for an empty step); results the first result of each call id
@@ -132,206 +266,35 @@ static void near_observed(const uint8_t *a, Py_ssize_t na, const uint8_t *key, u
  * transformed arguments; fallback_obs(value) -> those of the transformed observation, or
  * None when it is empty. */
 PyObject *mr_near_keys(PyObject *Py_UNUSED(self), PyObject *args) {
-    PyObject *events, *shape, *raw_type, *tool_info, *fallback_args, *fallback_obs;
-    int single, mode, period, mask;
-    if (!PyArg_ParseTuple(args, "OOpiiiOOOO", &events, &shape, &single, &mode, &period, &mask,
-                          &raw_type, &tool_info, &fallback_args, &fallback_obs))
+    PyObject *events, *result = NULL;
+    KeysUse u = {0};
+    Events ev;
+    int period, pure = 0, any_empty;
+    if (!PyArg_ParseTuple(args, "OOpiiiOOOO", &events, &u.shape, &u.single, &u.mode, &period,
+                          &u.mask, &u.raw_type, &u.tool_info, &u.fallback_args, &u.fallback_obs))
         return NULL;
-    if (!PyList_CheckExact(shape) || mode < 1 || mode > 3) {
+    if (!PyList_CheckExact(u.shape) || u.mode < 1 || u.mode > 3) {
         PyErr_SetString(PyExc_ValueError, "near_keys: bad shape or mode");
         return NULL;
     }
-    PyObject *seq = PySequence_Fast(events, "events must be a sequence");
-    if (seq == NULL) return NULL;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-    PyObject **items = PySequence_Fast_ITEMS(seq);
-    PyObject *result = NULL, *keys = NULL, *results = NULL, *tools = PyDict_New();
-    Canon *kc = mr_canon_new();
-    Entry *es = NULL;
-    uint8_t *dig = NULL;
-    Py_ssize_t es_cap = 0;
-    Slot sl_type = {0}, sl_data = {0}, sl_name = {0}, sl_cid = {0}, sl_res = {0}, sl_args = {0};
-    if (tools == NULL || kc == NULL) goto error;
-
-    /* the first result of each call id (observation_keys: every result, watched or not) */
-    if (mode != 1) {
-        results = PyDict_New();
-        if (results == NULL) goto error;
-        for (Py_ssize_t i = 0; i < n; i++) {
-            PyObject *type = get_attr(items[i], mr_S_type, &sl_type);
-            if (type == NULL) goto error;
-            int code = event_code(type);
-            Py_DECREF(type);
-            if (code != T_RESULT) continue;
-            PyObject *data = get_attr(items[i], mr_S_data, &sl_data);
-            if (data == NULL) goto error;
-            if (data != Py_None) {
-                PyObject *cid = get_attr(data, mr_S_tool_call_id, &sl_cid);
-                PyObject *res = cid == NULL || cid == Py_None ? NULL : get_attr(data, mr_S_result, &sl_res);
-                int bad = cid == NULL || (cid != Py_None && (res == NULL ||
-                          PyDict_SetDefault(results, cid, res) == NULL));
-                Py_XDECREF(res);
-                Py_XDECREF(cid);
-                if (bad) {
-                    Py_DECREF(data);
-                    goto error;
-                }
-            }
-            Py_DECREF(data);
-        }
+    if (mr_events_open(&ev, events) < 0) return NULL;
+    u.items = ev.items;
+    u.n = ev.n;
+    u.tools = PyDict_New();
+    u.kc = mr_canon_new();
+    if (u.mode != 1) u.results = PyDict_New();
+    if (u.tools != NULL && u.kc != NULL && (u.mode == 1 || u.results != NULL) &&
+        (u.mode == 1 || near_results(&u) == 0)) {
+        PyObject *keys = mr_digest_steps(PyList_GET_SIZE(u.shape), near_step, &u, u.mode == 2,
+                                         period, &any_empty, &pure);
+        if (keys != NULL) result = PyTuple_Pack(2, keys, u.results ? u.results : Py_None);
+        Py_XDECREF(keys);
     }
-
-    Py_ssize_t nsteps = PyList_GET_SIZE(shape);
-    keys = PyList_New(nsteps);
-    if (keys == NULL) goto error;
-    for (Py_ssize_t s = 0; s < nsteps; s++) {
-        PyObject *item = PyList_GET_ITEM(shape, s);
-        Py_ssize_t k = single ? 1 : (PyList_Check(item) ? PyList_GET_SIZE(item) : -1);
-        if (k < 1) goto pure;
-        if (k > es_cap) {
-            Py_ssize_t cap = k > 8 ? k : 8;
-            Entry *grown = PyMem_Realloc(es, (size_t)cap * sizeof(Entry));
-            if (grown) es = grown;
-            uint8_t *dgrown = grown ? PyMem_Realloc(dig, (size_t)cap * 16) : NULL;
-            if (dgrown) dig = dgrown;
-            if (!grown || !dgrown) {
-                PyErr_NoMemory();
-                goto error;
-            }
-            es_cap = cap;
-        }
-        Py_ssize_t empties = 0;
-        for (Py_ssize_t j = 0; j < k; j++) {
-            Py_ssize_t i = PyLong_AsSsize_t(single ? item : PyList_GET_ITEM(item, j));
-            if (i == -1 && PyErr_Occurred()) goto error;
-            if (i < 0 || i >= n) goto pure;
-            PyObject *data = get_attr(items[i], mr_S_data, &sl_data);
-            if (data == NULL) goto error;
-            PyObject *name = data == Py_None ? NULL : get_attr(data, mr_S_tool_name, &sl_name);
-            if (name == NULL || !PyUnicode_CheckExact(name)) {
-                Py_XDECREF(name);
-                Py_DECREF(data);
-                if (PyErr_Occurred()) goto error;
-                goto pure;
-            }
-            PyObject *info = near_tool(tools, tool_info, name);
-            if (info == NULL) {
-                Py_DECREF(name);
-                Py_DECREF(data);
-                goto error;
-            }
-            PyObject *nb = PyTuple_GET_ITEM(info, 0);
-            uint8_t *d = dig + 16 * j;
-            uint8_t argd[16];
-            const uint8_t *prefix = (const uint8_t *)PyBytes_AS_STRING(nb);
-            Py_ssize_t nprefix = PyBytes_GET_SIZE(nb);
-            if (mode != 2) { /* the arguments' digest: digest(name bytes + body) */
-                PyObject *value = get_attr(data, mr_S_arguments, &sl_args);
-                if (value == NULL) {
-                    Py_DECREF(name);
-                    Py_DECREF(data);
-                    goto error;
-                }
-                PyObject *ignore = PyTuple_GET_ITEM(info, 1);
-                int empty = 0;
-                int rc = near_canon(kc, value, raw_type, mask,
-                                    PyTuple_GET_SIZE(ignore) ? ignore : NULL, 0, &empty);
-                if (rc == FAIL) {
-                    Py_DECREF(value);
-                    Py_DECREF(name);
-                    Py_DECREF(data);
-                    goto error;
-                }
-                PyObject *body = NULL;
-                if (rc == BAIL) {
-                    body = PyObject_CallFunctionObjArgs(fallback_args, name, value, NULL);
-                    if (body == NULL || !PyBytes_Check(body)) {
-                        Py_DECREF(value);
-                        Py_DECREF(name);
-                        Py_DECREF(data);
-                        if (body == NULL && near_value_error()) {
-                            PyErr_Clear();
-                            goto pure;
-                        }
-                        if (body != NULL) {
-                            Py_DECREF(body);
-                            PyErr_SetString(PyExc_TypeError, "fallback_args must return bytes");
-                        }
-                        goto error;
-                    }
-                }
-                Py_DECREF(value);
-                if (body != NULL) {
-                    mr_blake2b16(prefix, (size_t)nprefix, (const uint8_t *)PyBytes_AS_STRING(body),
-                              (size_t)PyBytes_GET_SIZE(body), argd);
-                    Py_DECREF(body);
-                } else {
-                    mr_blake2b16(prefix, (size_t)nprefix, (const uint8_t *)kc->out.p,
-                              (size_t)kc->out.n, argd);
-                }
-                prefix = argd;
-                nprefix = 16;
-            }
-            Py_DECREF(name);
-            if (mode == 1) {
-                memcpy(d, argd, 16);
-            } else {
-                PyObject *cid = get_attr(data, mr_S_tool_call_id, &sl_cid);
-                if (cid == NULL) {
-                    Py_DECREF(data);
-                    goto error;
-                }
-                PyObject *value = cid == Py_None ? NULL : PyDict_GetItemWithError(results, cid);
-                Py_DECREF(cid);
-                if (value == NULL && PyErr_Occurred()) {
-                    Py_DECREF(data);
-                    goto error;
-                }
-                uint8_t obs[16];
-                Py_XINCREF(value);
-                int r = near_obs(value, raw_type, mask, fallback_obs, kc, obs);
-                Py_XDECREF(value);
-                if (r == -1) {
-                    Py_DECREF(data);
-                    goto error;
-                }
-                if (r == -2) {
-                    Py_DECREF(data);
-                    goto pure;
-                }
-                if (r == 1) empties++;
-                near_observed(prefix, nprefix, r == 0 ? obs : NULL, d);
-            }
-            Py_DECREF(data);
-            es[j].d = d;
-            es[j].n = 16;
-        }
-        PyObject *key;
-        if (mode == 2 && empties > 0 && (empties == k || period > 1)) {
-            key = Py_None; /* rules.step_is_empty (observation mode only) */
-            Py_INCREF(key);
-        } else {
-            key = mr_step_key(es, k);
-            if (key == NULL) goto error;
-        }
-        PyList_SET_ITEM(keys, s, key);
-    }
-    result = PyTuple_Pack(2, keys, results ? results : Py_None);
-    goto cleanup;
-pure:
-    result = Py_None;
-    Py_INCREF(result);
-    goto cleanup;
-error:
-    result = NULL;
-cleanup:
-    Py_XDECREF(keys);
-    Py_XDECREF(results);
-    Py_XDECREF(tools);
-    mr_canon_free(kc);
-    PyMem_Free(es);
-    PyMem_Free(dig);
-    Py_DECREF(seq);
+    Py_XDECREF(u.results);
+    Py_XDECREF(u.tools);
+    mr_canon_free(u.kc);
+    Py_DECREF(ev.seq);
+    if (pure && result == NULL) Py_RETURN_NONE;
     return result;
 }
 
@@ -560,32 +523,14 @@ static int near_call_obs(NearUse *u, int64_t pre, Py_ssize_t ent, int64_t *id, i
     return (*id = mr_keys_intern(u->keys, &k)) < 0 ? WALK_ERROR : WALK_OK;
 }
 
-/* near_ids' step pass: each step's key from its calls' (where results are read, each
- * call's key made here with its observation) into ks. WALK_OK, WALK_ERROR or WALK_PURE. */
-static int near_steps(NearUse *u, const Walk *w, int period, StepKeys *ks) {
-    const ICalls *cs = &u->cs;
-    if (mr_sk_init(ks, w->ns) < 0) return WALK_ERROR;
-    for (Py_ssize_t s = 0; s < w->ns; s++) {
-        Py_ssize_t a, b;
-        walk_step(w, s, &a, &b);
-        Py_ssize_t k = b - a;
-        if (mr_sk_room(ks, k) < 0) return WALK_ERROR;
-        Py_ssize_t empties = 0;
-        for (Py_ssize_t j = 0; j < k; j++) {
-            if (u->mode == 1) {
-                ks->calls[j] = cs->pre[a + j];
-                continue;
-            }
-            int empty = 0;
-            int rc = near_call_obs(u, cs->pre[a + j], cs->ent[a + j], &ks->calls[j], &empty);
-            if (rc != WALK_OK) return rc;
-            empties += empty;
-        }
-        /* rules.step_is_empty (observation mode only) */
-        int blank = u->mode == 2 && empties > 0 && (empties == k || period > 1);
-        if (mr_sk_step(ks, u->keys, s, k, blank) < 0) return WALK_ERROR;
-    }
-    return WALK_OK;
+/* near_ids' IdCall: call j's key where results are read (near_call_obs). A step is
+ * empty in observation mode only (rules.step_is_empty): with_observation's calls are
+ * never counted as empty. */
+static int near_obs_call(void *use, Py_ssize_t j, int64_t *id, int *empty) {
+    NearUse *u = use;
+    int rc = near_call_obs(u, u->cs.pre[j], u->cs.ent[j], id, empty);
+    if (u->mode != 2) *empty = 0;
+    return rc;
 }
 
 /* near_ids(events, mode, period, watches, mask, raw_type, tool_info, fallback_args,
@@ -641,7 +586,7 @@ PyObject *mr_near_ids(PyObject *self, PyObject *args) {
     if (walked == WALK_PURE) goto pure;
 
     /* 2. step keys: the observations, then each step's multiset */
-    int stepped = near_steps(&u, &w, period, &ks);
+    int stepped = mr_id_steps(&w, cs, period, mode == 1 ? NULL : near_obs_call, &u, &keys, &ks);
     if (stepped == WALK_ERROR) goto error;
     if (stepped == WALK_PURE) goto pure;
     ids = mr_ids_of_keys(&ks, keys.n);

@@ -50,50 +50,53 @@ static int nz_pair(uint8_t a, uint8_t b) {
 #define nz_at(s, n, p, word) \
     ((p) + (Py_ssize_t)sizeof(word) - 1 <= (n) && memcmp((s) + (p), word, sizeof(word) - 1) == 0)
 
+/* the time branches of _BLOCK_SCAN at the digit s[i]: [0-9]{3}- | [0-9]?:[0-9]{2}: |
+ * [5-9][0-9]{8} (the epoch's) */
+static int nz_block_time_at(const uint8_t *s, Py_ssize_t n, Py_ssize_t i) {
+    if (nz_run(s, n, i + 1, nz_digit) >= 3 && i + 4 < n && s[i + 4] == '-') return 1;
+    if (i + 4 < n && s[i + 1] == ':' && nz_digit(s[i + 2]) && nz_digit(s[i + 3]) &&
+        s[i + 4] == ':')
+        return 1;
+    if (i + 5 < n && nz_digit(s[i + 1]) && s[i + 2] == ':' && nz_digit(s[i + 3]) &&
+        nz_digit(s[i + 4]) && s[i + 5] == ':')
+        return 1;
+    return i + 1 < n && s[i + 1] >= '5' && s[i + 1] <= '9' && nz_run(s, n, i + 2, nz_digit) >= 8;
+}
+
+/* the other branches of _BLOCK_SCAN at the digit s[i] */
+static int nz_block_digit_at(const uint8_t *s, Py_ssize_t n, Py_ssize_t i) {
+    if (nz_block_time_at(s, n, i)) return 1;
+    /* [0-9]*(\.[0-9]+)?(m[0-9]| ?[numsµh]): only the longest digit runs can be
+     * followed by the tail (a shorter run leaves a digit next) */
+    Py_ssize_t j = i + 1 + nz_run(s, n, i + 1, nz_digit);
+    if (nz_tail(s, n, j)) return 1;
+    if (j + 1 < n && s[j] == '.' && nz_digit(s[j + 1]) &&
+        nz_tail(s, n, j + 1 + nz_run(s, n, j + 1, nz_digit)))
+        return 1;
+    /* (?<=\[[0-9])[0-9]{1,6}\] */
+    if (i > 0 && s[i - 1] == '[') {
+        Py_ssize_t m = nz_run(s, n, i + 1, nz_digit);
+        if (m >= 1 && m <= 6 && i + 1 + m < n && s[i + 1 + m] == ']') return 1;
+    }
+    /* (?<=0)x[0-9a-fA-F]{4} */
+    return s[i] == '0' && i + 1 < n && s[i + 1] == 'x' && nz_run(s, n, i + 2, nz_hex) >= 4;
+}
+
+/* the process-id and port words of _BLOCK_SCAN after the p or P at s[i] */
+static int nz_block_p_at(const uint8_t *s, Py_ssize_t n, Py_ssize_t i) {
+    return nz_at(s, n, i + 1, "id") || nz_at(s, n, i + 1, "ID") || nz_at(s, n, i + 1, "gid") ||
+           nz_at(s, n, i + 1, "GID") || nz_at(s, n, i + 1, "rocess") ||
+           nz_at(s, n, i + 1, "ort") || nz_at(s, n, i + 1, "ORT");
+}
+
 /* core.near.normalizers._BLOCK_SCAN at position i (s[i] in [0-9A-Za-fpP], no \w before it). */
 static int nz_block_at(const uint8_t *s, Py_ssize_t n, Py_ssize_t i) {
     uint8_t c = s[i];
-    if (nz_digit(c)) {
-        /* [0-9]{3}- */
-        if (nz_run(s, n, i + 1, nz_digit) >= 3 && i + 4 < n && s[i + 4] == '-') return 1;
-        /* [0-9]?:[0-9]{2}: */
-        if (i + 4 < n && s[i + 1] == ':' && nz_digit(s[i + 2]) && nz_digit(s[i + 3]) &&
-            s[i + 4] == ':')
-            return 1;
-        if (i + 5 < n && nz_digit(s[i + 1]) && s[i + 2] == ':' && nz_digit(s[i + 3]) &&
-            nz_digit(s[i + 4]) && s[i + 5] == ':')
-            return 1;
-        /* [5-9][0-9]{8} */
-        if (i + 1 < n && s[i + 1] >= '5' && s[i + 1] <= '9' &&
-            nz_run(s, n, i + 2, nz_digit) >= 8)
-            return 1;
-        /* [0-9]*(\.[0-9]+)?(m[0-9]| ?[numsµh]): only the longest digit runs can be
-         * followed by the tail (a shorter run leaves a digit next) */
-        Py_ssize_t j = i + 1 + nz_run(s, n, i + 1, nz_digit);
-        if (nz_tail(s, n, j)) return 1;
-        if (j + 1 < n && s[j] == '.' && nz_digit(s[j + 1])) {
-            Py_ssize_t k = j + 1 + nz_run(s, n, j + 1, nz_digit);
-            if (nz_tail(s, n, k)) return 1;
-        }
-        /* (?<=\[[0-9])[0-9]{1,6}\] */
-        if (i > 0 && s[i - 1] == '[') {
-            Py_ssize_t m = nz_run(s, n, i + 1, nz_digit);
-            if (m >= 1 && m <= 6 && i + 1 + m < n && s[i + 1 + m] == ']') return 1;
-        }
-        /* (?<=0)x[0-9a-fA-F]{4} */
-        if (c == '0' && i + 1 < n && s[i + 1] == 'x' && nz_run(s, n, i + 2, nz_hex) >= 4)
-            return 1;
-    }
+    if (nz_digit(c) && nz_block_digit_at(s, n, i)) return 1;
     if (c >= 'A' && c <= 'Z' && i + 2 < n && nz_pair(s[i + 1], s[i + 2])) return 1;
     /* (?<=[0-9a-fA-F])[0-9a-fA-F]{7} */
     if (nz_hex(c) && nz_run(s, n, i + 1, nz_hex) >= 7) return 1;
-    if (c == 'p' || c == 'P') {
-        if (nz_at(s, n, i + 1, "id") || nz_at(s, n, i + 1, "ID") || nz_at(s, n, i + 1, "gid") ||
-            nz_at(s, n, i + 1, "GID") || nz_at(s, n, i + 1, "rocess") ||
-            nz_at(s, n, i + 1, "ort") || nz_at(s, n, i + 1, "ORT"))
-            return 1;
-    }
-    return 0;
+    return (c == 'p' || c == 'P') && nz_block_p_at(s, n, i);
 }
 
 /* The durations pre-check after an escape (core.near.normalizers._escaped_check) at the
@@ -193,48 +196,68 @@ static int nz_block_scan(const uint8_t *s, Py_ssize_t n) {
 /* Whether one of the normalizers in mask could change the UTF-8 text s (see above): the
  * substrings the pre-checks look for (core.near.normalizers._PRECHECKS, _BLOCK_NEEDLES and
  * _trailing) are found with memchr, the block scan by nz_block_scan. */
+/* _trailing's pre-check: the last character is white space (str.isspace; any non-ASCII
+ * one is taken as possibly so), or " \n", "\t\n", "\r\n" inside */
+static int nz_trailing_dirty(const uint8_t *s, Py_ssize_t n) {
+    uint8_t last = s[n - 1];
+    if (last >= 0x80 || last == ' ' || (last >= 9 && last <= 13) || (last >= 28 && last <= 31))
+        return 1;
+    for (Py_ssize_t i = nz_next(s, n, 1, '\n'); i < n; i = nz_next(s, n, i + 1, '\n'))
+        if (s[i - 1] == ' ' || s[i - 1] == '\t' || s[i - 1] == '\r') return 1;
+    return 0;
+}
+
+static int nz_has_digit(const uint8_t *s, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (nz_digit(s[i])) return 1;
+    return 0;
+}
+
+/* the temp paths' pre-check: a backslash, or /tmp/, /var/, /dev/shm/ */
+static int nz_temp_dirty(const uint8_t *s, Py_ssize_t n) {
+    if (memchr(s, '\\', (size_t)n) != NULL) return 1;
+    for (Py_ssize_t i = nz_next(s, n, 0, '/'); i < n; i = nz_next(s, n, i + 1, '/'))
+        if (nz_at(s, n, i, "/tmp/") || nz_at(s, n, i, "/var/") || nz_at(s, n, i, "/dev/shm/"))
+            return 1;
+    return 0;
+}
+
+/* the block's needles at the colon s[i] (_BLOCK_NEEDLES) */
+static int nz_colon_needle(const uint8_t *s, Py_ssize_t n, Py_ssize_t i) {
+    return (i > 0 && s[i - 1] == ']') || nz_at(s, n, i, ":::") || nz_at(s, n, i, "::1:") ||
+           nz_before(s, i, "localhost") || nz_before(s, i, "127.0.0.1") ||
+           nz_before(s, i, "0.0.0.0");
+}
+
+/* the five normalizers of _BLOCK: their needles, then the block scan */
+static int nz_block_dirty(const uint8_t *s, Py_ssize_t n) {
+    for (Py_ssize_t i = nz_next(s, n, 0, ':'); i < n; i = nz_next(s, n, i + 1, ':'))
+        if (nz_colon_needle(s, n, i)) return 1;
+    for (Py_ssize_t i = nz_next(s, n, 5, 'I'); i < n; i = nz_next(s, n, i + 1, 'I'))
+        if (nz_at(s, n, i - 5, "shellId")) return 1;
+    return nz_block_scan(s, n);
+}
+
+/* the durations' own pre-checks: after an escape, and the keyed durations */
+static int nz_dur_dirty(const uint8_t *s, Py_ssize_t n) {
+    for (Py_ssize_t i = nz_next(s, n, 0, '\\'); i < n; i = nz_next(s, n, i + 1, '\\'))
+        if (nz_escaped_at(s, n, i)) return 1;
+    for (Py_ssize_t i = nz_next(s, n, 0, ':'); i < n; i = nz_next(s, n, i + 1, ':'))
+        if (mr_nz_keyed_dirty(s, n, i)) return 1;
+    return 0;
+}
+
 int mr_near_dirty(const uint8_t *s, Py_ssize_t n, int mask) {
     int blank;
     /* n <= 0, not n == 0: a length is never negative, and saying so lets the compiler
      * see that (size_t)n below is no huge bound (-Wstringop-overread) */
     if (n <= 0 || mr_nz_plain_clean(s, n, mask, &blank)) return 0; /* the common case, at once */
-    if ((mask & NZ_ANSI) && memchr(s, 0x1b, (size_t)n) != NULL) return 1;
-    if (mask & NZ_TRAIL) {
-        /* _trailing: the last character is white space (str.isspace; any non-ASCII one is
-         * taken as possibly so), or " \n", "\t\n", "\r\n" inside */
-        uint8_t last = s[n - 1];
-        if (last >= 0x80 || last == ' ' || (last >= 9 && last <= 13) || (last >= 28 && last <= 31))
-            return 1;
-        for (Py_ssize_t i = nz_next(s, n, 1, '\n'); i < n; i = nz_next(s, n, i + 1, '\n'))
-            if (s[i - 1] == ' ' || s[i - 1] == '\t' || s[i - 1] == '\r') return 1;
-    }
-    if (mask & NZ_NUMBERS) {
-        for (Py_ssize_t i = 0; i < n; i++)
-            if (nz_digit(s[i])) return 1;
-    }
-    if (mask & NZ_TEMP) {
-        if (memchr(s, '\\', (size_t)n) != NULL) return 1;
-        for (Py_ssize_t i = nz_next(s, n, 0, '/'); i < n; i = nz_next(s, n, i + 1, '/'))
-            if (nz_at(s, n, i, "/tmp/") || nz_at(s, n, i, "/var/") || nz_at(s, n, i, "/dev/shm/"))
-                return 1;
-    }
-    if (mask & NZ_BLOCK) {
-        for (Py_ssize_t i = nz_next(s, n, 0, ':'); i < n; i = nz_next(s, n, i + 1, ':'))
-            if ((i > 0 && s[i - 1] == ']') || nz_at(s, n, i, ":::") || nz_at(s, n, i, "::1:") ||
-                nz_before(s, i, "localhost") || nz_before(s, i, "127.0.0.1") ||
-                nz_before(s, i, "0.0.0.0"))
-                return 1;
-        for (Py_ssize_t i = nz_next(s, n, 5, 'I'); i < n; i = nz_next(s, n, i + 1, 'I'))
-            if (nz_at(s, n, i - 5, "shellId")) return 1;
-        if (nz_block_scan(s, n)) return 1;
-    }
-    if (mask & NZ_DUR) {
-        for (Py_ssize_t i = nz_next(s, n, 0, '\\'); i < n; i = nz_next(s, n, i + 1, '\\'))
-            if (nz_escaped_at(s, n, i)) return 1;
-        for (Py_ssize_t i = nz_next(s, n, 0, ':'); i < n; i = nz_next(s, n, i + 1, ':'))
-            if (mr_nz_keyed_dirty(s, n, i)) return 1;
-    }
-    return 0;
+    return ((mask & NZ_ANSI) && memchr(s, 0x1b, (size_t)n) != NULL) ||
+           ((mask & NZ_TRAIL) && nz_trailing_dirty(s, n)) ||
+           ((mask & NZ_NUMBERS) && nz_has_digit(s, n)) ||
+           ((mask & NZ_TEMP) && nz_temp_dirty(s, n)) ||
+           ((mask & NZ_BLOCK) && nz_block_dirty(s, n)) ||
+           ((mask & NZ_DUR) && nz_dur_dirty(s, n));
 }
 
 /* near_dirty(text, mask) -> bool: the check, for the tests. */
@@ -263,10 +286,7 @@ static int nz_needle_at(const uint8_t *s, Py_ssize_t n, Py_ssize_t i, int mask) 
             return (mask & NZ_TEMP) &&
                    (nz_at(s, n, i, "/tmp/") || nz_at(s, n, i, "/var/") || nz_at(s, n, i, "/dev/shm/"));
         case ':':
-            return ((mask & NZ_BLOCK) &&
-                    ((i > 0 && s[i - 1] == ']') || nz_at(s, n, i, ":::") ||
-                     nz_at(s, n, i, "::1:") || nz_before(s, i, "localhost") ||
-                     nz_before(s, i, "127.0.0.1") || nz_before(s, i, "0.0.0.0"))) ||
+            return ((mask & NZ_BLOCK) && nz_colon_needle(s, n, i)) ||
                    ((mask & NZ_DUR) && nz_number_after(s, n, i) && mr_nz_keyed_dirty(s, n, i));
         case 'I': return (mask & NZ_BLOCK) && i >= 5 && nz_at(s, n, i - 5, "shellId");
     }

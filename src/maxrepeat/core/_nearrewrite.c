@@ -165,26 +165,73 @@ static Py_ssize_t ts_zone_b(const uint8_t *s, Py_ssize_t n, Py_ssize_t t) {
     return NZ_B(s, n, t) ? t : -1;
 }
 
+/* whether byte b stands at s[i] */
+static int nz_is(const uint8_t *s, Py_ssize_t n, Py_ssize_t i, uint8_t b) {
+    return i < n && s[i] == b;
+}
+
+/* the hours and minutes at p: two digits, a colon, two digits */
+static int nz_hhmm(const uint8_t *s, Py_ssize_t n, Py_ssize_t p) {
+    return nz_dd(s, n, p) && nz_is(s, n, p + 2, ':') && nz_dd(s, n, p + 3);
+}
+
+/* m_date's time after the [T ] at p (hours and minutes checked): the seconds and their
+ * fraction, the zone, then \b, in the engine's order; its end, or -1 */
+static Py_ssize_t ts_time(const uint8_t *s, Py_ssize_t n, Py_ssize_t p) {
+    Py_ssize_t q = p + 6, sec = q + 3, e;
+    if (nz_is(s, n, q, ':') && nz_dd(s, n, q + 1)) {
+        if ((nz_is(s, n, sec, '.') || nz_is(s, n, sec, ',')) && nz_d(s, n, sec + 1))
+            for (Py_ssize_t k = nz_run(s, n, sec + 1, nz_digit); k >= 1; k--)
+                if ((e = ts_zone_b(s, n, sec + 1 + k)) >= 0) return e;
+        if ((e = ts_zone_b(s, n, sec)) >= 0) return e;
+    }
+    return ts_zone_b(s, n, q);
+}
+
 /* dddd-dd-dd(?:[T ]dd:dd(?::dd(?:[.,]d+)?)?(?:zone)?)?\b */
 static Py_ssize_t m_date(const uint8_t *s, Py_ssize_t n, Py_ssize_t i, NzRep *r) {
     (void)r;
-    if (nz_w_before(s, i) || nz_run(s, n, i, nz_digit) < 4 || i + 4 >= n || s[i + 4] != '-' ||
-        !nz_dd(s, n, i + 5) || i + 7 >= n || s[i + 7] != '-' || !nz_dd(s, n, i + 8))
+    if (nz_w_before(s, i) || nz_run(s, n, i, nz_digit) < 4 || !nz_is(s, n, i + 4, '-') ||
+        !nz_dd(s, n, i + 5) || !nz_is(s, n, i + 7, '-') || !nz_dd(s, n, i + 8))
         return -1;
     Py_ssize_t p = i + 10, e;
-    if (p < n && (s[p] == 'T' || s[p] == ' ') && nz_dd(s, n, p + 1) && p + 3 < n &&
-        s[p + 3] == ':' && nz_dd(s, n, p + 4)) {
-        Py_ssize_t q = p + 6;
-        if (q < n && s[q] == ':' && nz_dd(s, n, q + 1)) {
-            Py_ssize_t sec = q + 3;
-            if (sec < n && (s[sec] == '.' || s[sec] == ',') && nz_d(s, n, sec + 1))
-                for (Py_ssize_t k = nz_run(s, n, sec + 1, nz_digit); k >= 1; k--)
-                    if ((e = ts_zone_b(s, n, sec + 1 + k)) >= 0) return e;
-            if ((e = ts_zone_b(s, n, sec)) >= 0) return e;
-        }
-        if ((e = ts_zone_b(s, n, q)) >= 0) return e;
-    }
+    if ((nz_is(s, n, p, 'T') || nz_is(s, n, p, ' ')) && nz_hhmm(s, n, p + 1) &&
+        (e = ts_time(s, n, p)) >= 0)
+        return e;
     return NZ_B(s, n, p) ? p : -1;
+}
+
+/* m_dayname's day after the name's three letters at j: the rest of the name, a comma,
+ * a space and the day's one or two digits; their end, or -1 */
+static Py_ssize_t dn_day(const uint8_t *s, Py_ssize_t n, Py_ssize_t j) {
+    while (j < n && nz_lower(s[j])) j++;
+    if (nz_is(s, n, j, ',')) j++;
+    if (!nz_is(s, n, j, ' ') || !nz_d(s, n, j + 1)) return -1;
+    return nz_d(s, n, j + 2) ? j + 3 : j + 2;
+}
+
+/* m_dayname's month and year at j (a space, the month's name, a space, four digits):
+ * their end, or -1 */
+static Py_ssize_t dn_month_year(const uint8_t *s, Py_ssize_t n, Py_ssize_t j) {
+    if (j < 0 || j + 1 >= n || s[j] != ' ' || !nz_first[F_MONTH][s[j + 1]] ||
+        !nz_in_pairs(s, n, j + 2, NZ_MONTHS))
+        return -1;
+    j += 4;
+    while (j < n && nz_lower(s[j])) j++;
+    return nz_is(s, n, j, ' ') && nz_run(s, n, j + 1, nz_digit) >= 4 ? j + 5 : -1;
+}
+
+/* m_dayname's optional time and zone at j (greedy, each choice final): their end */
+static Py_ssize_t dn_tail(const uint8_t *s, Py_ssize_t n, Py_ssize_t j) {
+    if (nz_is(s, n, j, ' ') && nz_hhmm(s, n, j + 1) && nz_is(s, n, j + 6, ':') &&
+        nz_dd(s, n, j + 7))
+        j += 9;
+    if (!nz_is(s, n, j, ' ')) return j;
+    Py_ssize_t u = nz_run(s, n, j + 1, nz_upper);
+    if (u >= 2) return j + 1 + (u > 4 ? 4 : u);
+    if ((nz_is(s, n, j + 1, '+') || nz_is(s, n, j + 1, '-')) && nz_run(s, n, j + 2, nz_digit) >= 4)
+        return j + 6;
+    return j;
 }
 
 /* [MTWFS](on|ue|ed|hu|ri|at|un)[a-z]*,? d{1,2} [JFMASOND]MONTH[a-z]* dddd
@@ -192,29 +239,27 @@ static Py_ssize_t m_date(const uint8_t *s, Py_ssize_t n, Py_ssize_t i, NzRep *r)
 static Py_ssize_t m_dayname(const uint8_t *s, Py_ssize_t n, Py_ssize_t i, NzRep *r) {
     (void)r;
     if (nz_w_before(s, i) || !nz_in_pairs(s, n, i + 1, NZ_DAYS)) return -1;
-    Py_ssize_t j = i + 3;
-    while (j < n && nz_lower(s[j])) j++;
-    if (j < n && s[j] == ',') j++;
-    if (j >= n || s[j] != ' ' || !nz_d(s, n, j + 1)) return -1;
-    j += 2;
-    if (nz_d(s, n, j)) j++;
-    if (j + 1 >= n || s[j] != ' ' || !nz_first[F_MONTH][s[j + 1]] ||
-        !nz_in_pairs(s, n, j + 2, NZ_MONTHS))
-        return -1;
-    j += 4;
-    while (j < n && nz_lower(s[j])) j++;
-    if (j >= n || s[j] != ' ' || nz_run(s, n, j + 1, nz_digit) < 4) return -1;
-    j += 5;
-    if (j < n && s[j] == ' ' && nz_dd(s, n, j + 1) && j + 3 < n && s[j + 3] == ':' &&
-        nz_dd(s, n, j + 4) && j + 6 < n && s[j + 6] == ':' && nz_dd(s, n, j + 7))
-        j += 9;
-    if (j < n && s[j] == ' ') {
-        Py_ssize_t u = nz_run(s, n, j + 1, nz_upper);
-        if (u >= 2) return j + 1 + (u > 4 ? 4 : u);
-        if (j + 1 < n && (s[j + 1] == '+' || s[j + 1] == '-') && nz_run(s, n, j + 2, nz_digit) >= 4)
-            return j + 6;
+    Py_ssize_t j = dn_month_year(s, n, dn_day(s, n, i + 3));
+    return j < 0 ? -1 : dn_tail(s, n, j);
+}
+
+/* m_month's year after the day that ends at d (a comma or not, a space, four digits):
+ * its end, or -1 */
+static Py_ssize_t mo_year(const uint8_t *s, Py_ssize_t n, Py_ssize_t d) {
+    if (nz_is(s, n, d, ',') && nz_is(s, n, d + 1, ' ') && nz_run(s, n, d + 2, nz_digit) >= 4)
+        return d + 6;
+    return nz_is(s, n, d, ' ') && nz_run(s, n, d + 1, nz_digit) >= 4 ? d + 5 : -1;
+}
+
+/* m_month's optional time after b, then \b, in the engine's order: the end, or -1 */
+static Py_ssize_t mo_time_b(const uint8_t *s, Py_ssize_t n, Py_ssize_t b) {
+    if (b < 0) return -1;
+    if (nz_is(s, n, b, ' ') && nz_hhmm(s, n, b + 1)) {
+        Py_ssize_t c = b + 6;
+        if (nz_is(s, n, c, ':') && nz_dd(s, n, c + 1) && NZ_B(s, n, c + 3)) return c + 3;
+        if (NZ_B(s, n, c)) return c;
     }
-    return j;
+    return NZ_B(s, n, b) ? b : -1;
 }
 
 /* [JFMASOND]MONTH[a-z]* +d{1,2}(?:,? dddd)?(?: dd:dd(?::dd)?)?\b */
@@ -223,27 +268,13 @@ static Py_ssize_t m_month(const uint8_t *s, Py_ssize_t n, Py_ssize_t i, NzRep *r
     if (nz_w_before(s, i) || !nz_in_pairs(s, n, i + 1, NZ_MONTHS)) return -1;
     Py_ssize_t j = i + 3;
     while (j < n && nz_lower(s[j])) j++;
-    if (j >= n || s[j] != ' ') return -1;
-    while (j < n && s[j] == ' ') j++;
+    if (!nz_is(s, n, j, ' ')) return -1;
+    while (nz_is(s, n, j, ' ')) j++;
     Py_ssize_t k = nz_run(s, n, j, nz_digit);
-    if (k > 2) k = 2;
-    for (; k >= 1; k--) {
-        Py_ssize_t d = j + k, ends[2] = {-1, d};
-        if (d + 1 < n && s[d] == ',' && s[d + 1] == ' ' && nz_run(s, n, d + 2, nz_digit) >= 4)
-            ends[0] = d + 6;
-        else if (d < n && s[d] == ' ' && nz_run(s, n, d + 1, nz_digit) >= 4)
-            ends[0] = d + 5;
-        for (int a = 0; a < 2; a++) {
-            Py_ssize_t b = ends[a];
-            if (b < 0) continue;
-            if (b < n && s[b] == ' ' && nz_dd(s, n, b + 1) && b + 3 < n && s[b + 3] == ':' &&
-                nz_dd(s, n, b + 4)) {
-                Py_ssize_t c = b + 6;
-                if (c < n && s[c] == ':' && nz_dd(s, n, c + 1) && NZ_B(s, n, c + 3)) return c + 3;
-                if (NZ_B(s, n, c)) return c;
-            }
-            if (NZ_B(s, n, b)) return b;
-        }
+    for (k = k > 2 ? 2 : k; k >= 1; k--) {
+        Py_ssize_t e = mo_time_b(s, n, mo_year(s, n, j + k));
+        if (e < 0) e = mo_time_b(s, n, j + k);
+        if (e >= 0) return e;
     }
     return -1;
 }
@@ -361,49 +392,55 @@ static int nz_key_has(const uint8_t *k, Py_ssize_t len, const char *const *words
     return 0;
 }
 
-/* The match whose colon is s[c]: its end, *start its start, *keep where its number
- * starts (the end when the key names no duration: the match stays as it is); or -1. */
-static Py_ssize_t nz_keyed_at(const uint8_t *s, Py_ssize_t n, Py_ssize_t c, Py_ssize_t *start,
-                              Py_ssize_t *keep) {
+/* The key before the colon s[c] (spaces between; quoted or not): [*kstart, *kend) its
+ * word, *start where the match starts (its quote); 0, or -1 when there is none. */
+static int nz_key_before(const uint8_t *s, Py_ssize_t c, Py_ssize_t *kstart, Py_ssize_t *kend,
+                         Py_ssize_t *start) {
     Py_ssize_t p = c;
     while (p > 0 && s[p - 1] == ' ') p--;
     if (p == 0) return -1;
-    Py_ssize_t kend = p, quoted = 0;
-    if (s[p - 1] == '"' || s[p - 1] == '\'') {
-        kend = p - 1;
-        quoted = 1;
-    }
-    Py_ssize_t kstart = kend;
-    while (kstart > 0 && nz_keyc(s[kstart - 1])) kstart--;
-    if (kstart == kend) return -1;
-    if (quoted) {
-        if (kstart == 0 || s[kstart - 1] != s[kend]) return -1;
-        *start = kstart - 1;
-    } else {
-        *start = kstart;
-    }
-    if (nz_w_before(s, *start)) return -1;
-    Py_ssize_t j = c + 1;
-    while (j < n && s[j] == ' ') j++;
-    Py_ssize_t num = j;
-    if (j < n && s[j] == '-') j++;
+    int quoted = s[p - 1] == '"' || s[p - 1] == '\'';
+    *kend = quoted ? p - 1 : p;
+    *kstart = *kend;
+    while (*kstart > 0 && nz_keyc(s[*kstart - 1])) (*kstart)--;
+    if (*kstart == *kend || (quoted && (*kstart == 0 || s[*kstart - 1] != s[*kend]))) return -1;
+    *start = quoted ? *kstart - 1 : *kstart;
+    return nz_w_before(s, *start) ? -1 : 0;
+}
+
+/* The end of the number that starts at j (digits, a fraction, an exponent), or -1 */
+static Py_ssize_t nz_number_end(const uint8_t *s, Py_ssize_t n, Py_ssize_t j) {
     Py_ssize_t k = nz_run(s, n, j, nz_digit);
     if (k == 0) return -1;
     j += k;
-    if (j < n && s[j] == '.' && nz_d(s, n, j + 1)) j += 1 + nz_run(s, n, j + 1, nz_digit);
-    if (j < n && (s[j] == 'e' || s[j] == 'E')) {
+    if (nz_is(s, n, j, '.') && nz_d(s, n, j + 1)) j += 1 + nz_run(s, n, j + 1, nz_digit);
+    if (nz_is(s, n, j, 'e') || nz_is(s, n, j, 'E')) {
         Py_ssize_t x = j + 1;
-        if (x < n && (s[x] == '+' || s[x] == '-')) x++;
+        if (nz_is(s, n, x, '+') || nz_is(s, n, x, '-')) x++;
         if (nz_d(s, n, x)) j = x + nz_run(s, n, x, nz_digit);
     }
     /* (?![\w.]): the number is taken whole, so a shorter one would end before a digit,
      * '.', 'e' or 'E' and fail too */
-    if ((j < n && s[j] == '.') || nz_w_at(s, n, j)) return -1;
-    int dur = nz_key_has(s + kstart, kend - kstart, NZ_DUR_WORDS,
-                         sizeof(NZ_DUR_WORDS) / sizeof(NZ_DUR_WORDS[0])) &&
-              !nz_key_has(s + kstart, kend - kstart, NZ_BOUND_WORDS,
-                          sizeof(NZ_BOUND_WORDS) / sizeof(NZ_BOUND_WORDS[0]));
-    *keep = dur ? num : j;
+    return nz_is(s, n, j, '.') || nz_w_at(s, n, j) ? -1 : j;
+}
+
+/* whether the key k (len bytes) names a duration and no bound */
+static int nz_dur_key(const uint8_t *k, Py_ssize_t len) {
+    return nz_key_has(k, len, NZ_DUR_WORDS, sizeof(NZ_DUR_WORDS) / sizeof(NZ_DUR_WORDS[0])) &&
+           !nz_key_has(k, len, NZ_BOUND_WORDS, sizeof(NZ_BOUND_WORDS) / sizeof(NZ_BOUND_WORDS[0]));
+}
+
+/* The match whose colon is s[c]: its end, *start its start, *keep where its number
+ * starts (the end when the key names no duration: the match stays as it is); or -1. */
+static Py_ssize_t nz_keyed_at(const uint8_t *s, Py_ssize_t n, Py_ssize_t c, Py_ssize_t *start,
+                              Py_ssize_t *keep) {
+    Py_ssize_t kstart, kend;
+    if (nz_key_before(s, c, &kstart, &kend, start) < 0) return -1;
+    Py_ssize_t num = c + 1;
+    while (nz_is(s, n, num, ' ')) num++;
+    Py_ssize_t j = nz_number_end(s, n, nz_is(s, n, num, '-') ? num + 1 : num);
+    if (j < 0) return -1;
+    *keep = nz_dur_key(s + kstart, kend - kstart) ? num : j;
     return j;
 }
 
@@ -606,6 +643,27 @@ static int nz_ci_word(const uint8_t *s, Py_ssize_t n, Py_ssize_t *j, const char 
     return 1;
 }
 
+/* the case-folded word w and a backslash at *j, *j moved past them */
+static int nz_ci_dir(const uint8_t *s, Py_ssize_t n, Py_ssize_t *j, const char *w) {
+    if (!nz_ci_word(s, n, j, w) || !nz_is(s, n, *j, '\\')) return 0;
+    (*j)++;
+    return 1;
+}
+
+/* the end of the run at j of code points that are not white space, nor the byte stop,
+ * nor (when quotes) a quote */
+static Py_ssize_t nz_path_run(const uint8_t *s, Py_ssize_t n, Py_ssize_t j, uint32_t stop,
+                              int quotes) {
+    Py_ssize_t len;
+    while (j < n) {
+        uint32_t cp = nz_cp(s, n, j, &len);
+        if (cp == stop || Py_UNICODE_ISSPACE((Py_UCS4)cp) || (quotes && (cp == '\'' || cp == '"')))
+            break;
+        j += len;
+    }
+    return j;
+}
+
 static Py_ssize_t m_wintmp(const uint8_t *s, Py_ssize_t n, Py_ssize_t i, NzRep *r) {
     Py_ssize_t len, j;
     uint32_t cp = nz_cp(s, n, i, &len);
@@ -615,28 +673,16 @@ static Py_ssize_t m_wintmp(const uint8_t *s, Py_ssize_t n, Py_ssize_t i, NzRep *
     j = i + len;
     if (!nz_word(s, n, j, ":\\")) return -1;
     j += 2;
-    if (!nz_ci_word(s, n, &j, "users") || j >= n || s[j] != '\\') return -1;
-    Py_ssize_t user = ++j;
-    while (j < n) {
-        cp = nz_cp(s, n, j, &len);
-        if (cp == '\\' || Py_UNICODE_ISSPACE((Py_UCS4)cp)) break;
-        j += len;
-    }
-    if (j == user || j >= n || s[j] != '\\') return -1;
+    if (!nz_ci_dir(s, n, &j, "users")) return -1;
+    Py_ssize_t user = j;
+    j = nz_path_run(s, n, j, '\\', 0);
+    if (j == user || !nz_is(s, n, j, '\\')) return -1;
     j++;
-    if (!nz_ci_word(s, n, &j, "appdata") || j >= n || s[j] != '\\') return -1;
-    j++;
-    if (!nz_ci_word(s, n, &j, "local") || j >= n || s[j] != '\\') return -1;
-    j++;
-    if (!nz_ci_word(s, n, &j, "temp") || j >= n || s[j] != '\\') return -1;
-    Py_ssize_t g = ++j;
-    while (j < n) {
-        cp = nz_cp(s, n, j, &len);
-        if (Py_UNICODE_ISSPACE((Py_UCS4)cp) || cp == '\'' || cp == '"') break;
-        j += len;
-    }
-    r->keep = g;
-    return j;
+    if (!nz_ci_dir(s, n, &j, "appdata") || !nz_ci_dir(s, n, &j, "local") ||
+        !nz_ci_dir(s, n, &j, "temp"))
+        return -1;
+    r->keep = j;
+    return nz_path_run(s, n, j, 0x110000, 1);
 }
 
 /* ---- numbers: d+(?:\.d+)?(?:[eE][+-]?d+)? ---- */

@@ -35,7 +35,7 @@ typedef int (*WalkCall)(void *use, PyObject *data, PyObject *name);
 
 /* The grouping: the event index of each watched call, the first call of each step, and
  * whether every step is one call (SingleCallSteps). C arrays: no object per step. */
-typedef struct {
+typedef struct Walk {
     Py_ssize_t *idx;
     Py_ssize_t n, cap;
     Py_ssize_t *start;
@@ -82,6 +82,47 @@ static inline int walk_push(Walk *w, Py_ssize_t i, int new_step) {
     return 0;
 }
 
+/* The walk's own state: the turn, the field reads, the filter's answers. */
+typedef struct {
+    int in_turn, turn_has_step;
+    Slot sl_type, sl_data, sl_name;
+    PyObject *watched; /* tool name -> True / False */
+} WalkState;
+
+/* Whether the tool name is watched: 1, 0, or -1 with the error set. watches: None (every
+ * tool is), or the callable asked once per name (its answers kept in watched). */
+WALK_INLINE int walk_watched(PyObject *watches, PyObject *watched, PyObject *name) {
+    if (watches == Py_None) return 1;
+    PyObject *seen = PyDict_GetItemWithError(watched, name);
+    if (seen != NULL) return seen == Py_True;
+    if (PyErr_Occurred()) return -1;
+    PyObject *r = PyObject_CallOneArg(watches, name);
+    int t = r == NULL ? -1 : PyObject_IsTrue(r);
+    Py_XDECREF(r);
+    if (t < 0 || PyDict_SetItem(watched, name, t ? Py_True : Py_False) < 0) return -1;
+    return t;
+}
+
+/* The tool_call event i (its data borrowed): its tool name read and filtered; a watched
+ * call handed to on_call, then placed (place_call: alone outside a turn; a turn's first
+ * watched call opens its step, the later ones join it). */
+WALK_INLINE int walk_call(WalkState *st, Walk *w, Py_ssize_t i, PyObject *data,
+                          PyObject *watches, WalkCall on_call, void *use) {
+    PyObject *name = data == Py_None ? NULL : get_attr(data, mr_S_tool_name, &st->sl_name);
+    if (name == NULL || !PyUnicode_CheckExact(name)) {
+        int rc = name == NULL && data != Py_None ? WALK_ERROR : WALK_PURE;
+        Py_XDECREF(name);
+        return rc;
+    }
+    int watched = walk_watched(watches, st->watched, name);
+    int rc = watched < 0 ? WALK_ERROR : watched ? on_call(use, data, name) : WALK_OK;
+    Py_DECREF(name);
+    if (rc != WALK_OK || !watched) return rc;
+    int new_step = !(st->in_turn && st->turn_has_step);
+    if (st->in_turn) st->turn_has_step = 1;
+    return walk_push(w, i, new_step) < 0 ? WALK_ERROR : WALK_OK;
+}
+
 /* Walks the n events at items: WALK_OK with the grouping in *w (free it with walk_free
  * whatever the answer), WALK_ERROR or WALK_PURE. watches: None (every tool is watched)
  * or the callable that says whether a tool name is (asked once per name). on_result is
@@ -94,75 +135,33 @@ static inline int walk_push(Walk *w, Py_ssize_t i, int new_step) {
 WALK_INLINE int walk_events(PyObject *const *items, Py_ssize_t n, PyObject *watches,
                             int results, WalkResult on_result, WalkCall on_call, void *use,
                             Walk *w) {
-    int in_turn = 0, turn_has_step = 0, rc = WALK_OK;
-    Slot sl_type = {0}, sl_data = {0}, sl_name = {0};
+    int rc = WALK_OK;
+    WalkState st = {0};
     memset(w, 0, sizeof(*w));
     w->single = 1;
-    PyObject *watched = PyDict_New(); /* tool name -> True / False: the filter's answers */
-    if (watched == NULL) return WALK_ERROR;
+    st.watched = PyDict_New();
+    if (st.watched == NULL) return WALK_ERROR;
     for (Py_ssize_t i = 0; i < n && rc == WALK_OK; i++) {
-        PyObject *ev = items[i];
-        PyObject *type = get_attr(ev, mr_S_type, &sl_type);
+        PyObject *type = get_attr(items[i], mr_S_type, &st.sl_type);
         if (type == NULL) {
             rc = WALK_ERROR;
             break;
         }
         int code = event_code(type);
         Py_DECREF(type);
-        if (code < 0) {
-            rc = WALK_PURE;
-            break;
-        }
-        if (code == T_OTHER) continue;
+        if (code < 0) rc = WALK_PURE;
         if (code == T_START || code == T_END) {
-            in_turn = code == T_START;
-            turn_has_step = 0;
-            continue;
+            st.in_turn = code == T_START;
+            st.turn_has_step = 0;
         }
-        PyObject *data = get_attr(ev, mr_S_data, &sl_data);
-        if (data == NULL) {
-            rc = WALK_ERROR;
-            break;
-        }
-        if (code == T_RESULT) {
-            if (results && data != Py_None) rc = on_result(use, data);
-            Py_DECREF(data);
-            continue;
-        }
-        /* a call */
-        PyObject *name = data == Py_None ? NULL : get_attr(data, mr_S_tool_name, &sl_name);
-        if (name == NULL || !PyUnicode_CheckExact(name)) {
-            rc = name == NULL && data != Py_None ? WALK_ERROR : WALK_PURE;
-            Py_XDECREF(name);
-            Py_DECREF(data);
-            break;
-        }
-        if (watches != Py_None) {
-            PyObject *seen = PyDict_GetItemWithError(watched, name);
-            if (seen == NULL) {
-                PyObject *r = PyErr_Occurred() ? NULL : PyObject_CallOneArg(watches, name);
-                int t = r == NULL ? -1 : PyObject_IsTrue(r);
-                Py_XDECREF(r);
-                seen = t ? Py_True : Py_False;
-                if (t < 0 || PyDict_SetItem(watched, name, seen) < 0) rc = WALK_ERROR;
-            }
-            if (rc != WALK_OK || seen == Py_False) {
-                Py_DECREF(name);
-                Py_DECREF(data);
-                continue;
-            }
-        }
-        rc = on_call(use, data, name);
-        Py_DECREF(name);
-        Py_DECREF(data);
-        if (rc != WALK_OK) break;
-        /* place_call: alone outside a turn; a turn's first watched call opens its step,
-         * the later ones join it */
-        int new_step = !(in_turn && turn_has_step);
-        if (in_turn) turn_has_step = 1;
-        if (walk_push(w, i, new_step) < 0) rc = WALK_ERROR;
+        if (code != T_CALL && code != T_RESULT) continue;
+        PyObject *data = get_attr(items[i], mr_S_data, &st.sl_data);
+        if (data == NULL) rc = WALK_ERROR;
+        else if (code == T_CALL) rc = walk_call(&st, w, i, data, watches, on_call, use);
+        else if (results && data != Py_None) rc = on_result(use, data);
+        Py_XDECREF(data);
     }
-    Py_DECREF(watched);
+    Py_DECREF(st.watched);
     return rc;
 }
 
