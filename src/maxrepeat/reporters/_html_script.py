@@ -2,8 +2,6 @@
 from the page's JSON block and builds the DOM with ``textContent`` only (never markup
 from the data); admitted by its hash in the page's Content-Security-Policy."""
 
-# ruff: noqa: E501 (embedded as written: one rule or statement a line)
-
 from __future__ import annotations
 
 from typing import Final

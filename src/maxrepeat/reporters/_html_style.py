@@ -1,8 +1,6 @@
 """The style sheet of the ``--output html`` page (`html_page`): one ``<style>`` block,
 admitted by its hash in the page's Content-Security-Policy."""
 
-# ruff: noqa: E501 (embedded as written: one rule or statement a line)
-
 from __future__ import annotations
 
 from typing import Final
