@@ -323,7 +323,7 @@ static int nz_dur_start(const uint8_t *s, Py_ssize_t i) {
     return nz_esc_before(s, i) || !((i > 0 && s[i - 1] == '.') || nz_w_before(s, i));
 }
 
-/* d+m d+(?:\.d+)?s\b */
+/* d+m[0-9]+(?:\.d+)?s\b */
 static Py_ssize_t m_minsec(const uint8_t *s, Py_ssize_t n, Py_ssize_t i, NzRep *r) {
     (void)r;
     if (!nz_dur_start(s, i)) return -1;
@@ -470,7 +470,7 @@ static Py_ssize_t nz_keyed(const uint8_t *s, Py_ssize_t n, Buf *out) {
 }
 
 /* ---- ids ---- */
-/* 8-4-4-4-12 hex digits\b */
+/* [0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b */
 static Py_ssize_t m_uuid(const uint8_t *s, Py_ssize_t n, Py_ssize_t i, NzRep *r) {
     (void)r;
     static const int seg[5] = {8, 4, 4, 4, 12};

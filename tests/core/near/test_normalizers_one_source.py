@@ -303,18 +303,8 @@ def _matchers() -> list[Any]:
     out = []
     for name, (_, matchers) in NATIVE.items():
         for i, matcher in enumerate(matchers):
-            marks = [pytest.mark.xfail(strict=True, reason=_DOC_WRONG[matcher])] \
-                if matcher in _DOC_WRONG else []
-            out.append(pytest.param(name, i, matcher, marks=marks, id=matcher))
+            out.append(pytest.param(name, i, matcher, id=matcher))
     return out
-
-
-#: comments that state another pattern than the table's (the C files are another
-#: engineer's to edit; strict: the test fails once the comment is right, then drop it)
-_DOC_WRONG = {
-    "m_minsec": "the comment reads 'd+m d+', a space the pattern has not: 'd+md+'",
-    "m_uuid": "the comment reads '8-4-4-4-12 hex digits\\b', words for the pattern",
-}
 
 
 @needs_sources
