@@ -154,6 +154,27 @@ def check(outcome: Outcome, config: MaxRepeatConfig, scenario: str) -> None:
     assert not live.passed
 
 
+def check_parallel(outcome: Outcome) -> None:
+    """`PARALLEL` under `NAME_ARGS`: the calls of one response are one step, so the model
+    is warned once, after the third response (six calls, three steps), not once per call."""
+    check(outcome, NAME_ARGS, "parallel")
+    assert [MARK in c for c in outcome.contexts].index(True) == 3
+    assert outcome.executed == 2 * 3
+
+
+def check_observation(outcome: Outcome) -> None:
+    """The loop under `OBSERVATION`: warned, refused and stopped after the calls, at the
+    fifth repeat."""
+    check(outcome, OBSERVATION, "loop")
+    assert "5 times in a row" in str(outcome.stopped)
+
+
+def check_warning_stays(outcome: Outcome) -> None:
+    """Once given, the warning is in every later model call's history."""
+    warned = [i for i, text in enumerate(outcome.contexts) if "(warning)" in text]
+    assert warned and warned == list(range(warned[0], len(outcome.contexts)))
+
+
 def clean_steps(n: int = 100) -> list[list[tuple[str, dict[str, Any]]]]:
     """``n`` model responses of one call each, none repeating: the run a cost is timed on."""
     return [[("edit", {"path": f"f{i}.py", "text": "x"})] for i in range(n)]

@@ -17,7 +17,6 @@ from maxrepeat.guards.frameworks.autogen import (
     trajectory_from_messages,
 )
 from tests.guard_scenarios import (
-    MARK,
     NAME_ARGS,
     OBSERVATION,
     PARALLEL,
@@ -25,6 +24,8 @@ from tests.guard_scenarios import (
     Outcome,
     check,
     check_missing_extra,
+    check_observation,
+    check_parallel,
     needs,
     tool_output,
 )
@@ -107,17 +108,11 @@ def test_autogen_streaming_model_client_is_guarded_the_same(scenario: str) -> No
 
 
 def test_autogen_parallel_calls_of_one_response_are_one_step() -> None:
-    outcome = _run("parallel", loop_guard(NAME_ARGS))
-    check(outcome, NAME_ARGS, "parallel")
-    # warned once, after the third response (six calls, three steps), not once per call
-    assert [MARK in c for c in outcome.contexts].index(True) == 3
-    assert outcome.executed == 2 * 3
+    check_parallel(_run("parallel", loop_guard(NAME_ARGS)))
 
 
 def test_autogen_observation_mode_warns_blocks_and_stops_after_the_calls() -> None:
-    outcome = _run("loop", loop_guard(OBSERVATION))
-    check(outcome, OBSERVATION, "loop")
-    assert "5 times in a row" in str(outcome.stopped)
+    check_observation(_run("loop", loop_guard(OBSERVATION)))
 
 
 def test_autogen_second_run_on_the_same_guard_after_a_stop_starts_clean() -> None:

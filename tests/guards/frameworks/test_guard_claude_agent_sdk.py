@@ -27,6 +27,7 @@ from tests.guard_scenarios import (
     Outcome,
     check,
     check_missing_extra,
+    check_observation,
     tool_output,
 )
 from tests.scripted_anthropic import ScriptedModel
@@ -132,9 +133,7 @@ def test_real_agent_parallel_calls_are_judged_with_the_calls_before_them(
 
 
 def test_real_agent_observation_mode_warns_blocks_and_stops_after_the_calls(tmp_path: Path) -> None:
-    outcome = _run("loop", loop_guard(OBSERVATION), tmp_path)
-    check(outcome, OBSERVATION, "loop")
-    assert "5 times in a row" in str(outcome.stopped)
+    check_observation(_run("loop", loop_guard(OBSERVATION), tmp_path))
 
 
 def test_real_agent_stop_error_is_a_claude_sdk_error_and_counts_as_grade(tmp_path: Path) -> None:

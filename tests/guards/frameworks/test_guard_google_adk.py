@@ -13,7 +13,6 @@ import pytest
 
 from maxrepeat import MaxRepeatConfig, grade
 from tests.guard_scenarios import (
-    MARK,
     NAME_ARGS,
     OBSERVATION,
     PARALLEL,
@@ -21,6 +20,9 @@ from tests.guard_scenarios import (
     Outcome,
     check,
     check_missing_extra,
+    check_observation,
+    check_parallel,
+    check_warning_stays,
     clean_steps,
     cost_per_call,
     tool_output,
@@ -135,17 +137,11 @@ def test_adk_live_preset_catches_the_cycle() -> None:
 
 
 def test_adk_parallel_calls_of_one_response_are_one_step() -> None:
-    outcome = _run(PARALLEL, _guard(NAME_ARGS))
-    check(outcome, NAME_ARGS, "parallel")
-    # warned once, after the third response (six calls, three steps), not once per call
-    assert [MARK in c for c in outcome.contexts].index(True) == 3
-    assert outcome.executed == 2 * 3
+    check_parallel(_run(PARALLEL, _guard(NAME_ARGS)))
 
 
 def test_adk_observation_mode_warns_blocks_and_stops_after_the_calls() -> None:
-    outcome = _run(_script("loop"), _guard(OBSERVATION))
-    check(outcome, OBSERVATION, "loop")
-    assert "5 times in a row" in str(outcome.stopped)
+    check_observation(_run(_script("loop"), _guard(OBSERVATION)))
 
 
 def test_adk_stop_error_is_raised_as_it_is_and_counts_as_grade_does() -> None:
@@ -199,9 +195,7 @@ def test_adk_next_run_in_the_same_session_after_a_stop_starts_clean() -> None:
 
 
 def test_adk_warning_stays_in_the_history() -> None:
-    outcome = _run(_script("cycle"), _guard(NAME_ARGS))
-    warned = [i for i, text in enumerate(outcome.contexts) if "(warning)" in text]
-    assert warned and warned == list(range(warned[0], len(outcome.contexts)))
+    check_warning_stays(_run(_script("cycle"), _guard(NAME_ARGS)))
 
 
 def test_adk_guard_cost_per_tool_call(capsys: pytest.CaptureFixture[str]) -> None:

@@ -24,6 +24,8 @@ from tests.guard_scenarios import (
     Outcome,
     check,
     check_missing_extra,
+    check_observation,
+    check_parallel,
     tool_output,
 )
 
@@ -101,17 +103,11 @@ def test_langchain_agent_is_warned_refused_and_stopped(scenario: str) -> None:
 
 
 def test_langchain_parallel_calls_of_one_response_are_one_step() -> None:
-    outcome = _run("parallel", NAME_ARGS)
-    check(outcome, NAME_ARGS, "parallel")
-    # warned once, after the third response (six calls, three steps), not once per call
-    assert [MARK in c for c in outcome.contexts].index(True) == 3
-    assert outcome.executed == 2 * 3
+    check_parallel(_run("parallel", NAME_ARGS))
 
 
 def test_langchain_observation_mode_warns_blocks_and_stops_after_the_calls() -> None:
-    outcome = _run("loop", OBSERVATION)
-    check(outcome, OBSERVATION, "loop")
-    assert "5 times in a row" in str(outcome.stopped)
+    check_observation(_run("loop", OBSERVATION))
 
 
 def test_langchain_warning_is_a_message_in_the_conversation() -> None:

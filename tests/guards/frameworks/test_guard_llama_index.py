@@ -11,7 +11,6 @@ import pytest
 
 from maxrepeat import MaxRepeatConfig, grade
 from tests.guard_scenarios import (
-    MARK,
     NAME_ARGS,
     OBSERVATION,
     PARALLEL,
@@ -19,6 +18,9 @@ from tests.guard_scenarios import (
     Outcome,
     check,
     check_missing_extra,
+    check_observation,
+    check_parallel,
+    check_warning_stays,
     needs,
     tool_output,
 )
@@ -100,17 +102,11 @@ def test_llama_index_live_preset_catches_a_cycle() -> None:
 
 
 def test_llama_index_parallel_calls_of_one_response_are_one_step() -> None:
-    outcome = _run("parallel", NAME_ARGS)
-    check(outcome, NAME_ARGS, "parallel")
-    # warned once, after the third response (six calls, three steps), not once per call
-    assert [MARK in c for c in outcome.contexts].index(True) == 3
-    assert outcome.executed == 2 * 3
+    check_parallel(_run("parallel", NAME_ARGS))
 
 
 def test_llama_index_observation_mode_warns_blocks_and_stops_after_the_calls() -> None:
-    outcome = _run("loop", OBSERVATION)
-    check(outcome, OBSERVATION, "loop")
-    assert "5 times in a row" in str(outcome.stopped)
+    check_observation(_run("loop", OBSERVATION))
 
 
 def test_llama_index_stop_count_equals_grade_of_the_record() -> None:
@@ -120,9 +116,7 @@ def test_llama_index_stop_count_equals_grade_of_the_record() -> None:
 
 
 def test_llama_index_warning_stays_in_the_history() -> None:
-    outcome = _run("cycle", NAME_ARGS)
-    warned = [i for i, text in enumerate(outcome.contexts) if "(warning)" in text]
-    assert warned and warned == list(range(warned[0], len(outcome.contexts)))
+    check_warning_stays(_run("cycle", NAME_ARGS))
 
 
 def test_llama_index_second_run_after_a_stop_starts_clean() -> None:

@@ -23,6 +23,7 @@ from tests.guard_scenarios import (
     Outcome,
     check,
     check_missing_extra,
+    check_observation,
     tool_output,
 )
 
@@ -77,9 +78,7 @@ def test_openai_agents_run_is_warned_refused_and_stopped(scenario: str) -> None:
 
 
 def test_openai_agents_observation_mode_warns_blocks_and_stops_after_the_calls() -> None:
-    outcome = _run("loop", OBSERVATION)
-    check(outcome, OBSERVATION, "loop")
-    assert "5 times in a row" in str(outcome.stopped)
+    check_observation(_run("loop", OBSERVATION))
 
 
 @pytest.mark.parametrize("config", [NAME_ARGS, OBSERVATION], ids=["name-args", "observation"])

@@ -18,7 +18,6 @@ from maxrepeat.guards.frameworks.pydantic_ai import (
     trajectory_from_messages,
 )
 from tests.guard_scenarios import (
-    MARK,
     NAME_ARGS,
     OBSERVATION,
     PARALLEL,
@@ -26,6 +25,9 @@ from tests.guard_scenarios import (
     Outcome,
     check,
     check_missing_extra,
+    check_observation,
+    check_parallel,
+    check_warning_stays,
     tool_output,
 )
 
@@ -81,17 +83,11 @@ def test_pydantic_ai_agent_is_warned_refused_and_stopped(scenario: str) -> None:
 
 
 def test_pydantic_ai_parallel_calls_of_one_response_are_one_step() -> None:
-    outcome = _run("parallel", NAME_ARGS)
-    check(outcome, NAME_ARGS, "parallel")
-    # warned once, after the third response (six calls, three steps), not once per call
-    assert [MARK in c for c in outcome.contexts].index(True) == 3
-    assert outcome.executed == 2 * 3
+    check_parallel(_run("parallel", NAME_ARGS))
 
 
 def test_pydantic_ai_observation_mode_warns_blocks_and_stops_after_the_calls() -> None:
-    outcome = _run("loop", OBSERVATION)
-    check(outcome, OBSERVATION, "loop")
-    assert "5 times in a row" in str(outcome.stopped)
+    check_observation(_run("loop", OBSERVATION))
 
 
 def test_pydantic_ai_stop_error_is_an_agent_run_error() -> None:
@@ -103,9 +99,7 @@ def test_pydantic_ai_stop_error_is_an_agent_run_error() -> None:
 
 
 def test_pydantic_ai_warning_stays_in_the_history() -> None:
-    outcome = _run("cycle", NAME_ARGS)
-    warned = [i for i, text in enumerate(outcome.contexts) if "(warning)" in text]
-    assert warned and warned == list(range(warned[0], len(outcome.contexts)))
+    check_warning_stays(_run("cycle", NAME_ARGS))
 
 
 def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -22,6 +22,7 @@ from tests.guard_scenarios import (
     Outcome,
     check,
     check_missing_extra,
+    check_observation,
     tool_output,
 )
 
@@ -127,9 +128,7 @@ def test_smolagents_either_wiring_point_alone_guards_fully(scenario: str, wiring
 
 
 def test_smolagents_observation_mode_warns_blocks_and_stops_after_the_calls() -> None:
-    outcome = _run("loop", OBSERVATION)
-    check(outcome, OBSERVATION, "loop")
-    assert "5 times in a row" in str(outcome.stopped)
+    check_observation(_run("loop", OBSERVATION))
 
 
 def test_smolagents_stop_error_is_an_agent_error() -> None:

@@ -14,7 +14,6 @@ import pytest
 
 from maxrepeat import MaxRepeatConfig, grade
 from tests.guard_scenarios import (
-    MARK,
     NAME_ARGS,
     OBSERVATION,
     PARALLEL,
@@ -22,6 +21,9 @@ from tests.guard_scenarios import (
     Outcome,
     check,
     check_missing_extra,
+    check_observation,
+    check_parallel,
+    check_warning_stays,
     clean_steps,
     cost_per_call,
     tool_output,
@@ -104,17 +106,11 @@ def test_strands_live_preset_catches_the_cycle() -> None:
 
 
 def test_strands_parallel_calls_of_one_response_are_one_step() -> None:
-    outcome = _run(list(PARALLEL), NAME_ARGS)
-    check(outcome, NAME_ARGS, "parallel")
-    # warned once, after the third response (six calls, three steps), not once per call
-    assert [MARK in c for c in outcome.contexts].index(True) == 3
-    assert outcome.executed == 2 * 3
+    check_parallel(_run(list(PARALLEL), NAME_ARGS))
 
 
 def test_strands_observation_mode_warns_blocks_and_stops_after_the_calls() -> None:
-    outcome = _run(list(_script("loop")), OBSERVATION)
-    check(outcome, OBSERVATION, "loop")
-    assert "5 times in a row" in str(outcome.stopped)
+    check_observation(_run(list(_script("loop")), OBSERVATION))
 
 
 def test_strands_stop_error_is_an_event_loop_exception_counting_as_grade() -> None:
@@ -140,9 +136,7 @@ def test_strands_second_run_on_the_same_agent_after_a_stop_starts_clean() -> Non
 
 
 def test_strands_warning_stays_in_the_history() -> None:
-    outcome = _run(list(_script("cycle")), NAME_ARGS)
-    warned = [i for i, text in enumerate(outcome.contexts) if "(warning)" in text]
-    assert warned and warned == list(range(warned[0], len(outcome.contexts)))
+    check_warning_stays(_run(list(_script("cycle")), NAME_ARGS))
 
 
 def test_strands_guard_cost_per_tool_call(capsys: pytest.CaptureFixture[str]) -> None:
