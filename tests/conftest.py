@@ -165,7 +165,12 @@ def _name_groups(items: list[pytest.Item]) -> None:
         names = {str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
                  for mark in item.iter_markers("xdist_group")}
         if names and "@" not in item.nodeid.rsplit("]", 1)[-1] and hasattr(item, "_id"):
-            item._id = type(item._id).parse(f"{item.nodeid}@{'_'.join(sorted(names))}")
+            # as one name (``test_x[param]@GROUP``, no params apart): the id reads the
+            # same when a report rebuilds it from its parts
+            old = item._id
+            last = f"{old.names[-1]}[{old.params}]" if old.params is not None else old.names[-1]
+            item._id = type(old)(path=old.path, names=(*old.names[:-1],
+                                 f"{last}@{'_'.join(sorted(names))}"))
 
 
 def _deselect_corpus(config: pytest.Config, items: list[pytest.Item]) -> None:
