@@ -16,7 +16,7 @@ FAST=0
 if [ "${1:-}" = "--fast" ]; then FAST=1; shift; fi
 
 # A C compiler and the Python headers: pip builds the optional native fast path
-# (src/maxrepeat/core/_native.c) with them; the package installs without them too.
+# (src/maxrepeat/core/*.c) with them; the package installs without them too.
 need_build=()
 command -v cc >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1 || need_build+=(gcc)
 "$PYTHON" -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(

@@ -35,7 +35,7 @@ static int nz_tail(const uint8_t *s, Py_ssize_t n, Py_ssize_t p) {
 }
 
 
-/* the two letters after a capital that _BLOCK_SCAN's day and month names start with */
+/* the two letters after a capital that BLOCK_SCAN's day and month names start with */
 static const char *const NZ_PAIRS[] = {"on", "ue", "ed", "hu", "ri", "at", "un", "an", "eb",
                                        "ar", "pr", "ay", "ul", "ug", "ep", "ct", "ov", "ec"};
 /* NZ_PAIRS by first letter: bit b - 'a' for each second letter b (nz_init) */
@@ -50,7 +50,7 @@ static int nz_pair(uint8_t a, uint8_t b) {
 #define nz_at(s, n, p, word) \
     ((p) + (Py_ssize_t)sizeof(word) - 1 <= (n) && memcmp((s) + (p), word, sizeof(word) - 1) == 0)
 
-/* the time branches of _BLOCK_SCAN at the digit s[i]: [0-9]{3}- | [0-9]?:[0-9]{2}: |
+/* the time branches of BLOCK_SCAN at the digit s[i]: [0-9]{3}- | [0-9]?:[0-9]{2}: |
  * [5-9][0-9]{8} (the epoch's) */
 static int nz_block_time_at(const uint8_t *s, Py_ssize_t n, Py_ssize_t i) {
     if (nz_run(s, n, i + 1, nz_digit) >= 3 && i + 4 < n && s[i + 4] == '-') return 1;
@@ -63,7 +63,7 @@ static int nz_block_time_at(const uint8_t *s, Py_ssize_t n, Py_ssize_t i) {
     return i + 1 < n && s[i + 1] >= '5' && s[i + 1] <= '9' && nz_run(s, n, i + 2, nz_digit) >= 8;
 }
 
-/* the other branches of _BLOCK_SCAN at the digit s[i] */
+/* the other branches of BLOCK_SCAN at the digit s[i] */
 static int nz_block_digit_at(const uint8_t *s, Py_ssize_t n, Py_ssize_t i) {
     if (nz_block_time_at(s, n, i)) return 1;
     /* [0-9]*(\.[0-9]+)?(m[0-9]| ?[numsµh]): only the longest digit runs can be
@@ -82,14 +82,14 @@ static int nz_block_digit_at(const uint8_t *s, Py_ssize_t n, Py_ssize_t i) {
     return s[i] == '0' && i + 1 < n && s[i + 1] == 'x' && nz_run(s, n, i + 2, nz_hex) >= 4;
 }
 
-/* the process-id and port words of _BLOCK_SCAN after the p or P at s[i] */
+/* the process-id and port words of BLOCK_SCAN after the p or P at s[i] */
 static int nz_block_p_at(const uint8_t *s, Py_ssize_t n, Py_ssize_t i) {
     return nz_at(s, n, i + 1, "id") || nz_at(s, n, i + 1, "ID") || nz_at(s, n, i + 1, "gid") ||
            nz_at(s, n, i + 1, "GID") || nz_at(s, n, i + 1, "rocess") ||
            nz_at(s, n, i + 1, "ort") || nz_at(s, n, i + 1, "ORT");
 }
 
-/* core.near.normalizers._BLOCK_SCAN at position i (s[i] in [0-9A-Za-fpP], no \w before it). */
+/* core.near._prechecks.BLOCK_SCAN at position i (s[i] in [0-9A-Za-fpP], no \w before it). */
 static int nz_block_at(const uint8_t *s, Py_ssize_t n, Py_ssize_t i) {
     uint8_t c = s[i];
     if (nz_digit(c) && nz_block_digit_at(s, n, i)) return 1;
@@ -99,7 +99,7 @@ static int nz_block_at(const uint8_t *s, Py_ssize_t n, Py_ssize_t i) {
     return (c == 'p' || c == 'P') && nz_block_p_at(s, n, i);
 }
 
-/* The durations pre-check after an escape (core.near.normalizers._escaped_check) at the
+/* The durations pre-check after an escape (core.near._rewrites.escaped_check) at the
  * backslash s[i]: \\[ntr][0-9]+(\.[0-9]+)?(m[0-9]| ?[numsµh]) */
 static int nz_escaped_at(const uint8_t *s, Py_ssize_t n, Py_ssize_t i) {
     if (i + 2 >= n || !(s[i + 1] == 'n' || s[i + 1] == 't' || s[i + 1] == 'r') ||
@@ -112,7 +112,7 @@ static int nz_escaped_at(const uint8_t *s, Py_ssize_t n, Py_ssize_t i) {
     return 0;
 }
 
-/* Whether a byte may start one of _BLOCK_SCAN's branches: [0-9A-Za-fpP]. */
+/* Whether a byte may start one of BLOCK_SCAN's branches: [0-9A-Za-fpP]. */
 static uint8_t nz_start[256];
 
 void mr_nz_init(void) {
@@ -148,7 +148,7 @@ static inline __m128i nz_range(__m128i v, int lo, int hi) {
 /* Bit k: byte k of the 16 holds (a mask of 0xFF / 0x00 bytes). */
 NZ_INLINE unsigned nz_bits(__m128i x) { return (unsigned)_mm_movemask_epi8(x); }
 
-/* _BLOCK_SCAN for the 16 positions from i whose bit is set in keep (v: their bytes):
+/* BLOCK_SCAN for the 16 positions from i whose bit is set in keep (v: their bytes):
  * the candidates (a start character, [0-9A-Za-fpP], with no \w before it) found by
  * comparisons, each then checked by nz_block_at on the text itself. The word characters
  * before them are v's own, one lane up, and before lane 0 the bit `before` (1: s[i - 1]
@@ -172,7 +172,7 @@ NZ_INLINE int nz_block16(const uint8_t *s, Py_ssize_t n, Py_ssize_t i, __m128i v
 }
 #endif
 
-/* core.near.normalizers._BLOCK_SCAN: a character of [0-9A-Za-fpP] with no \w before it where
+/* core.near._prechecks.BLOCK_SCAN: a character of [0-9A-Za-fpP] with no \w before it where
  * one of the branches matches (nz_block_at). 16 bytes at a time where SSE2 exists (every
  * x86-64): the candidates are found by comparisons, then each is checked as below. */
 static int nz_block_scan(const uint8_t *s, Py_ssize_t n) {
@@ -194,7 +194,7 @@ static int nz_block_scan(const uint8_t *s, Py_ssize_t n) {
 }
 
 /* Whether one of the normalizers in mask could change the UTF-8 text s (see above): the
- * substrings the pre-checks look for (core.near.normalizers._PRECHECKS, _BLOCK_NEEDLES and
+ * substrings the pre-checks look for (core.near._prechecks.PRECHECKS, BLOCK_NEEDLES and
  * _trailing) are found with memchr, the block scan by nz_block_scan. */
 /* _trailing's pre-check: the last character is white space (str.isspace; any non-ASCII
  * one is taken as possibly so), or " \n", "\t\n", "\r\n" inside */

@@ -318,7 +318,7 @@ static int nz_esc_before(const uint8_t *s, Py_ssize_t i) {
     return i >= 2 && s[i - 2] == '\\' && (s[i - 1] == 'n' || s[i - 1] == 't' || s[i - 1] == 'r');
 }
 
-/* (?:(?<![\w.])|(?<=\\[ntr])) before s[i] (normalizers._DUR_BEFORE) */
+/* (?:(?<![\w.])|(?<=\\[ntr])) before s[i] (core.near._rewrites.DUR_BEFORE) */
 static int nz_dur_start(const uint8_t *s, Py_ssize_t i) {
     return nz_esc_before(s, i) || !((i > 0 && s[i - 1] == '.') || nz_w_before(s, i));
 }
@@ -354,7 +354,7 @@ static Py_ssize_t m_duration(const uint8_t *s, Py_ssize_t n, Py_ssize_t i, NzRep
     return -1;
 }
 
-/* ---- durations: a number under a duration key (core.near.normalizers._KEYED) ---- */
+/* ---- durations: a number under a duration key (core.near._rewrites.KEYED) ---- */
 /* (?<!\w)((['"]?)([A-Za-z0-9_]+)\2 *: *)-?d+(?:\.d+)?(?:[eE][+-]?d+)?(?![\w.])
  * -> \1<duration> when the key names a duration (_keyed_duration), else kept as it is.
  * Every match holds one colon, after its key: a match is found from its colon, looking

@@ -10,7 +10,7 @@
 enum {
     NZ_ANSI = 1, NZ_TRAIL = 2, NZ_TIME = 4, NZ_TEMP = 8, NZ_NUMBERS = 16, NZ_DUR = 32, NZ_IDS = 64,
     NZ_ADDR = 128, NZ_PIDS = 256,
-    /* the five whose pre-checks one scan does (core.near.normalizers._BLOCK) */
+    /* the five whose pre-checks one scan does (core.near._prechecks.BLOCK) */
     NZ_BLOCK = NZ_TIME | NZ_DUR | NZ_IDS | NZ_ADDR | NZ_PIDS
 };
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from maxrepeat import MaxRepeatConfig, MissingExtraError, grade
+from maxrepeat import MaxRepeatConfig, grade
 from maxrepeat.guards.frameworks.crewai import (
     loop_guard,
     stop_error_class,
@@ -30,12 +30,17 @@ from tests.guard_scenarios import (
     SCRIPTS,
     Outcome,
     check,
+    check_missing_extra,
+    check_parallel,
+    clean_steps,
+    cost_per_call,
+    needs,
     tool_output,
 )
 from tests.scripted_chat import Answer, ChatModel, Step
 
-pytest.importorskip("crewai", reason="the crewai extra (a venv of its own: crewai needs "
-                    "pydantic < 2.13, the inspect extra >= 2.13)")
+_needs = needs("crewai", reason="the crewai extra (a venv of its own: crewai needs "
+               "pydantic < 2.13, the inspect extra >= 2.13)")
 
 # the deprecations CrewAI's own code warns of (its agents read deprecated fields)
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:crewai")
@@ -149,11 +154,7 @@ def test_crewai_streaming_llm_is_guarded_the_same(scenario: str,
 
 def test_crewai_parallel_calls_of_one_response_are_one_step(guards: list[Any]) -> None:
     guards.append(guard := loop_guard(NAME_ARGS))
-    outcome = _run("parallel", guard)
-    check(outcome, NAME_ARGS, "parallel")
-    # warned once, after the third response (six calls, three steps), not once per call
-    assert [MARK in c for c in outcome.contexts].index(True) == 3
-    assert outcome.executed == 2 * 3
+    check_parallel(_run("parallel", guard))
 
 
 def test_crewai_observation_mode_warns_blocks_and_stops_after_the_calls(
@@ -277,9 +278,10 @@ def test_crewai_pages_examples_run_verbatim(capsys: pytest.CaptureFixture[str]) 
     assert 'run_tests {"path": "tests/"} repeated 5 times in a row' in out, out
 
 
-def test_crewai_guard_cost_per_call(guards: list[Any], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_crewai_guard_cost_per_call(guards: list[Any], monkeypatch: pytest.MonkeyPatch,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
     """The CPU the guard's own hooks take per tool call over a clean run of 100
-    single-call steps (``live`` preset), first and last tenth (printed: run with -s)."""
+    single-call steps (``live`` preset), first and last tenth (printed)."""
     import time
 
     from maxrepeat.guards.frameworks import crewai as mod
@@ -304,25 +306,17 @@ def test_crewai_guard_cost_per_call(guards: list[Any], monkeypatch: pytest.Monke
         monkeypatch.setattr(cls, name, timed(name))
     guards.append(loop_guard(MaxRepeatConfig.preset("live")))
     n = 100
-    steps: list[Step] = [[("edit", {"path": f"f{i}.py", "text": "x"})] for i in range(n)]
     executed: list[str] = []
-    with Model(steps=[*steps, "done"]).serving() as model:
+    with Model(steps=[*clean_steps(n), "done"]).serving() as model:
         crew = _crew(model.url, executed, max_iter=n + 5)
         crew.kickoff()
     assert len(executed) == n
-    per = [spent[i] * 1000 for i in range(n)]
-    first, last = sum(per[:n // 10]) / (n // 10), sum(per[-(n // 10):]) / (n // 10)
-    print(f"crewai guard: {sum(per) / n:.2f} ms per call, first tenth {first:.2f} ms, "
-          f"last tenth {last:.2f} ms")
-    assert last < 5 * max(first, 0.5)  # flat, not growing with the run
+    per = [spent[i] for i in range(n)]
+    cost_per_call("crewai", per, capsys)
+    tenth = n // 10
+    first, last = sum(per[:tenth]) / tenth, sum(per[-tenth:]) / tenth
+    assert last < 5 * max(first, 0.5e-3)  # flat, not growing with the run
 
 
 def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    import sys
-
-    import maxrepeat.guards.frameworks.crewai as mod
-
-    monkeypatch.setattr(mod, "_CLASSES", mod.FrameworkClasses(mod._build))  # not built yet
-    monkeypatch.setitem(sys.modules, "crewai.hooks.dispatch", None)
-    with pytest.raises(MissingExtraError, match=r"maxrepeat\[crewai\]"):
-        loop_guard(NAME_ARGS)
+    check_missing_extra(monkeypatch, "crewai", "crewai.hooks.dispatch", "crewai")

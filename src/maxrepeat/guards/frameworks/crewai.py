@@ -33,9 +33,9 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
-from ...core.errors import MissingExtraError
+from ...core.errors import LoopStopped, MissingExtraError
 from ...core.events import Trajectory, tool_call, tool_result, turn_end, turn_start
-from .._live import FrameworkClasses, Graders, LoopStopped, StepGuard, ToolCall, load_graders
+from .._live import FrameworkClasses, Graders, ResultsOfLatestRun, StepGuard, ToolCall, load_graders
 from ..policy import Action, Decision, Policy
 
 __all__ = ["loop_guard", "trajectory_from_messages", "stop_error_class"]
@@ -157,14 +157,13 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
             self.reason = str(self)
             self.source = "maxrepeat"
 
-    class MaxRepeatGuard:
+    class MaxRepeatGuard(ResultsOfLatestRun):
         """Warns, refuses and stops CrewAI agents that repeat themselves."""
 
         def __init__(self, graders: Graders, policy: Policy | None) -> None:
             self.graders = load_graders(graders)  # a config file is read once
             self.policy = policy
-            self._runs: OrderedDict[int, _Run] = OrderedDict()
-            self._latest: _Run | None = None
+            self.runs: OrderedDict[int, _Run] = OrderedDict()  # the latest used last
             self._lock = threading.Lock()
             self._removed = False
             self._hooks: list[tuple[Any, Callable[[Any], Any]]] = [
@@ -173,11 +172,6 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
                 (InterceptionPoint.POST_TOOL_CALL, self.after_tool)]
             for point, hook in self._hooks:
                 register(point, hook)
-
-        @property
-        def results(self) -> tuple[Any, ...]:
-            """The graders' results for the latest agent invocation (empty before any)."""
-            return () if self._latest is None else self._latest.guard.results()
 
         def remove(self) -> None:
             """Unregister the guard: no agent run is guarded by it any more."""
@@ -192,13 +186,13 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
             self.remove()
 
         def _run(self, messages: list[Any]) -> _Run:
-            run = self._runs.get(id(messages[0]))
+            key = id(messages[0])
+            run = self.runs.get(key)
             if run is None or run.first is not messages[0]:
-                run = self._runs[id(messages[0])] = _Run(self.graders, self.policy,
-                                                        messages[0])
-                while len(self._runs) > _RUNS_KEPT:
-                    self._runs.popitem(last=False)
-            self._latest = run
+                run = self.runs[key] = _Run(self.graders, self.policy, messages[0])
+            self.runs.move_to_end(key)  # the latest: its results are the guard's
+            while len(self.runs) > _RUNS_KEPT:
+                self.runs.popitem(last=False)
             return run
 
         def before_model(self, context: Any) -> None:
@@ -240,11 +234,9 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
 
 _CLASSES: Final = FrameworkClasses(_build)
 
-
-def stop_error_class() -> type[LoopStopped]:
-    """The exception a CrewAI guard raises to stop a run (CrewAI's ``HookAborted`` and a
-    `LoopStopped`)."""
-    return _CLASSES.error
+stop_error_class: Final = _CLASSES.stop_error_class
+"""The exception a CrewAI guard raises to stop a run (CrewAI's ``HookAborted`` and a
+`LoopStopped`)."""
 
 
 def loop_guard(graders: Graders, *, policy: Policy | None = None) -> Any:
@@ -258,4 +250,4 @@ def loop_guard(graders: Graders, *, policy: Policy | None = None) -> Any:
     or as ``with loop_guard(config) as guard:`` around a kickoff; ``guard.results`` are
     the graders' results for the latest agent invocation.
     """
-    return _CLASSES.guard(graders, policy)
+    return _CLASSES.loop_guard(graders, policy)
