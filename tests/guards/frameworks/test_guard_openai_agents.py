@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import re
 from typing import Any
@@ -32,7 +33,10 @@ def _text(items: Any) -> str:
     return "\n".join(json.dumps(i, default=str) for i in items)
 
 
-def _run(scenario: str, config: MaxRepeatConfig) -> Outcome:
+def _run(scenario: str, config: MaxRepeatConfig,
+         filtered: list[tuple[Any, Any]] | None = None) -> Outcome:
+    """The scenario's run; with ``filtered``, each model call's input list as the SDK
+    handed it to the guard's filter, and the list the filter returned, are added to it."""
     from agents import Agent, RunConfig, Runner, function_tool
     from agents.testing import ScriptedModel, assistant_message, function_call
 
@@ -58,6 +62,16 @@ def _run(scenario: str, config: MaxRepeatConfig) -> Outcome:
     agent = Agent(name="fixer", model=model, tools=guard.tools([run_tests, edit]))
     # No trace export: the tests make no network calls.
     run_config = guard.run_config(RunConfig(tracing_disabled=True))
+    if filtered is not None:
+        guard_filter = run_config.call_model_input_filter
+
+        def spy(data: Any) -> Any:
+            given = data.model_data.input
+            out = guard_filter(data)
+            filtered.append((given, out.input))
+            return out
+
+        run_config = dataclasses.replace(run_config, call_model_input_filter=spy)
     stopped = None
     try:
         result = asyncio.run(Runner.run(agent, "Make the tests pass.", hooks=guard,
@@ -90,6 +104,20 @@ def test_openai_agents_one_run_gives_one_count(config: MaxRepeatConfig) -> None:
     count = grade(outcome.trajectory, config).metadata.occurrences
     assert live.metadata.occurrences == count
     assert f"{count} times in a row" in str(outcome.stopped)
+
+
+def test_openai_agents_input_filter_does_not_copy_the_history() -> None:
+    """The model input filter returns the list the SDK handed it (its own copy of the
+    run's items), its notes inserted in place: no copy of the history per model call,
+    whose cost would grow with the run (``list(input)`` is C work: counting the guard's
+    Python calls, as test_guard_cost_flat does, cannot see it)."""
+    filtered: list[tuple[Any, Any]] = []
+    outcome = _run("cycle", NAME_ARGS, filtered)
+    # (one filter call more than model calls: the run stops in on_llm_start, after it)
+    assert len(filtered) == len(outcome.contexts) + 1 and outcome.stopped is not None
+    assert all(out is given for given, out in filtered)
+    noted = [any("maxrepeat loop guard" in _text([i]) for i in out) for _, out in filtered]
+    assert any(noted) and noted == sorted(noted)  # the notes were put in, and stay
 
 
 def test_openai_agents_stop_error_is_an_agents_exception() -> None:

@@ -74,11 +74,14 @@ class _Logic:
         return item_kind(d) == "function_call_output" and str(d.get("call_id")) == cid
 
     def filter(self, items: list[Any]) -> list[Any]:
-        """The model input with this run's notes in place (the step just ended decided).
+        """The model input with this run's notes in place (the step just ended decided):
+        ``items`` itself, the notes inserted into it (the SDK hands the filter a list of
+        its own, rebuilt from the run's items at each model call).
 
         Reads from the end back to the step's outputs (the input grows by appending), and
         finds each note's place by the index it had when it was placed (a full scan only
-        when the input was rewritten), so a call costs the same late in a long run."""
+        when the input was rewritten); the input is not copied, so a call costs the same
+        late in a long run."""
         by_id: dict[str, tuple[int, dict[str, Any]]] = {}
         if self.pending:
             for index in range(len(items) - 1, -1, -1):
@@ -112,10 +115,10 @@ class _Logic:
                     continue
                 index = found[0]
             places.setdefault(index, []).append(note)
-        out = list(items)
         for index in sorted(places, reverse=True):
-            out[index + 1:index + 1] = [{"role": "user", "content": n} for n in places[index]]
-        return out
+            items[index + 1:index + 1] = [{"role": "user", "content": n}
+                                          for n in places[index]]
+        return items
 
     def response(self, output: Sequence[Any]) -> None:
         """A model response: its calls open a step (refused or stopped per the policy)."""
@@ -194,8 +197,12 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
                 raise self._unwired("hooks=guard")
             self.filtered = True
             model_data = data.model_data
-            return ModelInputData(input=self.logic.filter(list(model_data.input)),
-                                  instructions=model_data.instructions)
+            items = model_data.input
+            if not isinstance(items, list):  # (the SDK's is a list: its own copy)
+                return ModelInputData(input=self.logic.filter(list(items)),
+                                      instructions=model_data.instructions)
+            self.logic.filter(items)  # the notes go into the SDK's copy: no copy of ours
+            return model_data
 
         def _check(self, data: Any) -> Any:
             call_id = data.context.tool_call_id
