@@ -9,6 +9,7 @@ seconds: it happens inside the tests."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 from collections.abc import Iterator
@@ -45,10 +46,13 @@ _needs = needs("crewai", reason="the crewai extra (a venv of its own: crewai nee
 # the deprecations CrewAI's own code warns of (its agents read deprecated fields)
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:crewai")
 
-# no telemetry, no tracing prompt: the tests reach nothing but 127.0.0.1
-for _name, _value in {"CREWAI_DISABLE_TELEMETRY": "true", "OTEL_SDK_DISABLED": "true",
-                      "CREWAI_TRACING_ENABLED": "false"}.items():
-    os.environ.setdefault(_name, _value)
+# no telemetry, no tracing prompt: the tests reach nothing but 127.0.0.1. Set only where
+# CrewAI is installed (its own venv, which runs this file alone): elsewhere this module is
+# collected beside the MLflow and Phoenix tests, which OTEL_SDK_DISABLED would break
+if importlib.util.find_spec("crewai") is not None:
+    for _name, _value in {"CREWAI_DISABLE_TELEMETRY": "true", "OTEL_SDK_DISABLED": "true",
+                          "CREWAI_TRACING_ENABLED": "false"}.items():
+        os.environ.setdefault(_name, _value)
 
 
 class Model(ChatModel):
