@@ -127,11 +127,15 @@ class _Run:
         if self.message is None:
             return self.guard.finish(), False
         refused = self.refusal is not None
-        after = False
-        for message in messages:
+        since: list[Any] = []  # the messages after the step's response, newest first
+        for message in reversed(messages):  # (from the end: the history is not re-read)
             if message is self.message:
-                after = True
-            elif after and not refused and message.get("role") == "tool" \
+                break
+            since.append(message)
+        else:
+            since = []  # the response is no longer in the messages
+        for message in reversed(since):
+            if not refused and message.get("role") == "tool" \
                     and message.get("tool_call_id") in self.ids:
                 self.guard.answer(message["tool_call_id"], message.get("content"))
         self.message, self.ids, self.refusal = None, [], None
