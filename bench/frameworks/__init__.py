@@ -65,7 +65,10 @@ class Driver:
 
     @property
     def installed(self) -> bool:
-        return importlib.util.find_spec(self.requires) is not None
+        try:
+            return importlib.util.find_spec(self.requires) is not None
+        except ModuleNotFoundError:  # a submodule ("llama_index.core") of a missing package
+            return False
 
     @property
     def docs_page(self) -> str:
