@@ -165,18 +165,35 @@ class ResumableBuilder(EventBuilder):
         """Hand out the events of the leading segments that may be settled (all but the
         last ``keep``; each complete, or followed by ``force_after`` segments, by default
         `FORCE_AFTER`) and forget them but for their ids' digests."""
-        if force_after is None:
-            force_after = FORCE_AFTER
+        i = self._settleable(keep, FORCE_AFTER if force_after is None else force_after)
+        if i == 0:
+            return []
+        done, rest = self._segments[:i], self._segments[i:]
+        self._segments = rest
+        events = self._events_of(done)
+        settled_ids = self._forget(done)
+        # what stays is rebuilt from the open part (cheaper than removing the settled)
+        self._home = {item.call_id: segment for segment in rest for item in segment.items
+                      if isinstance(item, ToolCall) and item.call_id is not None}
+        self._answered = {item.call_id for segment in rest for item in segment.items
+                          if isinstance(item, ToolResult)} | set(self._pending)
+        if self._failed:
+            done_ids = set(settled_ids)
+            self._failed = {f for f in self._failed if f not in done_ids}
+        return events
+
+    def _settleable(self, keep: int, force_after: int) -> int:
+        """How many leading segments `settle` may hand out."""
         segments = self._segments
         limit = len(segments) - keep
         i = 0
         while i < limit and (self._complete(segments[i]) or len(segments) - 1 - i >= force_after):
             i += 1
-        if i == 0:
-            return []
-        done, rest = segments[:i], segments[i:]
-        self._segments = rest
-        events = self._events_of(done)
+        return i
+
+    def _forget(self, done: list[Segment]) -> list[str]:
+        """Keep the digests of the settled segments' ids (`gone`, `gone_open`,
+        `gone_failed`); the ids of their calls, in order."""
         answered, failed = self._answered, self._failed
         gone, gone_open, gone_failed = [], [], []
         settled_ids = []
@@ -197,15 +214,7 @@ class ResumableBuilder(EventBuilder):
         self.gone.extend(gone)
         self.gone_open.extend(gone_open)
         self.gone_failed.extend(gone_failed)
-        # what stays is rebuilt from the open part (cheaper than removing the settled)
-        self._home = {item.call_id: segment for segment in rest for item in segment.items
-                      if isinstance(item, ToolCall) and item.call_id is not None}
-        self._answered = {item.call_id for segment in rest for item in segment.items
-                          if isinstance(item, ToolResult)} | set(self._pending)
-        if failed:
-            done_ids = set(settled_ids)
-            self._failed = {f for f in failed if f not in done_ids}
-        return events
+        return settled_ids
 
     def open_events(self) -> list[Event]:
         """The events of the segments not settled."""

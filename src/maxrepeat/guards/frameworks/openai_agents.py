@@ -82,15 +82,7 @@ class _Logic:
         finds each note's place by the index it had when it was placed (a full scan only
         when the input was rewritten); the input is not copied, so a call costs the same
         late in a long run."""
-        by_id: dict[str, tuple[int, dict[str, Any]]] = {}
-        if self.pending:
-            for index in range(len(items) - 1, -1, -1):
-                d = item_dict(items[index])
-                kind = item_kind(d)
-                if kind == "function_call_output" and str(d.get("call_id")) in self.pending:
-                    by_id[str(d.get("call_id"))] = (index, d)
-                    if len(by_id) == len(self.pending):
-                        break
+        by_id = self._outputs(items)
         answered = [cid for cid in list(self.pending) if cid in by_id]
         for cid in answered:
             self.pending.discard(cid)
@@ -98,15 +90,38 @@ class _Logic:
                 continue
             self.guard.answer(cid, by_id[cid][1].get("output"))
         if answered and not self.pending:
-            was_refused = any(cid in self.refused for cid in answered)
-            self.refused = {}
-            self.decision = self.guard.finish()
-            if (self.decision.action in (Action.WARN, Action.BLOCK) and not was_refused
-                    and self.decision.message):
-                last = max(answered, key=lambda cid: by_id[cid][0])
-                self.notes.append((last, by_id[last][0], self.decision.message))
-        if not self.notes:
-            return items
+            self._finish(answered, by_id)
+        if self.notes:
+            self._place_notes(items)
+        return items
+
+    def _outputs(self, items: list[Any]) -> dict[str, tuple[int, dict[str, Any]]]:
+        """The pending calls' outputs in ``items`` (call id -> index, item), read from the
+        end back until each pending call is found."""
+        by_id: dict[str, tuple[int, dict[str, Any]]] = {}
+        if not self.pending:
+            return by_id
+        for index in range(len(items) - 1, -1, -1):
+            d = item_dict(items[index])
+            if item_kind(d) == "function_call_output" and str(d.get("call_id")) in self.pending:
+                by_id[str(d.get("call_id"))] = (index, d)
+                if len(by_id) == len(self.pending):
+                    break
+        return by_id
+
+    def _finish(self, answered: list[str],
+                by_id: dict[str, tuple[int, dict[str, Any]]]) -> None:
+        """The step ended: decide it, and note its warning after its last output."""
+        was_refused = any(cid in self.refused for cid in answered)
+        self.refused = {}
+        self.decision = self.guard.finish()
+        if (self.decision.action in (Action.WARN, Action.BLOCK) and not was_refused
+                and self.decision.message):
+            last = max(answered, key=lambda cid: by_id[cid][0])
+            self.notes.append((last, by_id[last][0], self.decision.message))
+
+    def _place_notes(self, items: list[Any]) -> None:
+        """Insert the run's notes into ``items``, each after the output it follows."""
         places: dict[int, list[str]] = {}
         for cid, index, note in self.notes:
             if not self._output_at(items, index, cid):
@@ -118,7 +133,6 @@ class _Logic:
         for index in sorted(places, reverse=True):
             items[index + 1:index + 1] = [{"role": "user", "content": n}
                                           for n in places[index]]
-        return items
 
     def response(self, output: Sequence[Any]) -> None:
         """A model response: its calls open a step (refused or stopped per the policy)."""
