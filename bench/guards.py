@@ -3,8 +3,9 @@ issue 27 item 3).
 
 Each framework is one driver module under ``bench/frameworks/`` (the interface is in
 that package's docstring); this script runs every driver whose framework is installed
-(AutoGen's lives in its own venv: ``.venv-autogen/bin/python bench/guards.py --only
-autogen``). For each, ONE clean session of N single-call steps (mostly distinct calls,
+(AutoGen's and CrewAI's live in venvs of their own: ``.venv-autogen/bin/python
+bench/guards.py --only autogen``, ``.venv-crewai/bin/python bench/guards.py --only
+crewai``). For each, ONE clean session of N single-call steps (mostly distinct calls,
 some repeated once: under every limit) runs with ``loop_guard(MaxRepeatConfig.preset
 ("live"))``, one guard seeing the whole run, and the bench reports, for the first tenth
 and the last tenth of the calls (1,000 each at the default 10,000):
