@@ -23,7 +23,7 @@ is kept per agent, so one guard may serve several agents. The hooks:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from ...core.errors import MissingExtraError
@@ -93,6 +93,18 @@ def _events(messages: Sequence[Any]) -> list[Any]:
     return events
 
 
+def _answers(messages: Sequence[Any], pending: set[str]) -> list[tuple[str, Any, bool]]:
+    """The results of the ``pending`` calls, in order, from the messages after the last
+    assistant message (the one asking): read from the end, whatever came before."""
+    newest: list[Any] = []
+    for message in reversed(messages):
+        if message.get("role") == "assistant":
+            break
+        newest.append(message)
+    return [(cid, value, ok) for message in reversed(newest)
+            for cid, value, ok in _returns(message) if cid in pending]
+
+
 def trajectory_from_messages(messages: Sequence[Any], *, id: str | None = None) -> Trajectory:
     """A `Trajectory` from Strands messages (``agent.messages``): each assistant message
     with ``toolUse`` blocks is one turn; the ``toolResult`` blocks answering them are the
@@ -105,7 +117,9 @@ class _Run:
     """One invocation's state."""
 
     guard: StepGuard
-    seen: int  # messages already read
+    #: the open step's call ids not answered yet: their results are read from the newest
+    #: messages, so trimming the oldest (a conversation manager) loses no read position
+    pending: set[str] = field(default_factory=set)
     refused: bool = False  # the open step was refused (its results are the refusal)
     stopping: Decision | None = None
 
@@ -146,25 +160,23 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
 
         def begin(self, event: Any) -> None:
             guard = StepGuard(self.graders, policy=self.policy, format=FORMAT, source=SOURCE)
-            self.runs[id(event.agent)] = _Run(guard, len(event.agent.messages))
+            self.runs[id(event.agent)] = _Run(guard)
 
         def _run(self, agent: Any) -> _Run:
             run = self.runs.get(id(agent))
             if run is None:  # (an event loop driven without an invocation)
                 guard = StepGuard(self.graders, policy=self.policy, format=FORMAT,
                                   source=SOURCE)
-                run = self.runs[id(agent)] = _Run(guard, 0)
+                run = self.runs[id(agent)] = _Run(guard)
             return run
 
         def _catch_up(self, run: _Run, messages: Sequence[Any]) -> bool:
-            """Feed the tool results that arrived; whether the step was refused."""
-            refused = run.refused
-            for message in messages[run.seen:]:
-                if not refused:
-                    for cid, value, ok in _returns(message):
-                        run.guard.answer(cid, value, success=ok)
-            run.seen = len(messages)
-            run.refused = False
+            """Feed the open step's tool results; whether the step was refused."""
+            refused, run.refused = run.refused, False
+            if run.pending and not refused:
+                for cid, value, ok in _answers(messages, run.pending):
+                    run.guard.answer(cid, value, success=ok)
+            run.pending = set()
             return refused
 
         def before_model(self, event: Any) -> None:
@@ -187,9 +199,11 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
             run = self._run(event.agent)
             self._catch_up(run, event.agent.messages)
             ahead = run.guard.start(calls)
+            run.pending = {c.id for c in calls if c.id is not None}
             if ahead.action >= Action.BLOCK:
                 event.cancel = run.guard.refuse(ahead)  # each call's result; none runs
                 run.refused = True
+                run.pending = set()
             if ahead.action >= Action.STOP:
                 run.stopping = ahead
 
