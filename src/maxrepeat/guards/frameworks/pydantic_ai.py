@@ -84,6 +84,18 @@ def _events(messages: Sequence[Any]) -> list[Any]:
     return events
 
 
+def _answers(messages: Sequence[Any], pending: set[str]) -> list[tuple[str, Any, bool]]:
+    """The returns of the ``pending`` calls, in order, from the requests after the last
+    response (the one asking): read from the end, whatever came before."""
+    newest: list[Any] = []
+    for message in reversed(messages):
+        if getattr(message, "kind", None) == "response":
+            break
+        newest.append(message)
+    return [(cid, content, ok) for message in reversed(newest)
+            for cid, content, ok in _returns(message) if cid in pending]
+
+
 def trajectory_from_messages(messages: Sequence[Any], *, id: str | None = None) -> Trajectory:
     """A `Trajectory` from pydantic-ai messages (``result.all_messages()``): each
     ``ModelResponse`` with tool calls is one turn; the ``ToolReturnPart`` (and tool
@@ -114,7 +126,9 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
             self.graders = load_graders(graders)  # a config file is read once
             self.policy = policy
             self.guard = StepGuard(self.graders, policy=policy, format=FORMAT, source=SOURCE)
-            self.seen = 0
+            # the open step's call ids not answered yet: their returns are read from the
+            # newest messages, so a history processor trimming the oldest loses no position
+            self.pending: set[str] = set()
             self.refused: dict[str, str] = {}
             self.stopping: Any = None
 
@@ -122,18 +136,12 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
             return MaxRepeatGuard(self.graders, self.policy)
 
         def _catch_up(self, messages: Sequence[Any]) -> bool:
-            """Feed the tool returns that arrived; whether the step was refused."""
-            refused = False
-            for message in messages[self.seen:]:
-                if getattr(message, "kind", None) != "request":
-                    continue
-                for cid, content, ok in _returns(message):
-                    if cid in self.refused:
-                        refused = True
-                        continue
+            """Feed the open step's tool returns; whether the step was refused."""
+            refused = bool(self.refused)
+            if self.pending:
+                for cid, content, ok in _answers(messages, self.pending):
                     self.guard.answer(cid, content, success=ok)
-            self.seen = len(messages)
-            self.refused = {}
+            self.pending, self.refused = set(), {}
             return refused
 
         async def before_model_request(self, ctx: Any, request_context: Any) -> Any:
@@ -157,6 +165,7 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
             calls = _calls(response)
             if calls:
                 ahead = self.guard.start(calls)
+                self.pending = {c.id for c in calls if c.id is not None}
                 if ahead.action >= Action.STOP:
                     # Raised when the first call is about to run: by then the response
                     # is in the run's history, so the messages hold the stopped step.
@@ -164,6 +173,7 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
                 elif ahead.action >= Action.BLOCK:
                     text = self.guard.refuse(ahead)
                     self.refused = {c.id: text for c in calls if c.id is not None}
+                    self.pending = set()
             return response
 
         async def before_tool_execute(self, ctx: Any, *, call: Any, tool_def: Any,
