@@ -155,7 +155,8 @@ export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1
 # AutoGen's guard is tested in a venv of its own (.venv-autogen, git-ignored): autogen-core
 # 0.7 pins protobuf 5, which the other extras' protobuf 7 excludes (pyproject.toml,
 # [autogen]). The main run leaves its test file to that venv; --fast runs no AutoGen.
-AUTOGEN_TESTS=tests/guards/frameworks/test_guard_autogen.py
+AUTOGEN_TESTS=(tests/guards/frameworks/test_guard_autogen.py
+               tests/guards/frameworks/test_guard_trim_autogen.py)
 autogen_venv() {
   local stamp
   stamp=$(cat pyproject.toml setup.py scripts/test.sh src/maxrepeat/core/*.[ch] | cksum)
@@ -194,10 +195,10 @@ if [ "$named" = 1 ]; then exec "${PYTEST[@]}" "$@"; fi
 autogen_venv
 crewai_venv & crewai_install=$!
 status=0
-"${PYTEST[@]}" --ignore="$AUTOGEN_TESTS" --ignore="$CREWAI_TESTS" "$@" || status=$?
+"${PYTEST[@]}" "${AUTOGEN_TESTS[@]/#/--ignore=}" --ignore="$CREWAI_TESTS" "$@" || status=$?
 # (exit code 5: the arguments deselected every test there)
 .venv-autogen/bin/python -m pytest -p xdist.plugin -p _hypothesis_pytestplugin \
-  "$AUTOGEN_TESTS" "$@" || { rc=$?; [ "$rc" = 5 ] || [ "$status" != 0 ] || status=$rc; }
+  "${AUTOGEN_TESTS[@]}" "$@" || { rc=$?; [ "$rc" = 5 ] || [ "$status" != 0 ] || status=$rc; }
 if wait "$crewai_install"; then
   .venv-crewai/bin/python -m pytest -p xdist.plugin -p _hypothesis_pytestplugin \
     "$CREWAI_TESTS" "$@" || { rc=$?; [ "$rc" = 5 ] || [ "$status" != 0 ] || status=$rc; }

@@ -101,18 +101,28 @@ class _Run:
 
     def __init__(self, graders: Sequence[Any], policy: Policy | None) -> None:
         self.guard = StepGuard(graders, policy=policy, format=FORMAT, source=SOURCE)
-        self.seen = 0
+        self.waiting: set[str] = set()  # the open step's calls whose results are unread
         self.refused: dict[str, str] = {}
         self.warnings: list[tuple[int, str]] = []
         self.stopping: Decision | None = None
 
+    def _read(self, messages: Sequence[Any]) -> None:
+        """Feed the open step's results: the messages after its calls, read from the end
+        back (a trimmed context sends the last messages), each result once, by call id."""
+        found: list[tuple[str, Any, bool]] = []
+        for message in reversed(messages):
+            if not self.waiting or _calls(message):
+                break
+            new = [r for r in _results(message) if r[0] in self.waiting]
+            self.waiting -= {r[0] for r in new}
+            found[:0] = new
+        self.waiting = set()
+        for cid, content, ok in found:
+            self.guard.answer(cid, content, success=ok)
+
     def before_request(self, messages: Sequence[Any]) -> Decision:
         """Feed the results that arrived since the last response; end that step."""
-        for message in messages[self.seen:]:
-            for cid, content, ok in _results(message):
-                if cid not in self.refused:
-                    self.guard.answer(cid, content, success=ok)
-        self.seen = len(messages)
+        self._read(messages)
         refused, self.refused = bool(self.refused), {}
         decision = self.guard.finish()
         if decision.action >= Action.STOP:
@@ -126,6 +136,7 @@ class _Run:
         if not calls:
             return
         ahead = self.guard.start(calls)
+        self.waiting = {str(c.id) for c in calls}
         if ahead.action >= Action.STOP:
             # the calls are answered with the stop message (raising out of a tool call
             # would hang AutoGen's tool loop); the next model request raises
@@ -133,6 +144,7 @@ class _Run:
         if ahead.action >= Action.BLOCK:
             text = self.guard.refuse(ahead)
             self.refused = {str(c.id): text for c in calls}
+            self.waiting = set()
 
 
 def _modules() -> tuple[Any, Any, Any]:
@@ -162,7 +174,7 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
 
         def _request(self, messages: Sequence[Any]) -> list[Any]:
             if messages and isinstance(messages[-1], models.UserMessage):
-                self._guard.restart(len(messages))  # a new task: a new run
+                self._guard.restart()  # a new task: a new run
             run = self._guard.run
             if run.stopping is None:
                 run.before_request(messages)
@@ -263,11 +275,9 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
             self.policy = policy
             self.run = _Run(self.graders, policy)
 
-        def restart(self, seen: int = 0) -> None:
-            """Start a new run after ``seen`` messages: what the last run did (a stop
-            included) is forgotten."""
+        def restart(self) -> None:
+            """Start a new run: what the last run did (a stop included) is forgotten."""
             self.run = _Run(self.graders, self.policy)
-            self.run.seen = seen
 
         def agent(self, name: str, model_client: Any, *, tools: Sequence[Any] | None = None,
                   workbench: Any = None, **kwargs: Any) -> Any:
