@@ -3,7 +3,10 @@ make alike, written once: the docs page's install line, the scenarios run at onc
 (`run_all`), a command that must succeed, a
 folder's files, the guard's ``hook status``, where grading the session fails, and
 `check_guarded`: the guard spoke exactly where grading fails anew (warned, refused, then
-stopped) and the model read it there."""
+stopped) and the model read it there. For agents that talk to the scripted Chat
+Completions model (OpenCode, Qwen Code): one session installed by the page's line and
+run (`install_and_run`, an `AgentRun`), and the checks of a cycle, a clean session and
+an uninstall."""
 
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -23,10 +27,13 @@ from maxrepeat import read_trajectories
 from maxrepeat.core.config import MaxRepeatConfig
 from maxrepeat.core.events import TOOL_CALL, Trajectory
 from maxrepeat.core.monitor import Monitor
+from maxrepeat.readers import Source, get_reader
 from tests.project.test_docs_install_lines import install_lines
+from tests.scripted_chat import ChatModel, Step
 
 GUARD = "maxrepeat loop guard"
 R = TypeVar("R")
+RunT = TypeVar("RunT", bound="AgentRun")
 #: the folder of this Python's ``maxrepeat`` command
 BIN = Path(sys.executable).parent
 
@@ -48,10 +55,12 @@ def sh(args: list[str], cwd: Path, env: dict[str, str]) -> str:
     return done.stdout
 
 
-def tree(root: Path) -> dict[str, bytes]:
-    """Every file (its bytes) and folder (``/``) below ``root``, by relative path."""
-    return {str(p.relative_to(root)): p.read_bytes() if p.is_file() else b"/"
-            for p in sorted(root.rglob("*"))}
+def tree(root: Path, *skip: str) -> dict[str, bytes]:
+    """Every file (its bytes) and folder (``/``) below ``root``, by relative path, but for
+    those inside a folder named in ``skip`` (an agent's caches)."""
+    paths = [p.relative_to(root) for p in sorted(root.rglob("*"))]
+    return {str(p): (root / p).read_bytes() if (root / p).is_file() else b"/"
+            for p in paths if not set(skip) & set(p.parts)}
 
 
 def hook_status(agent: str, scope: str, cwd: Path, env: dict[str, str]) -> dict[str, Any]:
@@ -149,3 +158,107 @@ def agent_bin(name: str) -> Path:
     root = Path(__file__).resolve().parent.parent
     return Path(os.environ.get("MAXREPEAT_NPM_AGENTS", root / ".npm-agents")) \
         / "node_modules" / ".bin" / name
+
+
+@dataclass
+class AgentRun:
+    """One scenario's run: the agent's exit, output, the model, folders and environment."""
+
+    returncode: int
+    stderr: str
+    model: ChatModel
+    home: Path
+    project: Path
+    env: dict[str, str]
+    #: the home (project inside) before install, after it, and after the run
+    before: dict[str, bytes]
+    installed: dict[str, bytes]
+    ran: dict[str, bytes]
+
+
+def install_and_run(cls: type[RunT], agent: str, scope: str, steps: Sequence[Step],
+                    home: Path, setup: Callable[[str], dict[str, str]],
+                    argv: list[str], skip: tuple[str, ...]) -> RunT:
+    """``home/app``, the project, made; a `ChatModel` of ``steps`` served while
+    ``setup(url)`` writes the user's own files and returns the agent's environment, the
+    page's install line for ``scope`` runs in the project, then ``argv``, the agent. The
+    home's files (`tree`, but for ``skip``) before install, after it and after the
+    run."""
+    project = home / "app"
+    project.mkdir(parents=True, exist_ok=True)
+    model = ChatModel(list(steps))
+    with model.serving():
+        env = setup(model.url)
+        before = tree(home, *skip)
+        done = subprocess.run(page_line(agent, agent, "install", scope == "user"),
+                              cwd=project, env=env, capture_output=True, text=True,
+                              timeout=60)
+        assert done.returncode == 0 and f"{agent} loads it" in done.stdout, done
+        installed = tree(home, *skip)
+        proc = subprocess.run(argv, cwd=project, env=env, capture_output=True, text=True,
+                              timeout=600, stdin=subprocess.DEVNULL)
+    return cls(proc.returncode, proc.stderr, model, home, project, env, before, installed,
+               tree(home, *skip))
+
+
+def agent_env(home: Path, **more: str) -> dict[str, str]:
+    """An agent's environment: this Python's ``maxrepeat`` first on ``PATH``, ``home`` as
+    ``HOME``, no colours, and ``more``."""
+    path = f"{BIN}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}"
+    return {"PATH": path, "HOME": str(home), "NO_COLOR": "1", "TERM": "dumb", **more}
+
+
+def trajectory_of(fmt: str, path: Path) -> Trajectory:
+    """The one trajectory of the agent's own log ``path`` (format ``fmt``)."""
+    [traj] = list(get_reader(fmt).read(Source.from_path(path)))
+    assert isinstance(traj, Trajectory), traj
+    return traj
+
+
+def check_cycle(traj: Trajectory, guard: dict[str, Any]) -> None:
+    """Grading ``traj`` with the guard's grader finds a cycle of period 2."""
+    result = Monitor(MaxRepeatConfig.from_mapping(guard["graders"][0])).feed_all(traj.events)
+    assert result.metadata.runs and result.metadata.runs[0].period == 2
+
+
+def check_warned_first(run: AgentRun, guard: dict[str, Any], scope: str, failing: list[bool],
+                       texts: list[str]) -> tuple[int, list[int]]:
+    """The ``guard`` of ``scope`` warned first at the call where grading (``failing``, per
+    call) first fails (``texts``: what the model read of each call), and the model read
+    the warning in the very next request and nothing of it before. Returns that call and
+    every call the guard spoke at."""
+    assert guard["scope"] == scope, guard
+    assert True in failing, failing
+    k = failing.index(True)
+    spoken = [i for i, t in enumerate(texts) if GUARD in t]
+    assert spoken and spoken[0] == k, (spoken, k, texts)
+    assert "(warning)" in texts[k], texts[k]
+    bodies = [json.dumps(b) for b in run.model.requests]
+    assert GUARD in bodies[k + 1] and not any(GUARD in b for b in bodies[:k + 1])
+    return k, spoken
+
+
+def check_grade_fails(log: Path) -> None:
+    """``maxrepeat grade LOG --preset live`` fails the session."""
+    graded = subprocess.run([str(BIN / "maxrepeat"), "grade", str(log), "--preset", "live",
+                             "--output", "json"], capture_output=True, text=True, timeout=60)
+    assert graded.returncode == 1 and json.loads(graded.stdout)["results"][0]["passed"] is False
+
+
+def check_untouched(run: AgentRun, failing: list[bool], texts: list[str],
+                    guard: dict[str, Any]) -> None:
+    """A clean session (four calls, ``texts`` what the model read of each, ``failing``
+    grading per call): it ended well, grading never fails, and the guard never spoke, in
+    a result, a request or its journal."""
+    assert run.returncode == 0, run.stderr
+    assert not any(failing), failing
+    assert len(texts) == 4 and not any(GUARD in t for t in texts)
+    assert not any(GUARD in json.dumps(b) for b in run.model.requests)
+    assert guard["verdicts"] == []
+
+
+def uninstall(agent: str, scope: str, run: AgentRun, *skip: str) -> dict[str, bytes]:
+    """The page's uninstall line for ``scope`` run in the project (it must succeed); the
+    home's files after it."""
+    sh(page_line(agent, agent, "uninstall", scope == "user"), run.project, run.env)
+    return tree(run.home, *skip)

@@ -24,12 +24,8 @@ the project and the home as they were, byte for byte.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import subprocess
-import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,17 +34,12 @@ import pytest
 from maxrepeat.core.config import MaxRepeatConfig
 from maxrepeat.core.events import TOOL_CALL, Trajectory
 from maxrepeat.core.monitor import Monitor
-from maxrepeat.readers import Source, get_reader
-from tests.e2e_scenarios import page_line, run_all, the_guard
-from tests.project.test_docs_install_lines import install_lines
-from tests.scripted_chat import ChatModel, Step
+from tests import e2e_scenarios as e2e
+from tests.scripted_chat import Step
 
-ROOT = Path(__file__).resolve().parents[3]
-BIN = Path(os.environ.get("MAXREPEAT_NPM_AGENTS", ROOT / ".npm-agents")) / "node_modules" \
-    / ".bin" / "opencode"
-EXE = Path(sys.executable).parent / "maxrepeat"
-PAGE = "opencode"
-GUARD = "maxrepeat loop guard"
+AGENT = "opencode"
+#: OpenCode's database and caches: not the user's files
+SKIP = (".local", ".cache")
 USER_PLUGIN = "export const Mine = async () => ({})\n"
 
 
@@ -67,47 +58,23 @@ SCRIPTS: dict[str, tuple[str, list[Step]]] = {
 }
 
 
-@dataclass
-class Run:
-    """One scenario's run: the agent's exit, output, the model, folders and database."""
-
-    returncode: int
-    stderr: str
-    model: ChatModel
-    home: Path
-    project: Path
-    env: dict[str, str]
-    #: the home (project inside) before install, after it, and after the run
-    before: dict[str, bytes]
-    installed: dict[str, bytes]
-    ran: dict[str, bytes]
+class Run(e2e.AgentRun):
+    """One scenario's run, and OpenCode's database of it."""
 
     @property
     def db(self) -> Path:
         return self.home / ".local" / "share" / "opencode" / "opencode.db"
 
 
-def _page_line(scope: str) -> list[str]:
-    """The page's plain install line, with ``--user`` for the user scope."""
-    return page_line(PAGE, "opencode", "install", scope == "user")
-
-
-def _tree(*roots: Path) -> dict[str, bytes]:
-    return {str(p): p.read_bytes() if p.is_file() else b"/"
-            for root in roots for p in sorted(root.rglob("*"))
-            if ".local" not in p.parts and ".cache" not in p.parts}
-
-
 def _env(home: Path) -> dict[str, str]:
-    path = f"{EXE.parent}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}"
-    return {"PATH": path, "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
-            "XDG_DATA_HOME": str(home / ".local" / "share"),
-            "XDG_CACHE_HOME": str(home / ".cache"), "XDG_STATE_HOME": str(home / ".state"),
-            "OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_MODELS_FETCH": "1",
-            "OPENCODE_DISABLE_SHARE": "1", "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
-            "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1", "NO_COLOR": "1", "TERM": "dumb",
-            # OpenCode installs its plug-in SDK into each config folder with npm: offline
-            "npm_config_offline": "true"}
+    return e2e.agent_env(
+        home, XDG_CONFIG_HOME=str(home / ".config"),
+        XDG_DATA_HOME=str(home / ".local" / "share"), XDG_CACHE_HOME=str(home / ".cache"),
+        XDG_STATE_HOME=str(home / ".state"), OPENCODE_DISABLE_AUTOUPDATE="1",
+        OPENCODE_DISABLE_MODELS_FETCH="1", OPENCODE_DISABLE_SHARE="1",
+        OPENCODE_DISABLE_LSP_DOWNLOAD="1", OPENCODE_DISABLE_DEFAULT_PLUGINS="1",
+        # OpenCode installs its plug-in SDK into each config folder with npm: offline
+        npm_config_offline="true")
 
 
 def _user_files(home: Path, project: Path, url: str) -> None:
@@ -128,37 +95,26 @@ def _user_files(home: Path, project: Path, url: str) -> None:
 def _scenario(name: str, base: Path) -> Run:
     scope, steps = SCRIPTS[name]
     home = base / name / "home"
-    project = home / "app"
-    project.mkdir(parents=True)
-    env = _env(home)
-    model = ChatModel(list(steps))
-    with model.serving():
-        _user_files(home, project, model.url)
-        before = _tree(home)
-        done = subprocess.run(_page_line(scope), cwd=project, env=env, capture_output=True,
-                              text=True, timeout=60)
-        assert done.returncode == 0 and "opencode loads it" in done.stdout, done
-        installed = _tree(home)
-        proc = subprocess.run([str(BIN), "run", "fix the build"], cwd=project, env=env,
-                              capture_output=True, text=True, timeout=600,
-                              stdin=subprocess.DEVNULL)
-    return Run(proc.returncode, proc.stderr, model, home, project, env, before, installed,
-               _tree(home))
+
+    def setup(url: str) -> dict[str, str]:
+        _user_files(home, home / "app", url)
+        return _env(home)
+
+    return e2e.install_and_run(Run, AGENT, scope, steps, home, setup,
+                               [str(e2e.agent_bin(AGENT)), "run", "fix the build"], SKIP)
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Run]]:
-    yield from run_all("opencode", list(SCRIPTS), _scenario, tmp_path_factory)
+    yield from e2e.run_all(AGENT, list(SCRIPTS), _scenario, tmp_path_factory)
 
 
-def _trajectory(db: Path) -> Trajectory:
-    [traj] = list(get_reader("opencode").read(Source.from_path(db)))
-    assert isinstance(traj, Trajectory), traj
-    return traj
+def _trajectory(run: Run) -> Trajectory:
+    return e2e.trajectory_of(AGENT, run.db)
 
 
 def _status(run: Run) -> dict[str, Any]:
-    return the_guard("opencode", run.project, run.env)
+    return e2e.the_guard(AGENT, run.project, run.env)
 
 
 def _told(run: Run) -> list[str]:
@@ -180,7 +136,7 @@ def _first_failing_call(traj: Trajectory, config: MaxRepeatConfig) -> int | None
 
 def _grade(run: Run, config: MaxRepeatConfig) -> list[bool]:
     """Per call, whether grading the log up to that call fails (the post-hoc verdict)."""
-    traj = _trajectory(run.db)
+    traj = _trajectory(run)
     calls = sum(1 for e in traj.events if e.type == TOOL_CALL)
     k = _first_failing_call(traj, config)
     return [k is not None and i >= k for i in range(calls)]
@@ -189,22 +145,12 @@ def _grade(run: Run, config: MaxRepeatConfig) -> list[bool]:
 @pytest.mark.parametrize("name", ["loop", "cycle"])
 def test_warned_where_grade_first_fails_then_refused_and_stopped(
         name: str, runs: dict[str, Run]) -> None:
-    run = runs[name]
-    guard = _status(run)
-    assert guard["scope"] == SCRIPTS[name][0]
-    config = MaxRepeatConfig.from_mapping(guard["graders"][0])
-    failing = _grade(run, config)
-    assert True in failing, failing
-    k = failing.index(True)
+    run, guard = runs[name], _status(runs[name])
+    failing = _grade(run, MaxRepeatConfig.from_mapping(guard["graders"][0]))
     texts = _told(run)
-    spoken = [i for i, t in enumerate(texts) if GUARD in t]
-    assert spoken and spoken[0] == k, (spoken, k, texts)
-    assert "(warning)" in texts[k], texts
+    k, spoken = e2e.check_warned_first(run, guard, SCRIPTS[name][0], failing, texts)
     # the stopped call: refused, then marked by the abort (the model never reads it)
     assert '"error": "Tool execution aborted"' in texts[-1], texts[-1]
-    # the model read the warning in the very next request, and nothing of it before
-    bodies = [json.dumps(b) for b in run.model.requests]
-    assert GUARD in bodies[k + 1] and not any(GUARD in b for b in bodies[:k + 1])
     told = [v["action"] for v in reversed(guard["verdicts"])]
     assert told[0] == "warn" and told[-1] == "stop" and "block" in told, told
     refused = [i for i, t in enumerate(texts) if "(blocked)" in t]
@@ -220,9 +166,7 @@ def test_warned_where_grade_first_fails_then_refused_and_stopped(
         assert spoken == [k, k + 2, k + 3] and len(texts) == k + 5, (spoken, len(texts))
     # live = post-hoc: the hook spoke from call k on, where grading the log fails
     assert all(failing[i] for i in spoken) and not any(failing[:k])
-    graded = subprocess.run([str(EXE), "grade", str(run.db), "--preset", "live",
-                             "--output", "json"], capture_output=True, text=True, timeout=60)
-    assert graded.returncode == 1 and json.loads(graded.stdout)["results"][0]["passed"] is False
+    e2e.check_grade_fails(run.db)
 
 
 def test_a_tool_that_throws_is_refused_before_its_next_copy_but_never_warned(
@@ -236,7 +180,7 @@ def test_a_tool_that_throws_is_refused_before_its_next_copy_but_never_warned(
     k = failing.index(True)
     texts = _told(run)
     assert all('"status": "error"' in t for t in texts), texts
-    spoken = [i for i, t in enumerate(texts) if GUARD in t]
+    spoken = [i for i, t in enumerate(texts) if e2e.GUARD in t]
     assert spoken and spoken[0] == k + 1 and "(blocked)" in texts[k + 1], (spoken, k)
     told = [v["action"] for v in reversed(guard["verdicts"])]
     assert told == ["block", "stop"], told
@@ -244,19 +188,13 @@ def test_a_tool_that_throws_is_refused_before_its_next_copy_but_never_warned(
 
 
 def test_cycle_is_a_cycle(runs: dict[str, Run]) -> None:
-    config = MaxRepeatConfig.from_mapping(_status(runs["cycle"])["graders"][0])
-    result = Monitor(config).feed_all(_trajectory(runs["cycle"].db).events)
-    assert result.metadata.runs and result.metadata.runs[0].period == 2
+    e2e.check_cycle(_trajectory(runs["cycle"]), _status(runs["cycle"]))
 
 
 def test_clean_session_never_hears_from_the_guard(runs: dict[str, Run]) -> None:
     run = runs["clean"]
-    assert run.returncode == 0, run.stderr
-    assert not any(_grade(run, MaxRepeatConfig.preset("live")))
-    texts = _told(run)
-    assert len(texts) == 4 and not any(GUARD in t for t in texts)
-    assert not any(GUARD in json.dumps(b) for b in run.model.requests)
-    assert _status(run)["verdicts"] == []
+    e2e.check_untouched(run, _grade(run, MaxRepeatConfig.preset("live")), _told(run),
+                        _status(run))
 
 
 def test_uninstall_leaves_the_users_files_as_they_were(runs: dict[str, Run]) -> None:
@@ -269,11 +207,6 @@ def test_uninstall_leaves_the_users_files_as_they_were(runs: dict[str, Run]) -> 
         added = set(run.installed) - set(run.before)
         assert {Path(p).name for p in added} <= {"maxrepeat-guard.js", "plugins"}, added
         assert {p: run.installed[p] for p in run.before} == run.before, name
-        [line] = [w for w in install_lines(PAGE) if "uninstall" in w
-                  and ("--user" in w) == (scope == "user")]
-        done = subprocess.run(line, cwd=run.project, env=run.env, capture_output=True,
-                              text=True, timeout=60)
-        assert done.returncode == 0, done.stderr
-        after = _tree(run.home)
+        after = e2e.uninstall(AGENT, scope, run, *SKIP)
         assert set(run.ran) - set(after) == added, name
         assert {p: run.ran[p] for p in after} == after, name

@@ -22,11 +22,7 @@ the guard never spoke. Uninstalling leaves the project and the home as they were
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,17 +31,12 @@ import pytest
 from maxrepeat.core.config import MaxRepeatConfig
 from maxrepeat.core.events import TOOL_CALL, Trajectory
 from maxrepeat.core.monitor import Monitor
-from maxrepeat.readers import Source, get_reader
-from tests.e2e_scenarios import page_line, run_all, the_guard
-from tests.project.test_docs_install_lines import install_lines
-from tests.scripted_chat import ChatModel, Step
+from tests import e2e_scenarios as e2e
+from tests.scripted_chat import Step
 
-ROOT = Path(__file__).resolve().parents[3]
-BIN = Path(os.environ.get("MAXREPEAT_NPM_AGENTS", ROOT / ".npm-agents")) / "node_modules" \
-    / ".bin" / "qwen"
-EXE = Path(sys.executable).parent / "maxrepeat"
-PAGE = "qwen-code"
-GUARD = "maxrepeat loop guard"
+AGENT = "qwen-code"
+#: Qwen Code's caches: not the user's files
+SKIP = (".cache",)
 #: the user's own settings (telemetry and update checks off), kept byte for byte
 USER_SETTINGS = ('{\n  "$version": 4,\n'
                  '  "general": {"disableAutoUpdate": true, "disableUpdateNag": true},\n'
@@ -69,20 +60,8 @@ SCRIPTS: dict[str, tuple[str, list[Step]]] = {
 }
 
 
-@dataclass
-class Run:
-    """One scenario's run: the agent's exit, output, the model, folders and its log."""
-
-    returncode: int
-    stderr: str
-    model: ChatModel
-    home: Path
-    project: Path
-    env: dict[str, str]
-    #: the home (project inside) before install, after it, and after the run
-    before: dict[str, bytes]
-    installed: dict[str, bytes]
-    ran: dict[str, bytes]
+class Run(e2e.AgentRun):
+    """One scenario's run, and Qwen Code's chat recording of it."""
 
     @property
     def log(self) -> Path:
@@ -90,58 +69,31 @@ class Run:
         return path
 
 
-def _page_line(scope: str) -> list[str]:
-    """The page's plain install line, with ``--user`` for the user scope."""
-    return page_line(PAGE, "qwen-code", "install", scope == "user")
-
-
-def _tree(*roots: Path) -> dict[str, bytes]:
-    return {str(p): p.read_bytes() if p.is_file() else b"/"
-            for root in roots for p in sorted(root.rglob("*")) if ".cache" not in p.parts}
-
-
-def _env(home: Path, url: str) -> dict[str, str]:
-    path = f"{EXE.parent}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}"
-    return {"PATH": path, "HOME": str(home), "OPENAI_BASE_URL": url,
-            "OPENAI_API_KEY": "scripted", "OPENAI_MODEL": "scripted", "NO_COLOR": "1",
-            "TERM": "dumb", "QWEN_CODE_SUPPRESS_YOLO_WARNING": "1"}
-
-
 def _scenario(name: str, base: Path) -> Run:
     scope, steps = SCRIPTS[name]
     home = base / name / "home"
-    project = home / "app"
-    (home / ".qwen").mkdir(parents=True)
-    project.mkdir()
-    (home / ".qwen" / "settings.json").write_text(USER_SETTINGS)
-    model = ChatModel(list(steps))
-    with model.serving():
-        env = _env(home, model.url)
-        before = _tree(home)
-        done = subprocess.run(_page_line(scope), cwd=project, env=env, capture_output=True,
-                              text=True, timeout=60)
-        assert done.returncode == 0 and "qwen-code loads it" in done.stdout, done
-        installed = _tree(home)
-        proc = subprocess.run([str(BIN), "-p", "fix the build", "--yolo"], cwd=project,
-                              env=env, capture_output=True, text=True, timeout=600,
-                              stdin=subprocess.DEVNULL)
-    return Run(proc.returncode, proc.stderr, model, home, project, env, before, installed,
-               _tree(home))
+
+    def setup(url: str) -> dict[str, str]:
+        (home / ".qwen").mkdir()
+        (home / ".qwen" / "settings.json").write_text(USER_SETTINGS)
+        return e2e.agent_env(home, OPENAI_BASE_URL=url, OPENAI_API_KEY="scripted",
+                             OPENAI_MODEL="scripted", QWEN_CODE_SUPPRESS_YOLO_WARNING="1")
+
+    argv = [str(e2e.agent_bin("qwen")), "-p", "fix the build", "--yolo"]
+    return e2e.install_and_run(Run, AGENT, scope, steps, home, setup, argv, SKIP)
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Run]]:
-    yield from run_all("qwen", list(SCRIPTS), _scenario, tmp_path_factory)
+    yield from e2e.run_all("qwen", list(SCRIPTS), _scenario, tmp_path_factory)
 
 
-def _trajectory(log: Path) -> Trajectory:
-    [traj] = list(get_reader("qwen-code").read(Source.from_path(log)))
-    assert isinstance(traj, Trajectory), traj
-    return traj
+def _trajectory(run: Run) -> Trajectory:
+    return e2e.trajectory_of(AGENT, run.log)
 
 
 def _status(run: Run) -> dict[str, Any]:
-    return the_guard("qwen-code", run.project, run.env)
+    return e2e.the_guard(AGENT, run.project, run.env)
 
 
 def _told(run: Run) -> list[str]:
@@ -159,7 +111,7 @@ def _told(run: Run) -> list[str]:
 def _grade(run: Run, config: MaxRepeatConfig) -> list[bool]:
     """Per call, whether grading the log up to that call fails (the post-hoc verdict)."""
     monitor, out = Monitor(config), []
-    for event in _trajectory(run.log).events:
+    for event in _trajectory(run).events:
         failed = monitor.feed(event).failed
         if event.type == TOOL_CALL:
             out.append(failed)
@@ -169,25 +121,16 @@ def _grade(run: Run, config: MaxRepeatConfig) -> list[bool]:
 @pytest.mark.parametrize("name", ["loop", "cycle"])
 def test_warned_where_grade_first_fails_then_refused(name: str,
                                                      runs: dict[str, Run]) -> None:
-    run = runs[name]
-    guard = _status(run)
-    assert guard["scope"] == SCRIPTS[name][0]
-    config = MaxRepeatConfig.from_mapping(guard["graders"][0])
-    failing = _grade(run, config)
-    assert True in failing, failing
-    k = failing.index(True)
+    run, guard = runs[name], _status(runs[name])
+    failing = _grade(run, MaxRepeatConfig.from_mapping(guard["graders"][0]))
     texts = _told(run)
     assert len(texts) == len(failing) == len(SCRIPTS[name][1]) - 1, texts
-    spoken = [i for i, t in enumerate(texts) if GUARD in t]
-    assert spoken and spoken[0] == k, (spoken, k, texts)
-    assert "(warning)" in texts[k] and '"error"]' in texts[k], texts[k]
-    # the model read the warning in the very next request, and nothing of it before
-    bodies = [json.dumps(b) for b in run.model.requests]
-    assert GUARD in bodies[k + 1] and not any(GUARD in b for b in bodies[:k + 1])
+    k, spoken = e2e.check_warned_first(run, guard, SCRIPTS[name][0], failing, texts)
+    assert '"error"]' in texts[k], texts[k]  # the warning rode on the failed call's result
     # every later repeat was refused before it ran: its result is the refusal alone
     refused = [i for i, t in enumerate(texts) if "(blocked)" in t or "(stopped)" in t]
     assert refused and all(i > k for i in refused), texts
-    assert all(json.loads(texts[i])[0]["error"].startswith(GUARD) for i in refused), texts
+    assert all(json.loads(texts[i])[0]["error"].startswith(e2e.GUARD) for i in refused), texts
     # the journal lists what Qwen Code was told: a warning, then refusals (a stop the
     # policy decides is a refusal too: "(stopped)" in its message)
     told = [v["action"] for v in reversed(guard["verdicts"])]
@@ -201,25 +144,17 @@ def test_warned_where_grade_first_fails_then_refused(name: str,
     assert all(failing[i] for i in spoken) and not any(failing[:k]), (spoken, failing)
     # no hook answer ends the run: the model was asked after each refusal, qwen exits 0
     assert run.model.served == len(SCRIPTS[name][1]) and run.returncode == 0, run.stderr
-    graded = subprocess.run([str(EXE), "grade", str(run.log), "--preset", "live",
-                             "--output", "json"], capture_output=True, text=True, timeout=60)
-    assert graded.returncode == 1 and json.loads(graded.stdout)["results"][0]["passed"] is False
+    e2e.check_grade_fails(run.log)
 
 
 def test_cycle_is_a_cycle(runs: dict[str, Run]) -> None:
-    config = MaxRepeatConfig.from_mapping(_status(runs["cycle"])["graders"][0])
-    result = Monitor(config).feed_all(_trajectory(runs["cycle"].log).events)
-    assert result.metadata.runs and result.metadata.runs[0].period == 2
+    e2e.check_cycle(_trajectory(runs["cycle"]), _status(runs["cycle"]))
 
 
 def test_clean_session_never_hears_from_the_guard(runs: dict[str, Run]) -> None:
     run = runs["clean"]
-    assert run.returncode == 0, run.stderr
-    assert not any(_grade(run, MaxRepeatConfig.preset("live")))
-    texts = _told(run)
-    assert len(texts) == 4 and not any(GUARD in t for t in texts)
-    assert not any(GUARD in json.dumps(b) for b in run.model.requests)
-    assert _status(run)["verdicts"] == []
+    e2e.check_untouched(run, _grade(run, MaxRepeatConfig.preset("live")), _told(run),
+                        _status(run))
 
 
 def test_uninstall_leaves_the_users_files_as_they_were(runs: dict[str, Run]) -> None:
@@ -227,17 +162,11 @@ def test_uninstall_leaves_the_users_files_as_they_were(runs: dict[str, Run]) -> 
     byte for byte (the user's own settings for ``--user``; no file for the project)."""
     for name, run in runs.items():
         scope = SCRIPTS[name][0]
-        settings = str((run.home if scope == "user" else run.project) / ".qwen"
-                       / "settings.json")
+        # (the home's files by path relative to it: the project is "app")
+        settings = ("" if scope == "user" else "app/") + ".qwen/settings.json"
         changed = {p for p in run.installed if run.before.get(p) != run.installed[p]}
-        assert changed <= {settings, settings + ".maxrepeat.bak",
-                           str(run.project / ".qwen")}, changed
-        [line] = [w for w in install_lines(PAGE) if "uninstall" in w
-                  and ("--user" in w) == (scope == "user")]
-        done = subprocess.run(line, cwd=run.project, env=run.env, capture_output=True,
-                              text=True, timeout=60)
-        assert done.returncode == 0, done.stderr
-        after = _tree(run.home)
+        assert changed <= {settings, settings + ".maxrepeat.bak", "app/.qwen"}, changed
+        after = e2e.uninstall(AGENT, scope, run, *SKIP)
         for path in run.before:
             assert after.get(path) == run.before[path], (name, path)
         # the user's own file is back; a file install made is gone, though Qwen Code
