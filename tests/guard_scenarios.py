@@ -17,7 +17,7 @@ post-hoc grading of that trajectory, step by step:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,6 +55,38 @@ def tool_output(name: str, args: dict[str, Any]) -> str:
     if name == "run_tests":
         return f"FAILED {args.get('path')}::test_dates"
     return f"wrote {args.get('path')}"
+
+
+def steps(scenario: str) -> list[list[tuple[str, dict[str, Any]]]]:
+    """The model responses of ``scenario``: `PARALLEL` for ``"parallel"``, else one call
+    of `SCRIPTS` a response."""
+    return list(PARALLEL) if scenario == "parallel" else [[c] for c in SCRIPTS[scenario]]
+
+
+def scripted_tools(executed: list[str]) -> list[Callable[..., str]]:
+    """The scripted tools, ``run_tests`` and ``edit``, as plain functions (a framework
+    wraps them in its own tool type), each adding its name to ``executed`` as it runs."""
+
+    def run_tests(path: str) -> str:
+        """Run the tests.
+
+        Args:
+            path: Which tests to run.
+        """
+        executed.append("run_tests")
+        return tool_output("run_tests", {"path": path})
+
+    def edit(path: str, text: str) -> str:
+        """Write a file.
+
+        Args:
+            path: The file.
+            text: What to write.
+        """
+        executed.append("edit")
+        return tool_output("edit", {"path": path})
+
+    return [run_tests, edit]
 
 
 @dataclass
@@ -167,6 +199,25 @@ def check_observation(outcome: Outcome) -> None:
     fifth repeat."""
     check(outcome, OBSERVATION, "loop")
     assert "5 times in a row" in str(outcome.stopped)
+
+
+#: the runs every framework's guard is checked on (`check_case`): each of `SCRIPTS`, the
+#: parallel calls of `PARALLEL`, and the loop in observation mode
+CASES = [*SCRIPTS, "parallel", "observation"]
+#: the same for a framework whose scripted model makes one call a response
+SERIAL_CASES = [c for c in CASES if c != "parallel"]
+
+
+def check_case(run: Callable[[str, MaxRepeatConfig], Outcome], case: str) -> None:
+    """One of `CASES` on a framework's ``run(scenario, config)``: a scenario of `SCRIPTS`
+    under `NAME_ARGS` (`check`), ``"parallel"`` (`check_parallel`), or
+    ``"observation"``, the loop under `OBSERVATION` (`check_observation`)."""
+    if case == "observation":
+        check_observation(run("loop", OBSERVATION))
+    elif case == "parallel":
+        check_parallel(run("parallel", NAME_ARGS))
+    else:
+        check(run(case, NAME_ARGS), NAME_ARGS, case)
 
 
 def check_warning_stays(outcome: Outcome) -> None:

@@ -16,16 +16,14 @@ from maxrepeat.guards.frameworks.langchain import (
     trajectory_from_messages,
 )
 from tests.guard_scenarios import (
+    CASES,
     MARK,
     NAME_ARGS,
-    OBSERVATION,
-    PARALLEL,
-    SCRIPTS,
     Outcome,
-    check,
+    check_case,
     check_missing_extra,
-    check_observation,
-    check_parallel,
+    scripted_tools,
+    steps,
     tool_output,
 )
 
@@ -60,28 +58,14 @@ def _run(scenario: str, config: Any) -> Outcome:
     from langgraph.checkpoint.memory import InMemorySaver
 
     executed: list[str] = []
-
-    @tool
-    def run_tests(path: str) -> str:
-        """Run the tests under path."""
-        executed.append("run_tests")
-        return tool_output("run_tests", {"path": path})
-
-    @tool
-    def edit(path: str, text: str) -> str:
-        """Write text to the file at path."""
-        executed.append("edit")
-        return tool_output("edit", {"path": path})
-
-    script = PARALLEL if scenario == "parallel" else [[c] for c in SCRIPTS[scenario]]
     responses: list[BaseMessage] = [
         AIMessage(content="", tool_calls=[{"id": f"call_{i}_{j}", "name": name, "args": args}
                                           for j, (name, args) in enumerate(calls)])
-        for i, calls in enumerate(script)]
+        for i, calls in enumerate(steps(scenario))]
     responses.append(AIMessage(content="Done."))
     model = _model_class()(responses=responses, sent=[])
-    agent = create_agent(model, [run_tests, edit], middleware=[loop_guard(config)],
-                         checkpointer=InMemorySaver())
+    agent = create_agent(model, [tool(f) for f in scripted_tools(executed)],
+                         middleware=[loop_guard(config)], checkpointer=InMemorySaver())
     thread = {"configurable": {"thread_id": scenario}}
     stopped = None
     try:
@@ -97,17 +81,9 @@ def _run(scenario: str, config: Any) -> Outcome:
     )
 
 
-@pytest.mark.parametrize("scenario", ["loop", "cycle", "clean"])
-def test_langchain_agent_is_warned_refused_and_stopped(scenario: str) -> None:
-    check(_run(scenario, NAME_ARGS), NAME_ARGS, scenario)
-
-
-def test_langchain_parallel_calls_of_one_response_are_one_step() -> None:
-    check_parallel(_run("parallel", NAME_ARGS))
-
-
-def test_langchain_observation_mode_warns_blocks_and_stops_after_the_calls() -> None:
-    check_observation(_run("loop", OBSERVATION))
+@pytest.mark.parametrize("case", CASES)
+def test_langchain_agent_is_warned_refused_and_stopped(case: str) -> None:
+    check_case(_run, case)
 
 
 def test_langchain_warning_is_a_message_in_the_conversation() -> None:

@@ -21,10 +21,11 @@ from tests.guard_scenarios import (
     NAME_ARGS,
     OBSERVATION,
     SCRIPTS,
+    SERIAL_CASES,
     Outcome,
-    check,
+    check_case,
     check_missing_extra,
-    check_observation,
+    scripted_tools,
     tool_output,
 )
 
@@ -41,25 +42,13 @@ def _run(scenario: str, config: MaxRepeatConfig,
     from agents.testing import ScriptedModel, assistant_message, function_call
 
     executed: list[str] = []
-
-    @function_tool
-    def run_tests(path: str) -> str:
-        """Run the tests under path."""
-        executed.append("run_tests")
-        return tool_output("run_tests", {"path": path})
-
-    @function_tool
-    def edit(path: str, text: str) -> str:
-        """Write text to the file at path."""
-        executed.append("edit")
-        return tool_output("edit", {"path": path})
-
     steps: list[Any] = [[function_call(name, args, call_id=f"call_{i}")]
                         for i, (name, args) in enumerate(SCRIPTS[scenario])]
     steps.append([assistant_message("Done.")])
     model = ScriptedModel(steps)
     guard = loop_guard(config)
-    agent = Agent(name="fixer", model=model, tools=guard.tools([run_tests, edit]))
+    tools = [function_tool(f) for f in scripted_tools(executed)]
+    agent = Agent(name="fixer", model=model, tools=guard.tools(tools))
     # No trace export: the tests make no network calls.
     run_config = guard.run_config(RunConfig(tracing_disabled=True))
     if filtered is not None:
@@ -86,13 +75,9 @@ def _run(scenario: str, config: MaxRepeatConfig,
                    len(executed), stopped)
 
 
-@pytest.mark.parametrize("scenario", ["loop", "cycle", "clean"])
-def test_openai_agents_run_is_warned_refused_and_stopped(scenario: str) -> None:
-    check(_run(scenario, NAME_ARGS), NAME_ARGS, scenario)
-
-
-def test_openai_agents_observation_mode_warns_blocks_and_stops_after_the_calls() -> None:
-    check_observation(_run("loop", OBSERVATION))
+@pytest.mark.parametrize("case", SERIAL_CASES)
+def test_openai_agents_run_is_warned_refused_and_stopped(case: str) -> None:
+    check_case(_run, case)
 
 
 @pytest.mark.parametrize("config", [NAME_ARGS, OBSERVATION], ids=["name-args", "observation"])

@@ -18,17 +18,14 @@ from maxrepeat.guards.frameworks.pydantic_ai import (
     trajectory_from_messages,
 )
 from tests.guard_scenarios import (
+    CASES,
     NAME_ARGS,
-    OBSERVATION,
-    PARALLEL,
-    SCRIPTS,
     Outcome,
-    check,
+    check_case,
     check_missing_extra,
-    check_observation,
-    check_parallel,
     check_warning_stays,
-    tool_output,
+    scripted_tools,
+    steps,
 )
 
 
@@ -41,7 +38,7 @@ def _run(scenario: str, config: MaxRepeatConfig) -> Outcome:
     from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
     from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-    script = PARALLEL if scenario == "parallel" else [[c] for c in SCRIPTS[scenario]]
+    script = steps(scenario)
     sent: list[str] = []
     executed: list[str] = []
 
@@ -52,20 +49,8 @@ def _run(scenario: str, config: MaxRepeatConfig) -> Outcome:
         return ModelResponse(parts=[ToolCallPart(name, args, tool_call_id=f"call_{len(sent)}_{j}")
                                     for j, (name, args) in enumerate(script[len(sent) - 1])])
 
-    agent = Agent(FunctionModel(model), capabilities=[loop_guard(config)])
-
-    @agent.tool_plain
-    def run_tests(path: str) -> str:
-        """Run the tests under path."""
-        executed.append("run_tests")
-        return tool_output("run_tests", {"path": path})
-
-    @agent.tool_plain
-    def edit(path: str, text: str) -> str:
-        """Write text to the file at path."""
-        executed.append("edit")
-        return tool_output("edit", {"path": path})
-
+    agent = Agent(FunctionModel(model), tools=scripted_tools(executed),
+                  capabilities=[loop_guard(config)])
     stopped = None
     error = stop_error_class()
     with capture_run_messages() as messages:  # pydantic-ai's way to see a failed run
@@ -77,17 +62,9 @@ def _run(scenario: str, config: MaxRepeatConfig) -> Outcome:
     return Outcome(sent, trajectory_from_messages(messages), len(executed), stopped)
 
 
-@pytest.mark.parametrize("scenario", ["loop", "cycle", "clean"])
-def test_pydantic_ai_agent_is_warned_refused_and_stopped(scenario: str) -> None:
-    check(_run(scenario, NAME_ARGS), NAME_ARGS, scenario)
-
-
-def test_pydantic_ai_parallel_calls_of_one_response_are_one_step() -> None:
-    check_parallel(_run("parallel", NAME_ARGS))
-
-
-def test_pydantic_ai_observation_mode_warns_blocks_and_stops_after_the_calls() -> None:
-    check_observation(_run("loop", OBSERVATION))
+@pytest.mark.parametrize("case", CASES)
+def test_pydantic_ai_agent_is_warned_refused_and_stopped(case: str) -> None:
+    check_case(_run, case)
 
 
 def test_pydantic_ai_stop_error_is_an_agent_run_error() -> None:

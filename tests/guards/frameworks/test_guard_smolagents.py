@@ -17,12 +17,13 @@ from maxrepeat.guards.frameworks.smolagents import (
 )
 from tests.guard_scenarios import (
     NAME_ARGS,
-    OBSERVATION,
     SCRIPTS,
+    SERIAL_CASES,
     Outcome,
     check,
+    check_case,
     check_missing_extra,
-    check_observation,
+    scripted_tools,
     tool_output,
 )
 
@@ -76,31 +77,10 @@ def _run(scenario: str, config: MaxRepeatConfig, *, wiring: str = "both") -> Out
     from smolagents import ToolCallingAgent, tool
 
     executed: list[str] = []
-
-    @tool
-    def run_tests(path: str) -> str:
-        """Run the tests.
-
-        Args:
-            path: Which tests to run.
-        """
-        executed.append("run_tests")
-        return tool_output("run_tests", {"path": path})
-
-    @tool
-    def edit(path: str, text: str) -> str:
-        """Write a file.
-
-        Args:
-            path: The file.
-            text: What to write.
-        """
-        executed.append("edit")
-        return tool_output("edit", {"path": path})
-
     model = _models()[0](SCRIPTS[scenario])
     guard = loop_guard(config)
-    tools = [run_tests, edit] if wiring == "step_callbacks" else guard.tools([run_tests, edit])
+    plain = [tool(f) for f in scripted_tools(executed)]
+    tools = plain if wiring == "step_callbacks" else guard.tools(plain)
     callbacks = [] if wiring == "tools" else [guard]
     agent = ToolCallingAgent(tools=tools, model=model, step_callbacks=callbacks, max_steps=30,
                              verbosity_level=-1)
@@ -114,9 +94,9 @@ def _run(scenario: str, config: MaxRepeatConfig, *, wiring: str = "both") -> Out
     return Outcome(model.sent, trajectory_from_steps(steps), len(executed), stopped)
 
 
-@pytest.mark.parametrize("scenario", ["loop", "cycle", "clean"])
-def test_smolagents_agent_is_warned_refused_and_stopped(scenario: str) -> None:
-    check(_run(scenario, NAME_ARGS), NAME_ARGS, scenario)
+@pytest.mark.parametrize("case", SERIAL_CASES)
+def test_smolagents_agent_is_warned_refused_and_stopped(case: str) -> None:
+    check_case(_run, case)
 
 
 @pytest.mark.parametrize("wiring", ["step_callbacks", "tools"])
@@ -125,10 +105,6 @@ def test_smolagents_either_wiring_point_alone_guards_fully(scenario: str, wiring
     """``step_callbacks=[guard]`` without ``guard.tools``, or ``guard.tools`` without the
     callback: the guard completes the wiring at the first step and guards the same."""
     check(_run(scenario, NAME_ARGS, wiring=wiring), NAME_ARGS, scenario)
-
-
-def test_smolagents_observation_mode_warns_blocks_and_stops_after_the_calls() -> None:
-    check_observation(_run("loop", OBSERVATION))
 
 
 def test_smolagents_stop_error_is_an_agent_error() -> None:
