@@ -1,4 +1,4 @@
-"""A scripted Anthropic Messages API server on 127.0.0.1, for driving real agent CLIs.
+"""A scripted Anthropic Messages API model on 127.0.0.1, for driving real agent CLIs.
 
 The "model" follows a script: answer k (k = how many assistant messages the request's
 conversation already holds) is the k-th entry, a list of tool calls ``(name, input)`` made
@@ -11,108 +11,86 @@ Streaming (server-sent events) and plain JSON answers are both spoken, as the ag
 as a slow network or a long answer would: Claude Code runs a tool as soon as its block
 has streamed but writes the response to its transcript once it has ended, so its hooks
 then run before the transcript holds their call.
+
+The HTTP is `tests/scripted_chat.py`'s `ScriptedServer` (``with model.serving():``); this
+module holds the Messages API alone.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
-import threading
 import time
-from collections.abc import Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
-Step = list[tuple[str, dict[str, Any]]] | str
+from tests.scripted_chat import Answer, ScriptedServer, Step, Streamed, sse
+
+__all__ = ["ScriptedModel", "Step"]
 
 
-class ScriptedModel:
-    """``with ScriptedModel(script) as model:`` serves on ``model.url`` until the block ends."""
+@dataclass
+class ScriptedModel(ScriptedServer):
+    """``with ScriptedModel(script).serving() as model:`` serves on ``model.url`` until the
+    block ends; ``tool`` is the tool whose offer marks the scripted conversation."""
 
-    def __init__(self, script: Sequence[Step], tool: str = "Bash", pause: float = 0.0) -> None:
-        self.script = list(script)
-        self.pause = pause
-        self.tool = tool
-        self.requests: list[dict[str, Any]] = []
-        self._ids = itertools.count()
-        self._lock = threading.Lock()
-        model = self
+    get_status: ClassVar[int] = 404
+    head_status: ClassVar[int] = 404
+    script: list[Step]
+    tool: str = "Bash"
+    pause: float = 0.0
+    _ids: Iterator[int] = field(default_factory=itertools.count, init=False, repr=False)
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
+    @property
+    def url(self) -> str:
+        """The base URL the agent is given (``ANTHROPIC_BASE_URL``)."""
+        return f"http://127.0.0.1:{self.port}"
 
-            def log_message(self, *args: Any) -> None:
-                pass
+    def get_body(self) -> bytes:
+        return b"{}"
 
-            def do_GET(self) -> None:
-                self._send(404, b"{}")
+    def answer(self, path: str, raw: bytes) -> Answer | Streamed | int:
+        body = json.loads(raw or b"{}")
+        if not path.startswith("/v1/messages") or "count_tokens" in path:
+            return 200, b'{"input_tokens": 10}', "application/json"
+        self.requests.append(body)
+        blocks, stop = self._blocks(body)
+        message = {"id": f"msg_{next(self._ids):04d}", "type": "message",
+                   "role": "assistant", "model": body.get("model", "scripted"), "content": [],
+                   "stop_reason": None, "stop_sequence": None,
+                   "usage": {"input_tokens": 5, "output_tokens": 1}}
+        if not body.get("stream"):
+            message.update(content=blocks, stop_reason=stop)
+            return 200, json.dumps(message).encode(), "application/json"
+        return 200, self._stream(message, blocks, stop), "text/event-stream"
 
-            def do_HEAD(self) -> None:
-                self._send(404, b"")
+    def _stream(self, message: dict[str, Any], blocks: list[dict[str, Any]],
+                stop: str) -> Iterator[bytes]:
+        """The streamed message: its content blocks, then (after ``pause`` seconds, for a
+        tool call) its end."""
+        events: list[dict[str, Any]] = [{"type": "message_start", "message": message}]
+        for i, b in enumerate(blocks):
+            start: dict[str, Any]
+            delta: dict[str, Any]
+            if b["type"] == "text":
+                start = {"type": "text", "text": ""}
+                delta = {"type": "text_delta", "text": b["text"]}
+            else:
+                start = {**b, "input": {}}
+                delta = {"type": "input_json_delta", "partial_json": json.dumps(b["input"])}
+            events += [{"type": "content_block_start", "index": i, "content_block": start},
+                       {"type": "content_block_delta", "index": i, "delta": delta},
+                       {"type": "content_block_stop", "index": i}]
+        yield sse(events, named=True)
+        if self.pause and stop == "tool_use":
+            time.sleep(self.pause)
+        yield sse([{"type": "message_delta",
+                    "delta": {"stop_reason": stop, "stop_sequence": None},
+                    "usage": {"output_tokens": 3}},
+                   {"type": "message_stop"}], named=True)
 
-            def _send(self, code: int, body: bytes, kind: str = "application/json") -> None:
-                self.send_response(code)
-                self.send_header("content-type", kind)
-                self.send_header("content-length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def do_POST(self) -> None:
-                size = int(self.headers.get("content-length", "0"))
-                body = json.loads(self.rfile.read(size) or b"{}")
-                if not self.path.startswith("/v1/messages") or "count_tokens" in self.path:
-                    self._send(200, b'{"input_tokens": 10}')
-                    return
-                with model._lock:
-                    model.requests.append(body)
-                    blocks, stop = model._answer(body)
-                    mid = f"msg_{next(model._ids):04d}"
-                message = {"id": mid, "type": "message", "role": "assistant",
-                           "model": body.get("model", "scripted"), "content": [],
-                           "stop_reason": None, "stop_sequence": None,
-                           "usage": {"input_tokens": 5, "output_tokens": 1}}
-                if not body.get("stream"):
-                    message.update(content=blocks, stop_reason=stop)
-                    self._send(200, json.dumps(message).encode())
-                    return
-                self.send_response(200)
-                self.send_header("content-type", "text/event-stream")
-                self.send_header("connection", "close")
-                self.end_headers()
-                self._event("message_start", {"type": "message_start", "message": message})
-                for i, b in enumerate(blocks):
-                    if b["type"] == "text":
-                        start = {"type": "text", "text": ""}
-                        delta = {"type": "text_delta", "text": b["text"]}
-                    else:
-                        start = {**b, "input": {}}
-                        delta = {"type": "input_json_delta",
-                                 "partial_json": json.dumps(b["input"])}
-                    self._event("content_block_start", {"type": "content_block_start",
-                                                        "index": i, "content_block": start})
-                    self._event("content_block_delta", {"type": "content_block_delta",
-                                                        "index": i, "delta": delta})
-                    self._event("content_block_stop", {"type": "content_block_stop",
-                                                       "index": i})
-                if model.pause and stop == "tool_use":
-                    self.wfile.flush()
-                    time.sleep(model.pause)
-                self._event("message_delta", {"type": "message_delta",
-                                              "delta": {"stop_reason": stop,
-                                                        "stop_sequence": None},
-                                              "usage": {"output_tokens": 3}})
-                self._event("message_stop", {"type": "message_stop"})
-                self.wfile.flush()
-                self.close_connection = True
-
-            def _event(self, name: str, data: dict[str, Any]) -> None:
-                self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    def _answer(self, body: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
+    def _blocks(self, body: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
         tools = {t.get("name") for t in body.get("tools", []) if isinstance(t, dict)}
         if self.tool not in tools:
             return [{"type": "text", "text": "ok"}], "end_turn"
@@ -128,12 +106,3 @@ class ScriptedModel:
         return [r for r in self.requests
                 if any(isinstance(t, dict) and t.get("name") == self.tool
                        for t in r.get("tools", []))]
-
-    def __enter__(self) -> ScriptedModel:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(5)

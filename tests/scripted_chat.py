@@ -9,8 +9,9 @@ session title, asked with no tools) get a short text and do not use up a step. E
 request body of a turn is kept (``requests``) so a test can check what the model was sent.
 
 The server itself is `ScriptedServer`, which every scripted model of the tests serves
-through (the agent harnesses' Chat Completions, Responses and Gemini models): a model says
-what a GET and a POST are answered with, the server does the HTTP on 127.0.0.1. The
+through (the agent harnesses' Chat Completions, Responses and Gemini models, and
+`tests/scripted_anthropic.py`'s Messages API): a model says what a GET and a POST are
+answered with, the server does the HTTP on 127.0.0.1. The
 streams are built by `chat_stream` (Chat Completions chunks), `responses_stream` (the
 Responses API's event envelope) and `sse` (server-sent events).
 """
@@ -23,15 +24,18 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
-__all__ = ["Answer", "ChatModel", "ScriptedServer", "Step", "chat_stream",
+__all__ = ["Answer", "ChatModel", "ScriptedServer", "Step", "Streamed", "chat_stream",
            "responses_stream", "sse"]
 
 #: one step: tool calls as (name, arguments) pairs, or a final text
 Step = list[tuple[str, dict[str, Any]]] | str
 #: an HTTP answer: status, body, content type
 Answer = tuple[int, bytes, str]
+#: an answer written part by part as the parts come (each flushed; the connection then
+#: closes): status, parts, content type
+Streamed = tuple[int, Iterator[bytes], str]
 _S = TypeVar("_S", bound="ScriptedServer")
 
 
@@ -91,10 +95,13 @@ def responses_stream(i: int, model: str, items: list[dict[str, Any]],
 @dataclass(kw_only=True)
 class ScriptedServer:
     """An HTTP server on 127.0.0.1 (a free port, in ``port``) for a scripted model: a
-    GET is answered with `get_body` (JSON), a POST with `answer` (called under a lock; a
-    bare status code: that error). A model keeps the request bodies of its turns
-    (``requests``) and counts its answers (``served``)."""
+    GET is answered with `get_body` (JSON, status ``get_status``), a HEAD with
+    ``head_status``, a POST with `answer` (called under a lock; a bare status code: that
+    error; `Streamed` parts are written after the lock is let go). A model keeps the
+    request bodies of its turns (``requests``) and counts its answers (``served``)."""
 
+    get_status: ClassVar[int] = 200
+    head_status: ClassVar[int] = 501  # (http.server's own answer to a HEAD)
     requests: list[dict[str, Any]] = field(default_factory=list)
     served: int = 0
     port: int = 0
@@ -103,7 +110,7 @@ class ScriptedServer:
         """What a GET (a model list) is answered with."""
         return b'{"object": "list", "data": []}'
 
-    def answer(self, path: str, raw: bytes) -> Answer | int:
+    def answer(self, path: str, raw: bytes) -> Answer | Streamed | int:
         """The answer to a POST of ``raw`` to ``path`` (a status code: that error)."""
         raise NotImplementedError
 
@@ -127,7 +134,10 @@ class ScriptedServer:
                 self.wfile.write(data)
 
             def do_GET(self) -> None:
-                self._send(200, model.get_body(), "application/json")
+                self._send(model.get_status, model.get_body(), "application/json")
+
+            def do_HEAD(self) -> None:
+                self._send(model.head_status, b"", "application/json")
 
             def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("content-length") or 0))
@@ -135,7 +145,17 @@ class ScriptedServer:
                     answer = model.answer(self.path, raw)
                 if isinstance(answer, int):
                     return self.send_error(answer)
-                self._send(*answer)
+                code, body, ctype = answer
+                if isinstance(body, bytes):
+                    return self._send(code, body, ctype)
+                self.send_response(code)
+                self.send_header("content-type", ctype)
+                self.send_header("connection", "close")
+                self.end_headers()
+                for part in body:
+                    self.wfile.write(part)
+                    self.wfile.flush()
+                self.close_connection = True
 
         server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.port = server.server_address[1]

@@ -96,8 +96,7 @@ def record_harness(agent: str, name: str, commands: list[str], tmp: Path) -> Pat
 
 
 def record_claude(name: str, script: list[Any], tmp: Path) -> Path:
-    sys.path[:0] = [str(ROOT / "tests")]
-    from scripted_anthropic import ScriptedModel as AnthropicModel
+    from tests.scripted_anthropic import ScriptedModel as AnthropicModel
 
     project, config, home = tmp / "project", tmp / "claude-config", tmp / "home"
     for d in (project, config, home):
@@ -107,7 +106,7 @@ def record_claude(name: str, script: list[Any], tmp: Path) -> Path:
            "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1",
            "DISABLE_ERROR_REPORTING": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
            "XDG_CACHE_HOME": str(tmp / "cache")}
-    with AnthropicModel(script) as model:
+    with AnthropicModel(script).serving() as model:
         run = subprocess.run([str(CLAUDE), "-p", "fix the failing check", "--output-format",
                               "json", "--allowedTools", "Bash"],
                              cwd=project, env={**env, "ANTHROPIC_BASE_URL": model.url},

@@ -64,7 +64,7 @@ def _run(tmp: Path, script: list[Step], flags: list[str], pause: float = 0.0) ->
     assert install.returncode == 0, install.stderr
     settings = json.loads((project / ".claude" / "settings.json").read_text())
     assert sorted(settings["hooks"]) == ["PostToolUse", "PostToolUseFailure", "PreToolUse"]
-    with ScriptedModel(script, pause=pause) as model:
+    with ScriptedModel(script, pause=pause).serving() as model:
         run = subprocess.run(
             [str(CLAUDE), "-p", "fix the build", "--output-format", "json",
              "--allowedTools", "Bash"],

@@ -157,7 +157,7 @@ def test_claude_code_project_install_as_the_page_shows(tmp_path: Path) -> None:
                              capture_output=True, text=True, timeout=60)
     assert install.returncode == 0 and "claude-code loads it" in install.stdout, install
     step = [("Bash", {"command": "ls /nonexistent-maxrepeat", "description": "look"})]
-    with AnthropicModel([step] * 8 + ["gave up"]) as model:
+    with AnthropicModel([step] * 8 + ["gave up"]).serving() as model:
         run = subprocess.run([str(CLAUDE), "-p", "fix the build", "--output-format", "json",
                               "--allowedTools", "Bash"], cwd=project,
                              env={**env, "ANTHROPIC_BASE_URL": model.url},

@@ -78,7 +78,7 @@ def _script(scenario: str) -> list[Any]:
 def _run(scenario: str, guard: Any, tmp: Path) -> Outcome:
     executed: list[str] = []
     stopped = None
-    with ScriptedModel(_script(scenario), tool=PREFIX + "run_tests") as model:
+    with ScriptedModel(_script(scenario), tool=PREFIX + "run_tests").serving() as model:
         options = _options(tmp, model.url, executed)
 
         async def main() -> None:
@@ -157,7 +157,7 @@ def test_real_agent_runs_the_pages_complete_example_verbatim(
     for d in ("home", "config", "project"):
         (tmp_path / d).mkdir()
     monkeypatch.chdir(tmp_path / "project")
-    with ScriptedModel(script, tool="mcp__dev__run_tests") as model:
+    with ScriptedModel(script, tool="mcp__dev__run_tests").serving() as model:
         for key, value in {"HOME": tmp_path / "home", "CLAUDE_CONFIG_DIR": tmp_path / "config",
                            "ANTHROPIC_BASE_URL": model.url, "ANTHROPIC_API_KEY": "sk-ant-dummy",
                            "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1",
