@@ -17,17 +17,15 @@ from maxrepeat.guards.frameworks.autogen import (
     trajectory_from_messages,
 )
 from tests.guard_scenarios import (
+    CASES,
     NAME_ARGS,
-    OBSERVATION,
-    PARALLEL,
-    SCRIPTS,
     Outcome,
     check,
+    check_case,
     check_missing_extra,
-    check_observation,
-    check_parallel,
     needs,
-    tool_output,
+    scripted_tools,
+    steps,
 )
 
 _needs = needs("autogen_agentchat", reason="the autogen extra (a venv of its own: "
@@ -62,20 +60,9 @@ def _replay(script: list[list[tuple[str, dict[str, Any]]]], sent: list[str]) -> 
 
 def _agent(guard: Any, scenario: str, sent: list[str], executed: list[str],
            runs: int = 1, iterations: int = 50, stream: bool = False) -> Any:
-    script = PARALLEL if scenario == "parallel" else [[c] for c in SCRIPTS[scenario]] * runs
-
-    def run_tests(path: str) -> str:
-        """Run the tests under path."""
-        executed.append("run_tests")
-        return tool_output("run_tests", {"path": path})
-
-    def edit(path: str, text: str) -> str:
-        """Write text to the file at path."""
-        executed.append("edit")
-        return tool_output("edit", {"path": path})
-
-    return guard.agent("dev", model_client=_replay(script, sent), tools=[run_tests, edit],
-                       max_tool_iterations=iterations, model_client_stream=stream)
+    return guard.agent("dev", model_client=_replay(steps(scenario) * runs, sent),
+                       tools=scripted_tools(executed), max_tool_iterations=iterations,
+                       model_client_stream=stream)
 
 
 def _run(scenario: str, guard: Any, agent: Any = None) -> Outcome:
@@ -91,9 +78,9 @@ def _run(scenario: str, guard: Any, agent: Any = None) -> Outcome:
     return Outcome(sent, trajectory_from_messages(messages), len(executed), stopped)
 
 
-@pytest.mark.parametrize("scenario", ["loop", "cycle", "clean"])
-def test_autogen_agent_is_warned_refused_and_stopped(scenario: str) -> None:
-    check(_run(scenario, loop_guard(NAME_ARGS)), NAME_ARGS, scenario)
+@pytest.mark.parametrize("case", CASES)
+def test_autogen_agent_is_warned_refused_and_stopped(case: str) -> None:
+    check_case(lambda scenario, config: _run(scenario, loop_guard(config)), case)
 
 
 @pytest.mark.parametrize("scenario", ["loop", "cycle"])
@@ -105,14 +92,6 @@ def test_autogen_streaming_model_client_is_guarded_the_same(scenario: str) -> No
     outcome = _run(scenario, guard, agent)
     outcome.contexts, outcome.executed = sent, len(executed)
     check(outcome, NAME_ARGS, scenario)
-
-
-def test_autogen_parallel_calls_of_one_response_are_one_step() -> None:
-    check_parallel(_run("parallel", loop_guard(NAME_ARGS)))
-
-
-def test_autogen_observation_mode_warns_blocks_and_stops_after_the_calls() -> None:
-    check_observation(_run("loop", loop_guard(OBSERVATION)))
 
 
 def test_autogen_second_run_on_the_same_guard_after_a_stop_starts_clean() -> None:
@@ -168,12 +147,8 @@ def test_autogen_pages_examples_run_verbatim(capsys: pytest.CaptureFixture[str])
     names: dict[str, Any] = {"__name__": "__docs__"}
     exec(compile(setup, "autogen.md", "exec"), names)
 
-    def run_tests(path: str) -> str:
-        """Run the tests under path."""
-        return tool_output("run_tests", {"path": path})
-
     agent = names["make_agent"](_replay([[("run_tests", {"path": "t/"})]] * 20, []),
-                                [run_tests])
+                                scripted_tools([])[:1])
     with pytest.raises(names["stop_error_class"]()):  # the live preset stops it too
         asyncio.run(agent.run(task="Make the tests pass."))
     assert type(agent).__name__ == "AssistantAgent"

@@ -21,13 +21,12 @@ from maxrepeat.guards.frameworks.claude_agent_sdk import (
 from tests.guard_scenarios import (
     MARK,
     NAME_ARGS,
-    OBSERVATION,
-    PARALLEL,
-    SCRIPTS,
+    SERIAL_CASES,
     Outcome,
     check,
+    check_case,
     check_missing_extra,
-    check_observation,
+    steps,
     tool_output,
 )
 from tests.scripted_anthropic import ScriptedModel
@@ -71,8 +70,8 @@ def _options(tmp: Path, url: str, executed: list[str]) -> Any:
 
 
 def _script(scenario: str) -> list[Any]:
-    steps = PARALLEL if scenario == "parallel" else [[c] for c in SCRIPTS[scenario]]
-    return [[(PREFIX + name, args) for name, args in step] for step in steps] + ["Done."]
+    return [[(PREFIX + name, args) for name, args in step]
+            for step in steps(scenario)] + ["Done."]
 
 
 def _run(scenario: str, guard: Any, tmp: Path) -> Outcome:
@@ -93,11 +92,9 @@ def _run(scenario: str, guard: Any, tmp: Path) -> Outcome:
     return Outcome(sent, trajectory_from_messages(guard.messages), len(executed), stopped)
 
 
-@pytest.mark.parametrize("scenario", ["loop", "cycle", "clean"])
-def test_real_agent_run_is_warned_refused_and_stopped(scenario: str,
-                                                            tmp_path: Path) -> None:
-    outcome = _run(scenario, loop_guard(NAME_ARGS), tmp_path)
-    check(outcome, NAME_ARGS, scenario)
+@pytest.mark.parametrize("case", SERIAL_CASES)
+def test_real_agent_run_is_warned_refused_and_stopped(case: str, tmp_path: Path) -> None:
+    check_case(lambda scenario, config: _run(scenario, loop_guard(config), tmp_path), case)
 
 
 def test_real_agent_second_run_on_the_same_guard_after_a_stop_starts_clean(tmp_path: Path) -> None:
@@ -130,10 +127,6 @@ def test_real_agent_parallel_calls_are_judged_with_the_calls_before_them(
     final = grade(traj, NAME_ARGS)
     assert live.evidence == final.evidence and not final.passed
     assert live.metadata.occurrences == final.metadata.occurrences == 5
-
-
-def test_real_agent_observation_mode_warns_blocks_and_stops_after_the_calls(tmp_path: Path) -> None:
-    check_observation(_run("loop", loop_guard(OBSERVATION), tmp_path))
 
 
 def test_real_agent_stop_error_is_a_claude_sdk_error_and_counts_as_grade(tmp_path: Path) -> None:

@@ -13,19 +13,17 @@ import pytest
 
 from maxrepeat import MaxRepeatConfig, grade
 from tests.guard_scenarios import (
+    CASES,
     NAME_ARGS,
-    OBSERVATION,
-    PARALLEL,
-    SCRIPTS,
     Outcome,
     check,
+    check_case,
     check_missing_extra,
-    check_observation,
-    check_parallel,
     check_warning_stays,
     clean_steps,
     cost_per_call,
-    tool_output,
+    scripted_tools,
+    steps,
 )
 
 Script = list[list[tuple[str, dict[str, Any]]]]
@@ -52,10 +50,6 @@ def _text(request: Any) -> str:
     return "\n".join(out)
 
 
-def _script(scenario: str) -> Script:
-    return PARALLEL if scenario == "parallel" else [[c] for c in SCRIPTS[scenario]]
-
-
 def _runner(script: Script, guard: Any) -> tuple[Any, Any, list[str]]:
     """An ADK runner of the fixer agent (its model replaying ``script``, then "Done."),
     its model, and the list of the tools that ran."""
@@ -68,18 +62,7 @@ def _runner(script: Script, guard: Any) -> tuple[Any, Any, list[str]]:
     model.responses = [*MockModel.create([_content(s) for s in script]).responses,
                        *MockModel.create([_content("Done.")]).responses]
     executed: list[str] = []
-
-    def run_tests(path: str) -> str:
-        """Run the tests under path."""
-        executed.append("run_tests")
-        return tool_output("run_tests", {"path": path})
-
-    def edit(path: str, text: str) -> str:
-        """Write text to the file at path."""
-        executed.append("edit")
-        return tool_output("edit", {"path": path})
-
-    agent = LlmAgent(name="fixer", model=model, tools=[run_tests, edit])
+    agent = LlmAgent(name="fixer", model=model, tools=scripted_tools(executed))
     runner = InMemoryRunner(app=App(name="fixer", root_agent=agent, plugins=[guard]))
     return runner, model, executed
 
@@ -126,28 +109,20 @@ def _guard(config: MaxRepeatConfig) -> Any:
     return loop_guard(config)
 
 
-@pytest.mark.parametrize("scenario", ["loop", "cycle", "clean"])
-def test_adk_agent_is_warned_refused_and_stopped(scenario: str) -> None:
-    check(_run(_script(scenario), _guard(NAME_ARGS)), NAME_ARGS, scenario)
+@pytest.mark.parametrize("case", CASES)
+def test_adk_agent_is_warned_refused_and_stopped(case: str) -> None:
+    check_case(lambda scenario, config: _run(steps(scenario), _guard(config)), case)
 
 
 def test_adk_live_preset_catches_the_cycle() -> None:
     live = MaxRepeatConfig.preset("live", max=2)
-    check(_run(_script("cycle"), _guard(live)), live, "cycle")
-
-
-def test_adk_parallel_calls_of_one_response_are_one_step() -> None:
-    check_parallel(_run(PARALLEL, _guard(NAME_ARGS)))
-
-
-def test_adk_observation_mode_warns_blocks_and_stops_after_the_calls() -> None:
-    check_observation(_run(_script("loop"), _guard(OBSERVATION)))
+    check(_run(steps("cycle"), _guard(live)), live, "cycle")
 
 
 def test_adk_stop_error_is_raised_as_it_is_and_counts_as_grade_does() -> None:
     from maxrepeat.guards.frameworks.google_adk import stop_error_class
 
-    outcome = _run(_script("loop"), _guard(NAME_ARGS))
+    outcome = _run(steps("loop"), _guard(NAME_ARGS))
     assert type(outcome.stopped) is stop_error_class()  # not ADK's plug-in RuntimeError
     assert isinstance(outcome.stopped, RuntimeError)
     assert outcome.stopped.results[0].metadata.occurrences == 5
@@ -157,10 +132,10 @@ def test_adk_stop_error_is_raised_as_it_is_and_counts_as_grade_does() -> None:
 
 def test_adk_second_run_on_the_same_guard_after_a_stop_starts_clean() -> None:
     guard = _guard(NAME_ARGS)
-    first = _run(_script("loop"), guard)
+    first = _run(steps("loop"), guard)
     assert first.stopped is not None
-    check(_run(_script("clean"), guard), NAME_ARGS, "clean")
-    check(_run(_script("loop"), guard), NAME_ARGS, "loop")
+    check(_run(steps("clean"), guard), NAME_ARGS, "clean")
+    check(_run(steps("loop"), guard), NAME_ARGS, "loop")
     assert guard.runs == {}  # nothing kept of finished or stopped runs
 
 
@@ -169,7 +144,7 @@ def test_adk_next_run_in_the_same_session_after_a_stop_starts_clean() -> None:
     valid history the next run of the same session goes on from, counted from nothing."""
     from maxrepeat.guards.frameworks.google_adk import trajectory_from_events
 
-    loop, clean = _script("loop"), _script("clean")
+    loop, clean = steps("loop"), steps("clean")
     runner, model, executed = _runner([*loop[:5], *clean], _guard(NAME_ARGS))
 
     async def main() -> tuple[list[Any], Any, list[Any], Any]:
@@ -195,7 +170,7 @@ def test_adk_next_run_in_the_same_session_after_a_stop_starts_clean() -> None:
 
 
 def test_adk_warning_stays_in_the_history() -> None:
-    check_warning_stays(_run(_script("cycle"), _guard(NAME_ARGS)))
+    check_warning_stays(_run(steps("cycle"), _guard(NAME_ARGS)))
 
 
 def test_adk_guard_cost_per_tool_call(capsys: pytest.CaptureFixture[str]) -> None:

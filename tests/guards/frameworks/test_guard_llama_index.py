@@ -11,18 +11,16 @@ import pytest
 
 from maxrepeat import MaxRepeatConfig, grade
 from tests.guard_scenarios import (
+    CASES,
     NAME_ARGS,
-    OBSERVATION,
-    PARALLEL,
-    SCRIPTS,
     Outcome,
     check,
+    check_case,
     check_missing_extra,
-    check_observation,
-    check_parallel,
     check_warning_stays,
     needs,
-    tool_output,
+    scripted_tools,
+    steps,
 )
 
 _needs = needs("llama_index.core")
@@ -46,18 +44,8 @@ def _agent(script: list[list[tuple[str, dict[str, Any]]]], sent: list[str],
             ToolCallBlock(tool_call_id=f"call_{len(sent)}_{j}", tool_name=name, tool_kwargs=args)
             for j, (name, args) in enumerate(script[asked])])
 
-    def run_tests(path: str) -> str:
-        """Run the tests under path."""
-        executed.append("run_tests")
-        return tool_output("run_tests", {"path": path})
-
-    def edit(path: str, text: str) -> str:
-        """Write text to the file at path."""
-        executed.append("edit")
-        return tool_output("edit", {"path": path})
-
     llm = MockFunctionCallingLLM(response_generator=respond, is_chat_model=True)
-    return FunctionAgent(tools=[run_tests, edit], llm=llm)
+    return FunctionAgent(tools=scripted_tools(executed), llm=llm)
 
 
 async def _once(agent: Any, error: type[Exception]) -> tuple[Any, list[Any]]:
@@ -82,31 +70,22 @@ def _run(scenario: str, config: MaxRepeatConfig) -> Outcome:
         trajectory_from_messages,
     )
 
-    script = PARALLEL if scenario == "parallel" else [[c] for c in SCRIPTS[scenario]]
     sent: list[str] = []
     executed: list[str] = []
-    agent = loop_guard(config).agent(_agent(script, sent, executed))
+    agent = loop_guard(config).agent(_agent(steps(scenario), sent, executed))
     stopped, record = asyncio.run(_once(agent, stop_error_class()))
     return Outcome(sent, trajectory_from_messages(record), len(executed), stopped)
 
 
-@pytest.mark.parametrize("scenario", ["loop", "cycle", "clean"])
-def test_llama_index_agent_is_warned_refused_and_stopped(scenario: str) -> None:
-    check(_run(scenario, NAME_ARGS), NAME_ARGS, scenario)
+@pytest.mark.parametrize("case", CASES)
+def test_llama_index_agent_is_warned_refused_and_stopped(case: str) -> None:
+    check_case(_run, case)
 
 
 def test_llama_index_live_preset_catches_a_cycle() -> None:
     config = MaxRepeatConfig.preset("live", max=2, max_cycle_period=2)
     outcome = _run("cycle", config)
     check(outcome, config, "cycle")
-
-
-def test_llama_index_parallel_calls_of_one_response_are_one_step() -> None:
-    check_parallel(_run("parallel", NAME_ARGS))
-
-
-def test_llama_index_observation_mode_warns_blocks_and_stops_after_the_calls() -> None:
-    check_observation(_run("loop", OBSERVATION))
 
 
 def test_llama_index_stop_count_equals_grade_of_the_record() -> None:
@@ -124,7 +103,7 @@ def test_llama_index_second_run_after_a_stop_starts_clean() -> None:
 
     sent: list[str] = []
     executed: list[str] = []
-    script = [[c] for c in SCRIPTS["loop"]]
+    script = steps("loop")
     agent = loop_guard(NAME_ARGS).agent(_agent(script, sent, executed))
     first, _ = asyncio.run(_once(agent, stop_error_class()))
     assert first is not None

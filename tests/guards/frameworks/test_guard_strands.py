@@ -14,27 +14,19 @@ import pytest
 
 from maxrepeat import MaxRepeatConfig, grade
 from tests.guard_scenarios import (
+    CASES,
     NAME_ARGS,
-    OBSERVATION,
-    PARALLEL,
-    SCRIPTS,
     Outcome,
     check,
+    check_case,
     check_missing_extra,
-    check_observation,
-    check_parallel,
     check_warning_stays,
     clean_steps,
     cost_per_call,
-    tool_output,
+    scripted_tools,
+    steps,
 )
 from tests.scripted_chat import ChatModel, Step
-
-Script = list[list[tuple[str, dict[str, Any]]]]
-
-
-def _script(scenario: str) -> Script:
-    return PARALLEL if scenario == "parallel" else [[c] for c in SCRIPTS[scenario]]
 
 
 class _Fixer:
@@ -46,23 +38,10 @@ class _Fixer:
 
         self.chat = chat
         self.executed: list[str] = []
-
-        @tool
-        def run_tests(path: str) -> str:
-            """Run the tests under path."""
-            self.executed.append("run_tests")
-            return tool_output("run_tests", {"path": path})
-
-        @tool
-        def edit(path: str, text: str) -> str:
-            """Write text to the file at path."""
-            self.executed.append("edit")
-            return tool_output("edit", {"path": path})
-
         model = OpenAIModel(client_args={"base_url": chat.url, "api_key": "scripted"},
                             model_id="scripted")
-        self.agent = Agent(model=model, tools=[run_tests, edit], hooks=[guard],
-                           callback_handler=None)
+        self.agent = Agent(model=model, tools=[tool(f) for f in scripted_tools(self.executed)],
+                           hooks=[guard], callback_handler=None)
 
     def run(self, task: str = "Make the tests pass.") -> Outcome:
         from maxrepeat.guards.frameworks.strands import stop_error_class, trajectory_from_messages
@@ -90,33 +69,25 @@ def _guard(config: MaxRepeatConfig) -> Any:
     return loop_guard(config)
 
 
-def _run(steps: list[Step], config: MaxRepeatConfig) -> Outcome:
-    with ChatModel(list(steps)).serving() as chat:
+def _run(script: list[Step], config: MaxRepeatConfig) -> Outcome:
+    with ChatModel(list(script)).serving() as chat:
         return _Fixer(chat, _guard(config)).run()
 
 
-@pytest.mark.parametrize("scenario", ["loop", "cycle", "clean"])
-def test_strands_agent_is_warned_refused_and_stopped(scenario: str) -> None:
-    check(_run(list(_script(scenario)), NAME_ARGS), NAME_ARGS, scenario)
+@pytest.mark.parametrize("case", CASES)
+def test_strands_agent_is_warned_refused_and_stopped(case: str) -> None:
+    check_case(lambda scenario, config: _run(list(steps(scenario)), config), case)
 
 
 def test_strands_live_preset_catches_the_cycle() -> None:
     live = MaxRepeatConfig.preset("live", max=2)
-    check(_run(list(_script("cycle")), live), live, "cycle")
-
-
-def test_strands_parallel_calls_of_one_response_are_one_step() -> None:
-    check_parallel(_run(list(PARALLEL), NAME_ARGS))
-
-
-def test_strands_observation_mode_warns_blocks_and_stops_after_the_calls() -> None:
-    check_observation(_run(list(_script("loop")), OBSERVATION))
+    check(_run(list(steps("cycle")), live), live, "cycle")
 
 
 def test_strands_stop_error_is_an_event_loop_exception_counting_as_grade() -> None:
     from strands.types.exceptions import EventLoopException
 
-    outcome = _run(list(_script("loop")), NAME_ARGS)
+    outcome = _run(list(steps("loop")), NAME_ARGS)
     assert isinstance(outcome.stopped, EventLoopException)
     assert outcome.stopped.results[0].metadata.occurrences == 5
     assert grade(outcome.trajectory, NAME_ARGS).metadata.occurrences == 5
@@ -124,10 +95,10 @@ def test_strands_stop_error_is_an_event_loop_exception_counting_as_grade() -> No
 
 
 def test_strands_second_run_on_the_same_agent_after_a_stop_starts_clean() -> None:
-    loop, clean = _script("loop"), _script("clean")
+    loop, clean = steps("loop"), steps("clean")
     # the model stops being asked at the stop (5 responses); the next run gets the rest
-    steps: list[Step] = [*loop[:5], *clean, "Done.", *loop]
-    with ChatModel(steps).serving() as chat:
+    script: list[Step] = [*loop[:5], *clean, "Done.", *loop]
+    with ChatModel(script).serving() as chat:
         fixer = _Fixer(chat, _guard(NAME_ARGS))
         first = fixer.run()
         assert first.stopped is not None and chat.served == 5
@@ -136,7 +107,7 @@ def test_strands_second_run_on_the_same_agent_after_a_stop_starts_clean() -> Non
 
 
 def test_strands_warning_stays_in_the_history() -> None:
-    check_warning_stays(_run(list(_script("cycle")), NAME_ARGS))
+    check_warning_stays(_run(list(steps("cycle")), NAME_ARGS))
 
 
 def test_strands_guard_cost_per_tool_call(capsys: pytest.CaptureFixture[str]) -> None:
