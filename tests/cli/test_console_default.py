@@ -135,3 +135,24 @@ def test_an_unknown_command_without_a_close_one() -> None:
     proc = subprocess.run([*CLI, "zzzz"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "No such command 'zzzz'." in proc.stderr
     assert "Did you mean" not in proc.stderr
+
+
+def test_what_points_at_the_input_format_flag_names_it(tmp_path: Path) -> None:
+    """The flag is `--input-format` (`--format` is its older spelling, kept working): the
+    error of an input no reader knows, the examples of `maxrepeat formats --help` and each
+    format page's opening line teach that name, not the one that reads as either format."""
+    unknown = tmp_path / "notes.json"
+    unknown.write_text('{"notes": []}')
+    proc = subprocess.run([*CLI, "grade", str(unknown), *GRADER], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 2 and "(force one with --input-format)" in proc.stdout
+    listed = subprocess.run([*CLI, "formats", "--help"], capture_output=True, text=True,
+                            timeout=60)
+    assert "--input-format codex" in listed.stdout and "--format " not in listed.stdout
+    pages = sorted((Path(__file__).parents[2] / "docs" / "formats").glob("*.md"))
+    openings = {page.stem: page.read_text().split("\n\n")[1] for page in pages
+                if page.stem != "index"}
+    assert len(openings) >= 20
+    wrong = [name for name, line in openings.items()
+             if not line.startswith(f"`--input-format {name}` ")]
+    assert not wrong, wrong

@@ -61,7 +61,7 @@ def formats_cmd() -> None:
     \b
     Example:
       maxrepeat formats
-      maxrepeat grade session.jsonl --format codex --max 3
+      maxrepeat grade session.jsonl --input-format codex --max 3
     """
     from ..readers import all_readers
 

@@ -230,6 +230,6 @@ def detect(source: Source) -> Reader:
         raise TrajectoryFormatError(
             source.name,
             f"cannot tell the format: {what}; known formats: {', '.join(reader_names())} "
-            "(force one with --format)",
+            "(force one with --input-format)",
         )
     return best[1]
