@@ -86,6 +86,18 @@ def test_colour_in_a_pipe(tmp_path: Path, args: tuple[str, ...], env: dict[str, 
     assert "FAIL" in proc.stdout
 
 
+def test_a_report_file_is_plain_text_unless_colour_is_asked_for(tmp_path: Path) -> None:
+    """`--output-file` writes an artifact, not a log: `FORCE_COLOR` (set in many CI
+    environments for their logs) does not put escapes into it, as ruff's `--output-file`
+    does not; `--color always` still does."""
+    report = tmp_path / "report.txt"
+    proc = _grade(tmp_path, "--output-file", str(report), env={"FORCE_COLOR": "1"})
+    assert proc.returncode == 1, proc.stderr
+    assert report.read_text().startswith("FAIL   stuck") and SGR not in report.read_text()
+    assert _grade(tmp_path, "--output-file", str(report), "--color", "always").returncode == 1
+    assert SGR in report.read_text()
+
+
 def _on_a_terminal(tmp_path: Path, env: dict[str, str]) -> str:
     """The report with standard output a pseudo-terminal."""
     main, child = pty.openpty()

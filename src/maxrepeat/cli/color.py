@@ -9,6 +9,9 @@ published environment conventions, then the terminal.
   go to a terminal (https://force-color.org). When both are set, ``NO_COLOR`` wins, as in
   Python's own interpreter.
 - Otherwise colour when the report goes to a terminal that is not ``TERM=dumb``.
+
+A report file (``--output-file``) is an artifact, not a log: it is coloured only with
+``--color always`` (cli/grade.py), as ruff's ``--output-file`` is never coloured.
 """
 
 from __future__ import annotations
@@ -28,8 +31,9 @@ def color_option() -> Callable[[Any], Any]:
     return click.option(
         "--color", "color_choice", type=click.Choice(COLOR_CHOICES), default="auto",
         show_default=True,
-        help="Colour the console report: auto colours a terminal, or anywhere when "
-             "FORCE_COLOR is set, never when NO_COLOR is set (non-empty values).")
+        help="Colour the console report: auto colours a terminal, or any standard output "
+             "when FORCE_COLOR is set, never when NO_COLOR is set (non-empty values); an "
+             "--output-file report only with always.")
 
 
 def wants_color(choice: str, to_terminal: bool, environ: Mapping[str, str]) -> bool:

@@ -142,7 +142,8 @@ def grade_cmd(
     from ..engines.grading import Grading
     from ..reporters import get_reporter
 
-    color = wants_color(color_choice, output_file is None and sys.stdout.isatty(), os.environ)
+    color = (color_choice == "always" if output_file is not None  # an artifact, not a log
+             else wants_color(color_choice, sys.stdout.isatty(), os.environ))
     grading = Grading(paths, graders, get_reporter(output, color), fmt=fmt, engine=engine,
                       jobs=jobs, address=ray_address, quiet=quiet,
                       on_error=None if output == "console" else say)
