@@ -16,20 +16,10 @@ from maxrepeat.guards.frameworks.autogen import (
     stop_error_class,
     trajectory_from_messages,
 )
-from tests.guard_scenarios import (
-    CASES,
-    NAME_ARGS,
-    Outcome,
-    check,
-    check_case,
-    check_missing_extra,
-    needs,
-    scripted_tools,
-    steps,
-)
+from tests import guard_scenarios as gs
 
-_needs = needs("autogen_agentchat", reason="the autogen extra (a venv of its own: "
-               "autogen-core pins protobuf 5, the other extras have 7)")
+_needs = gs.needs("autogen_agentchat", reason="the autogen extra (a venv of its own: "
+                  "autogen-core pins protobuf 5, the other extras have 7)")
 
 
 def _replay(script: list[list[tuple[str, dict[str, Any]]]], sent: list[str]) -> Any:
@@ -60,12 +50,12 @@ def _replay(script: list[list[tuple[str, dict[str, Any]]]], sent: list[str]) -> 
 
 def _agent(guard: Any, scenario: str, sent: list[str], executed: list[str],
            runs: int = 1, iterations: int = 50, stream: bool = False) -> Any:
-    return guard.agent("dev", model_client=_replay(steps(scenario) * runs, sent),
-                       tools=scripted_tools(executed), max_tool_iterations=iterations,
+    return guard.agent("dev", model_client=_replay(gs.steps(scenario) * runs, sent),
+                       tools=gs.scripted_tools(executed), max_tool_iterations=iterations,
                        model_client_stream=stream)
 
 
-def _run(scenario: str, guard: Any, agent: Any = None) -> Outcome:
+def _run(scenario: str, guard: Any, agent: Any = None) -> gs.Outcome:
     sent: list[str] = []
     executed: list[str] = []
     agent = agent or _agent(guard, scenario, sent, executed)
@@ -75,37 +65,37 @@ def _run(scenario: str, guard: Any, agent: Any = None) -> Outcome:
     except stop_error_class() as err:
         stopped = err
     messages = asyncio.run(agent.model_context.get_messages())
-    return Outcome(sent, trajectory_from_messages(messages), len(executed), stopped)
+    return gs.Outcome(sent, trajectory_from_messages(messages), len(executed), stopped)
 
 
-@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("case", gs.CASES)
 def test_autogen_agent_is_warned_refused_and_stopped(case: str) -> None:
-    check_case(lambda scenario, config: _run(scenario, loop_guard(config)), case)
+    gs.check_case(lambda scenario, config: _run(scenario, loop_guard(config)), case)
 
 
 @pytest.mark.parametrize("scenario", ["loop", "cycle"])
 def test_autogen_streaming_model_client_is_guarded_the_same(scenario: str) -> None:
-    guard = loop_guard(NAME_ARGS)
+    guard = loop_guard(gs.NAME_ARGS)
     sent: list[str] = []
     executed: list[str] = []
     agent = _agent(guard, scenario, sent, executed, stream=True)
     outcome = _run(scenario, guard, agent)
     outcome.contexts, outcome.executed = sent, len(executed)
-    check(outcome, NAME_ARGS, scenario)
+    gs.check(outcome, gs.NAME_ARGS, scenario)
 
 
 def test_autogen_second_run_on_the_same_guard_after_a_stop_starts_clean() -> None:
-    guard = loop_guard(NAME_ARGS)
+    guard = loop_guard(gs.NAME_ARGS)
     first = _run("loop", guard)
     assert first.stopped is not None
-    check(_run("clean", guard), NAME_ARGS, "clean")
-    check(_run("loop", guard), NAME_ARGS, "loop")
+    gs.check(_run("clean", guard), gs.NAME_ARGS, "clean")
+    gs.check(_run("loop", guard), gs.NAME_ARGS, "loop")
 
 
 def test_autogen_same_agent_new_task_after_a_stop_starts_clean() -> None:
     """The same agent (its context keeps the stopped run) given a new task: the guard
     counts the new run only."""
-    guard = loop_guard(NAME_ARGS)
+    guard = loop_guard(gs.NAME_ARGS)
     sent: list[str] = []
     executed: list[str] = []
     agent = _agent(guard, "loop", sent, executed, runs=2)
@@ -117,7 +107,7 @@ def test_autogen_same_agent_new_task_after_a_stop_starts_clean() -> None:
     messages = asyncio.run(agent.model_context.get_messages())
     run = trajectory_from_messages(messages[before:])
     [live] = second.stopped.results
-    assert live.evidence == grade(run, NAME_ARGS).evidence
+    assert live.evidence == grade(run, gs.NAME_ARGS).evidence
     assert live.metadata.occurrences == 5
 
 
@@ -126,11 +116,11 @@ def test_autogen_count_equals_grade_of_the_task_result() -> None:
     ``TaskResult.messages``, converted."""
     from msgspec.structs import replace
 
-    guard = loop_guard(NAME_ARGS)
+    guard = loop_guard(gs.NAME_ARGS)
     agent = _agent(guard, "cycle", [], [], iterations=3)  # AutoGen's own limit ends it
     result = asyncio.run(agent.run(task="Make the tests pass."))
     traj = trajectory_from_messages(result.messages)
-    [live], final = guard.results, grade(traj, NAME_ARGS)
+    [live], final = guard.results, grade(traj, gs.NAME_ARGS)
     assert replace(live.metadata, source=None) == replace(final.metadata, source=None)
     assert live.metadata.watched_steps == 3 and live.passed == final.passed
 
@@ -148,7 +138,7 @@ def test_autogen_pages_examples_run_verbatim(capsys: pytest.CaptureFixture[str])
     exec(compile(setup, "autogen.md", "exec"), names)
 
     agent = names["make_agent"](_replay([[("run_tests", {"path": "t/"})]] * 20, []),
-                                scripted_tools([])[:1])
+                                gs.scripted_tools([])[:1])
     with pytest.raises(names["stop_error_class"]()):  # the live preset stops it too
         asyncio.run(agent.run(task="Make the tests pass."))
     assert type(agent).__name__ == "AssistantAgent"
@@ -158,4 +148,4 @@ def test_autogen_pages_examples_run_verbatim(capsys: pytest.CaptureFixture[str])
 
 
 def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    check_missing_extra(monkeypatch, "autogen", "autogen_agentchat.agents", "autogen")
+    gs.check_missing_extra(monkeypatch, "autogen", "autogen_agentchat.agents", "autogen")

@@ -18,17 +18,7 @@ from maxrepeat.guards.frameworks.claude_agent_sdk import (
     stop_error_class,
     trajectory_from_messages,
 )
-from tests.guard_scenarios import (
-    MARK,
-    NAME_ARGS,
-    SERIAL_CASES,
-    Outcome,
-    check,
-    check_case,
-    check_missing_extra,
-    steps,
-    tool_output,
-)
+from tests import guard_scenarios as gs
 from tests.scripted_anthropic import ScriptedModel
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -49,12 +39,12 @@ def _options(tmp: Path, url: str, executed: list[str]) -> Any:
     @tool("run_tests", "Run the tests under path.", {"path": str})
     async def run_tests(args: dict[str, Any]) -> dict[str, Any]:
         executed.append("run_tests")
-        return {"content": [{"type": "text", "text": tool_output("run_tests", args)}]}
+        return {"content": [{"type": "text", "text": gs.tool_output("run_tests", args)}]}
 
     @tool("edit", "Write text to the file at path.", {"path": str, "text": str})
     async def edit(args: dict[str, Any]) -> dict[str, Any]:
         executed.append("edit")
-        return {"content": [{"type": "text", "text": tool_output("edit", args)}]}
+        return {"content": [{"type": "text", "text": gs.tool_output("edit", args)}]}
 
     for d in ("home", "config", "project"):
         (tmp / d).mkdir(parents=True, exist_ok=True)
@@ -71,10 +61,10 @@ def _options(tmp: Path, url: str, executed: list[str]) -> Any:
 
 def _script(scenario: str) -> list[Any]:
     return [[(PREFIX + name, args) for name, args in step]
-            for step in steps(scenario)] + ["Done."]
+            for step in gs.steps(scenario)] + ["Done."]
 
 
-def _run(scenario: str, guard: Any, tmp: Path) -> Outcome:
+def _run(scenario: str, guard: Any, tmp: Path) -> gs.Outcome:
     executed: list[str] = []
     stopped = None
     with ScriptedModel(_script(scenario), tool=PREFIX + "run_tests").serving() as model:
@@ -89,22 +79,22 @@ def _run(scenario: str, guard: Any, tmp: Path) -> Outcome:
         except stop_error_class() as err:
             stopped = err
         sent = [json.dumps(r["messages"]) for r in model.conversation_requests()]
-    return Outcome(sent, trajectory_from_messages(guard.messages), len(executed), stopped)
+    return gs.Outcome(sent, trajectory_from_messages(guard.messages), len(executed), stopped)
 
 
-@pytest.mark.parametrize("case", SERIAL_CASES)
+@pytest.mark.parametrize("case", gs.SERIAL_CASES)
 def test_real_agent_run_is_warned_refused_and_stopped(case: str, tmp_path: Path) -> None:
-    check_case(lambda scenario, config: _run(scenario, loop_guard(config), tmp_path), case)
+    gs.check_case(lambda scenario, config: _run(scenario, loop_guard(config), tmp_path), case)
 
 
 def test_real_agent_second_run_on_the_same_guard_after_a_stop_starts_clean(tmp_path: Path) -> None:
-    guard = loop_guard(NAME_ARGS)
+    guard = loop_guard(gs.NAME_ARGS)
     first = _run("loop", guard, tmp_path / "1")
     assert first.stopped is not None
     second = _run("clean", guard, tmp_path / "2")
-    check(second, NAME_ARGS, "clean")
+    gs.check(second, gs.NAME_ARGS, "clean")
     third = _run("loop", guard, tmp_path / "3")
-    check(third, NAME_ARGS, "loop")
+    gs.check(third, gs.NAME_ARGS, "loop")
     assert third.executed == first.executed
 
 
@@ -113,18 +103,18 @@ def test_real_agent_parallel_calls_are_judged_with_the_calls_before_them(
     """Claude Code hands the guard the calls of one response one at a time: the first
     call of a step is judged alone (it is no repeat yet) and runs, the second completes
     the repeat and is refused; the model is told exactly that."""
-    outcome = _run("parallel", loop_guard(NAME_ARGS), tmp_path)
+    outcome = _run("parallel", loop_guard(gs.NAME_ARGS), tmp_path)
     traj = outcome.trajectory
     # warned once, after the third response (six calls, three steps), not once per call
-    assert [MARK in c for c in outcome.contexts].index(True) == 3
+    assert [gs.MARK in c for c in outcome.contexts].index(True) == 3
     results = [str(e.data.result) for e in traj.events if e.type == "tool_result"]
-    refused = [i for i, r in enumerate(results) if r.startswith(MARK)]
+    refused = [i for i, r in enumerate(results) if r.startswith(gs.MARK)]
     assert refused == [7, 9]  # the second call of the fourth and fifth responses
     assert "(blocked)" in results[7] and "(stopped)" in results[9]
     # a refused call did not run: every other call did
     assert outcome.executed == len(results) - len(refused) == 8
     [live] = outcome.stopped.results
-    final = grade(traj, NAME_ARGS)
+    final = grade(traj, gs.NAME_ARGS)
     assert live.evidence == final.evidence and not final.passed
     assert live.metadata.occurrences == final.metadata.occurrences == 5
 
@@ -132,10 +122,10 @@ def test_real_agent_parallel_calls_are_judged_with_the_calls_before_them(
 def test_real_agent_stop_error_is_a_claude_sdk_error_and_counts_as_grade(tmp_path: Path) -> None:
     from claude_agent_sdk import ClaudeSDKError
 
-    outcome = _run("loop", loop_guard(NAME_ARGS), tmp_path)
+    outcome = _run("loop", loop_guard(gs.NAME_ARGS), tmp_path)
     assert isinstance(outcome.stopped, ClaudeSDKError)
     assert outcome.stopped.results[0].metadata.occurrences == 5
-    assert grade(outcome.trajectory, NAME_ARGS).metadata.occurrences == 5
+    assert grade(outcome.trajectory, gs.NAME_ARGS).metadata.occurrences == 5
 
 
 def test_real_agent_runs_the_pages_complete_example_verbatim(
@@ -164,5 +154,5 @@ def test_real_agent_runs_the_pages_complete_example_verbatim(
 
 
 def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    check_missing_extra(monkeypatch, "claude_agent_sdk", "claude_agent_sdk", "claude-agent-sdk")
+    gs.check_missing_extra(monkeypatch, "claude_agent_sdk", "claude_agent_sdk", "claude-agent-sdk")
 

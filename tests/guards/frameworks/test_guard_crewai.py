@@ -23,25 +23,11 @@ from maxrepeat.guards.frameworks.crewai import (
     stop_error_class,
     trajectory_from_messages,
 )
-from tests.guard_scenarios import (
-    MARK,
-    NAME_ARGS,
-    OBSERVATION,
-    PARALLEL,
-    SCRIPTS,
-    Outcome,
-    check,
-    check_missing_extra,
-    check_parallel,
-    clean_steps,
-    cost_per_call,
-    needs,
-    tool_output,
-)
+from tests import guard_scenarios as gs
 from tests.scripted_chat import Answer, ChatModel, Step
 
-_needs = needs("crewai", reason="the crewai extra (a venv of its own: crewai needs "
-               "pydantic < 2.13, the inspect extra >= 2.13)")
+_needs = gs.needs("crewai", reason="the crewai extra (a venv of its own: crewai needs "
+                  "pydantic < 2.13, the inspect extra >= 2.13)")
 
 # the deprecations CrewAI's own code warns of (its agents read deprecated fields)
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:crewai")
@@ -86,36 +72,23 @@ def _context(body: dict[str, Any]) -> str:
 
 
 def _script(scenario: str, runs: int = 1) -> list[Step]:
-    steps: list[Step] = list(PARALLEL) if scenario == "parallel" else \
-        [[c] for c in SCRIPTS[scenario]]
-    return steps * runs
+    return list(gs.steps(scenario)) * runs
 
 
 def _crew(url: str, executed: list[str], stream: bool = False, max_iter: int = 25) -> Any:
     from crewai import LLM, Agent, Crew, Task
     from crewai.tools import tool
 
-    @tool("run_tests")
-    def run_tests(path: str) -> str:
-        """Run the tests under path."""
-        executed.append("run_tests")
-        return tool_output("run_tests", {"path": path})
-
-    @tool("edit")
-    def edit(path: str, text: str) -> str:
-        """Write text to the file at path."""
-        executed.append("edit")
-        return tool_output("edit", {"path": path})
-
     llm = LLM(model="openai/scripted", base_url=url, api_key="scripted", stream=stream)
     agent = Agent(role="dev", goal="Make the tests pass.", backstory="A developer.",
-                  llm=llm, tools=[run_tests, edit], max_iter=max_iter)
+                  llm=llm, tools=[tool(f) for f in gs.scripted_tools(executed)],
+                  max_iter=max_iter)
     task = Task(description="Make the tests pass.", expected_output="A summary.",
                 agent=agent)
     return Crew(agents=[agent], tasks=[task])
 
 
-def _kickoff(crew: Any, model: Model, executed: list[str], first: int = 0) -> Outcome:
+def _kickoff(crew: Any, model: Model, executed: list[str], first: int = 0) -> gs.Outcome:
     """Kick the crew off; the outcome of this kickoff (its requests from ``first`` on)."""
     stopped = None
     try:
@@ -123,8 +96,8 @@ def _kickoff(crew: Any, model: Model, executed: list[str], first: int = 0) -> Ou
     except stop_error_class() as err:
         stopped = err
     messages = crew.agents[0].agent_executor.messages
-    return Outcome([_context(b) for b in model.requests[first:]],
-                   trajectory_from_messages(messages), len(executed), stopped)
+    return gs.Outcome([_context(b) for b in model.requests[first:]],
+                      trajectory_from_messages(messages), len(executed), stopped)
 
 
 @pytest.fixture
@@ -136,7 +109,7 @@ def guards() -> Iterator[list[Any]]:
         guard.remove()
 
 
-def _run(scenario: str, guard: Any, stream: bool = False) -> Outcome:
+def _run(scenario: str, guard: Any, stream: bool = False) -> gs.Outcome:
     executed: list[str] = []
     with Model(steps=_script(scenario)).serving() as model:
         return _kickoff(_crew(model.url, executed, stream), model, executed)
@@ -145,20 +118,20 @@ def _run(scenario: str, guard: Any, stream: bool = False) -> Outcome:
 @pytest.mark.parametrize("scenario", ["loop", "cycle", "clean"])
 def test_crewai_agent_is_warned_refused_and_stopped(scenario: str,
                                                      guards: list[Any]) -> None:
-    guards.append(guard := loop_guard(NAME_ARGS))
-    check(_run(scenario, guard), NAME_ARGS, scenario)
+    guards.append(guard := loop_guard(gs.NAME_ARGS))
+    gs.check(_run(scenario, guard), gs.NAME_ARGS, scenario)
 
 
 @pytest.mark.parametrize("scenario", ["loop", "cycle"])
 def test_crewai_streaming_llm_is_guarded_the_same(scenario: str,
                                                    guards: list[Any]) -> None:
-    guards.append(guard := loop_guard(NAME_ARGS))
-    check(_run(scenario, guard, stream=True), NAME_ARGS, scenario)
+    guards.append(guard := loop_guard(gs.NAME_ARGS))
+    gs.check(_run(scenario, guard, stream=True), gs.NAME_ARGS, scenario)
 
 
 def test_crewai_parallel_calls_of_one_response_are_one_step(guards: list[Any]) -> None:
-    guards.append(guard := loop_guard(NAME_ARGS))
-    check_parallel(_run("parallel", guard))
+    guards.append(guard := loop_guard(gs.NAME_ARGS))
+    gs.check_parallel(_run("parallel", guard))
 
 
 def test_crewai_observation_mode_warns_blocks_and_stops_after_the_calls(
@@ -168,7 +141,7 @@ def test_crewai_observation_mode_warns_blocks_and_stops_after_the_calls(
     config = MaxRepeatConfig(max=1, max_cycle_period=2)
     guards.append(guard := loop_guard(config))
     outcome = _run("loop", guard)
-    check(outcome, config, "loop")
+    gs.check(outcome, config, "loop")
     assert "4 times in a row" in str(outcome.stopped)
 
 
@@ -177,7 +150,7 @@ def test_crewai_own_limit_comes_first_when_the_guard_allows_five(guards: list[An
     result itself (``ToolExecutionFailedError``), whatever the guard allows."""
     from crewai.tools.tool_failure import ToolExecutionFailedError
 
-    guards.append(loop_guard(OBSERVATION))
+    guards.append(loop_guard(gs.OBSERVATION))
     executed: list[str] = []
     with Model(steps=_script("loop")).serving() as model, \
             pytest.raises(ToolExecutionFailedError, match="5 times"):
@@ -189,7 +162,7 @@ def test_crewai_second_kickoff_on_the_same_guard_after_a_stop_starts_clean(
         guards: list[Any]) -> None:
     """The same crew and guard kicked off again after a stop: the new run is counted
     alone, from its first call (then a clean run, then a loop again)."""
-    guards.append(loop_guard(NAME_ARGS))
+    guards.append(loop_guard(gs.NAME_ARGS))
     executed: list[str] = []
     steps = _script("loop") + ["done"] + _script("clean") + ["done"] + _script("loop")
     with Model(steps=steps).serving() as model:
@@ -199,11 +172,11 @@ def test_crewai_second_kickoff_on_the_same_guard_after_a_stop_starts_clean(
         model.served = len(_script("loop")) + 1  # the stopped run left the rest unasked
         second = _kickoff(crew, model, executed, len(model.requests))
         second.executed -= first.executed
-        check(second, NAME_ARGS, "clean")
+        gs.check(second, gs.NAME_ARGS, "clean")
         model.served = len(steps) - len(_script("loop"))
         third = _kickoff(crew, model, executed, len(model.requests))
         third.executed -= first.executed + second.executed
-        check(third, NAME_ARGS, "loop")
+        gs.check(third, gs.NAME_ARGS, "loop")
 
 
 def test_crewai_count_equals_grade_of_the_recorded_run(guards: list[Any]) -> None:
@@ -211,16 +184,16 @@ def test_crewai_count_equals_grade_of_the_recorded_run(guards: list[Any]) -> Non
     answers): the guard's results are `grade` of the executor's messages, converted."""
     from msgspec.structs import replace
 
-    guards.append(guard := loop_guard(NAME_ARGS))
+    guards.append(guard := loop_guard(gs.NAME_ARGS))
     executed: list[str] = []
     with Model(steps=[*_script("loop")[:3], "Gave up."]).serving() as model:
         crew = _crew(model.url, executed)
         crew.kickoff()
     traj = trajectory_from_messages(crew.agents[0].agent_executor.messages)
-    [live], final = guard.results, grade(traj, NAME_ARGS)
+    [live], final = guard.results, grade(traj, gs.NAME_ARGS)
     assert replace(live.metadata, source=None) == replace(final.metadata, source=None)
     assert live.metadata.watched_steps == 3 and not live.passed and not final.passed
-    assert MARK in _context(model.requests[-1]) and len(executed) == 3
+    assert gs.MARK in _context(model.requests[-1]) and len(executed) == 3
 
 
 def test_crewai_agent_run_before_the_guard_is_guarded_whole(guards: list[Any]) -> None:
@@ -231,21 +204,21 @@ def test_crewai_agent_run_before_the_guard_is_guarded_whole(guards: list[Any]) -
     with Model(steps=[*_script("clean"), "done", *_script("loop")]).serving() as model:
         crew = _crew(model.url, executed)
         crew.kickoff()  # unguarded: the executor is made without the guard's hook
-        assert len(executed) == len(SCRIPTS["clean"])
-        guards.append(loop_guard(NAME_ARGS))
+        assert len(executed) == len(gs.SCRIPTS["clean"])
+        guards.append(loop_guard(gs.NAME_ARGS))
         outcome = _kickoff(crew, model, executed, len(model.requests))
-    outcome.executed -= len(SCRIPTS["clean"])
-    check(outcome, NAME_ARGS, "loop")
+    outcome.executed -= len(gs.SCRIPTS["clean"])
+    gs.check(outcome, gs.NAME_ARGS, "loop")
 
 
 def test_crewai_removed_guard_no_longer_acts(guards: list[Any]) -> None:
-    with loop_guard(NAME_ARGS):
+    with loop_guard(gs.NAME_ARGS):
         pass
     executed: list[str] = []
     with Model(steps=[*_script("loop")[:4], "Gave up."]).serving() as model:
         outcome = _kickoff(_crew(model.url, executed), model, executed)
     assert outcome.stopped is None and outcome.executed == 4
-    assert not any(MARK in c for c in outcome.contexts)
+    assert not any(gs.MARK in c for c in outcome.contexts)
 
 
 def test_crewai_pages_examples_run_verbatim(capsys: pytest.CaptureFixture[str]) -> None:
@@ -267,7 +240,7 @@ def test_crewai_pages_examples_run_verbatim(capsys: pytest.CaptureFixture[str]) 
         @tool("run_tests")
         def run_tests(path: str) -> str:
             """Run the tests under path."""
-            return tool_output("run_tests", {"path": path})
+            return gs.tool_output("run_tests", {"path": path})
 
         with Model(steps=_script("loop")).serving() as model:
             llm = LLM(model="openai/scripted", base_url=model.url, api_key="scripted")
@@ -311,16 +284,16 @@ def test_crewai_guard_cost_per_call(guards: list[Any], monkeypatch: pytest.Monke
     guards.append(loop_guard(MaxRepeatConfig.preset("live")))
     n = 100
     executed: list[str] = []
-    with Model(steps=[*clean_steps(n), "done"]).serving() as model:
+    with Model(steps=[*gs.clean_steps(n), "done"]).serving() as model:
         crew = _crew(model.url, executed, max_iter=n + 5)
         crew.kickoff()
     assert len(executed) == n
     per = [spent[i] for i in range(n)]
-    cost_per_call("crewai", per, capsys)
+    gs.cost_per_call("crewai", per, capsys)
     tenth = n // 10
     first, last = sum(per[:tenth]) / tenth, sum(per[-tenth:]) / tenth
     assert last < 5 * max(first, 0.5e-3)  # flat, not growing with the run
 
 
 def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    check_missing_extra(monkeypatch, "crewai", "crewai.hooks.dispatch", "crewai")
+    gs.check_missing_extra(monkeypatch, "crewai", "crewai.hooks.dispatch", "crewai")

@@ -12,19 +12,7 @@ from typing import Any
 import pytest
 
 from maxrepeat import MaxRepeatConfig, grade
-from tests.guard_scenarios import (
-    CASES,
-    NAME_ARGS,
-    Outcome,
-    check,
-    check_case,
-    check_missing_extra,
-    check_warning_stays,
-    clean_steps,
-    cost_per_call,
-    scripted_tools,
-    steps,
-)
+from tests import guard_scenarios as gs
 
 Script = list[list[tuple[str, dict[str, Any]]]]
 
@@ -62,7 +50,7 @@ def _runner(script: Script, guard: Any) -> tuple[Any, Any, list[str]]:
     model.responses = [*MockModel.create([_content(s) for s in script]).responses,
                        *MockModel.create([_content("Done.")]).responses]
     executed: list[str] = []
-    agent = LlmAgent(name="fixer", model=model, tools=scripted_tools(executed))
+    agent = LlmAgent(name="fixer", model=model, tools=gs.scripted_tools(executed))
     runner = InMemoryRunner(app=App(name="fixer", root_agent=agent, plugins=[guard]))
     return runner, model, executed
 
@@ -90,7 +78,7 @@ async def _invoke(runner: Any, session_id: str, text: str) -> tuple[list[Any], A
     return list(done.events), stopped
 
 
-def _run(script: Script, guard: Any) -> Outcome:
+def _run(script: Script, guard: Any) -> gs.Outcome:
     from maxrepeat.guards.frameworks.google_adk import trajectory_from_events
 
     runner, model, executed = _runner(script, guard)
@@ -100,7 +88,7 @@ def _run(script: Script, guard: Any) -> Outcome:
 
     events, stopped = asyncio.run(main())
     contexts = [_text(r) for r in model.requests]
-    return Outcome(contexts, trajectory_from_events(events), len(executed), stopped)
+    return gs.Outcome(contexts, trajectory_from_events(events), len(executed), stopped)
 
 
 def _guard(config: MaxRepeatConfig) -> Any:
@@ -109,33 +97,33 @@ def _guard(config: MaxRepeatConfig) -> Any:
     return loop_guard(config)
 
 
-@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("case", gs.CASES)
 def test_adk_agent_is_warned_refused_and_stopped(case: str) -> None:
-    check_case(lambda scenario, config: _run(steps(scenario), _guard(config)), case)
+    gs.check_case(lambda scenario, config: _run(gs.steps(scenario), _guard(config)), case)
 
 
 def test_adk_live_preset_catches_the_cycle() -> None:
     live = MaxRepeatConfig.preset("live", max=2)
-    check(_run(steps("cycle"), _guard(live)), live, "cycle")
+    gs.check(_run(gs.steps("cycle"), _guard(live)), live, "cycle")
 
 
 def test_adk_stop_error_is_raised_as_it_is_and_counts_as_grade_does() -> None:
     from maxrepeat.guards.frameworks.google_adk import stop_error_class
 
-    outcome = _run(steps("loop"), _guard(NAME_ARGS))
+    outcome = _run(gs.steps("loop"), _guard(gs.NAME_ARGS))
     assert type(outcome.stopped) is stop_error_class()  # not ADK's plug-in RuntimeError
     assert isinstance(outcome.stopped, RuntimeError)
     assert outcome.stopped.results[0].metadata.occurrences == 5
-    assert grade(outcome.trajectory, NAME_ARGS).metadata.occurrences == 5
+    assert grade(outcome.trajectory, gs.NAME_ARGS).metadata.occurrences == 5
     assert "5 times in a row" in str(outcome.stopped)
 
 
 def test_adk_second_run_on_the_same_guard_after_a_stop_starts_clean() -> None:
-    guard = _guard(NAME_ARGS)
-    first = _run(steps("loop"), guard)
+    guard = _guard(gs.NAME_ARGS)
+    first = _run(gs.steps("loop"), guard)
     assert first.stopped is not None
-    check(_run(steps("clean"), guard), NAME_ARGS, "clean")
-    check(_run(steps("loop"), guard), NAME_ARGS, "loop")
+    gs.check(_run(gs.steps("clean"), guard), gs.NAME_ARGS, "clean")
+    gs.check(_run(gs.steps("loop"), guard), gs.NAME_ARGS, "loop")
     assert guard.runs == {}  # nothing kept of finished or stopped runs
 
 
@@ -144,8 +132,8 @@ def test_adk_next_run_in_the_same_session_after_a_stop_starts_clean() -> None:
     valid history the next run of the same session goes on from, counted from nothing."""
     from maxrepeat.guards.frameworks.google_adk import trajectory_from_events
 
-    loop, clean = steps("loop"), steps("clean")
-    runner, model, executed = _runner([*loop[:5], *clean], _guard(NAME_ARGS))
+    loop, clean = gs.steps("loop"), gs.steps("clean")
+    runner, model, executed = _runner([*loop[:5], *clean], _guard(gs.NAME_ARGS))
 
     async def main() -> tuple[list[Any], Any, list[Any], Any]:
         session = await _session(runner)
@@ -165,12 +153,12 @@ def test_adk_next_run_in_the_same_session_after_a_stop_starts_clean() -> None:
     assert "(stopped)" in str(last)
     contexts = [_text(r).split("Go on.")[-1] for r in model.requests[5:]]
     ran = len(executed) - 3  # the first run ran 3 calls
-    check(Outcome(contexts, trajectory_from_events(after[len(first):]), ran, again),
-          NAME_ARGS, "clean")
+    gs.check(gs.Outcome(contexts, trajectory_from_events(after[len(first):]), ran, again),
+             gs.NAME_ARGS, "clean")
 
 
 def test_adk_warning_stays_in_the_history() -> None:
-    check_warning_stays(_run(steps("cycle"), _guard(NAME_ARGS)))
+    gs.check_warning_stays(_run(gs.steps("cycle"), _guard(gs.NAME_ARGS)))
 
 
 def test_adk_guard_cost_per_tool_call(capsys: pytest.CaptureFixture[str]) -> None:
@@ -192,12 +180,13 @@ def test_adk_guard_cost_per_tool_call(capsys: pytest.CaptureFixture[str]) -> Non
                 spent[-1] += time.thread_time() - start
 
         object.__setattr__(guard, name, timed)
-    outcome = _run(clean_steps(100), guard)
+    outcome = _run(gs.clean_steps(100), guard)
     assert outcome.stopped is None and outcome.executed == 100
     # the steps of the 100 calls: not the hooks before the first model call, nor the last
-    per_call = cost_per_call("google-adk", spent[1:-1], capsys)
+    per_call = gs.cost_per_call("google-adk", spent[1:-1], capsys)
     assert per_call < 0.02
 
 
 def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    check_missing_extra(monkeypatch, "google_adk", "google.adk.plugins.base_plugin", "google-adk")
+    gs.check_missing_extra(monkeypatch, "google_adk", "google.adk.plugins.base_plugin",
+                           "google-adk")

@@ -14,11 +14,11 @@ import pytest
 from maxrepeat import MaxRepeatConfig
 from maxrepeat.guards.frameworks.inspect import loop_guard
 from maxrepeat.readers.inspect_log import trajectory_from_messages
-from tests.guard_scenarios import NAME_ARGS, OBSERVATION, SCRIPTS, Outcome, check, tool_output
+from tests import guard_scenarios as gs
 
 
 def _run(scenario: str, config: MaxRepeatConfig, log_dir: Path,
-         wiring: tuple[str, ...] = ("on_continue", "approval")) -> Outcome:
+         wiring: tuple[str, ...] = ("on_continue", "approval")) -> gs.Outcome:
     from inspect_ai import Task, eval
     from inspect_ai.agent import react
     from inspect_ai.dataset import Sample
@@ -37,7 +37,7 @@ def _run(scenario: str, config: MaxRepeatConfig, log_dir: Path,
                 path: Which tests to run.
             """
             executed.append("run_tests")
-            return tool_output("run_tests", {"path": path})
+            return gs.tool_output("run_tests", {"path": path})
 
         return execute
 
@@ -51,12 +51,12 @@ def _run(scenario: str, config: MaxRepeatConfig, log_dir: Path,
                 text: What to write.
             """
             executed.append("edit")
-            return tool_output("edit", {"path": path})
+            return gs.tool_output("edit", {"path": path})
 
         return execute
 
     outputs = [ModelOutput.for_tool_call("mockllm/model", name, args, tool_call_id=f"call_{i}")
-               for i, (name, args) in enumerate(SCRIPTS[scenario])]
+               for i, (name, args) in enumerate(gs.SCRIPTS[scenario])]
     outputs.append(ModelOutput.for_tool_call("mockllm/model", "submit", {"answer": "Done."},
                                              tool_call_id="submit"))
     for output in outputs:
@@ -85,7 +85,7 @@ def _run(scenario: str, config: MaxRepeatConfig, log_dir: Path,
     stopped = None
     if stored is not None:
         stopped = _Stopped(guard.stopped[next(iter(guard.stopped))].results, stored)
-    return Outcome(contexts, trajectory_from_messages(messages), len(executed), stopped)
+    return gs.Outcome(contexts, trajectory_from_messages(messages), len(executed), stopped)
 
 
 class _Stopped:
@@ -111,8 +111,8 @@ pytestmark = [
 def test_inspect_react_agent_is_warned_refused_and_stopped(
         scenario: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("INSPECT_LOG_DIR", str(tmp_path))
-    outcome = _run(scenario, NAME_ARGS, tmp_path)
-    check(outcome, NAME_ARGS, scenario)
+    outcome = _run(scenario, gs.NAME_ARGS, tmp_path)
+    gs.check(outcome, gs.NAME_ARGS, scenario)
     if outcome.stopped is not None:
         # The results are in the sample's store, so the log shows why the agent stopped.
         assert outcome.stopped.stored == [r.to_dict() for r in outcome.stopped.results]
@@ -121,7 +121,7 @@ def test_inspect_react_agent_is_warned_refused_and_stopped(
 def test_inspect_observation_mode_warns_blocks_and_stops_after_the_calls(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("INSPECT_LOG_DIR", str(tmp_path))
-    check(_run("loop", OBSERVATION, tmp_path), OBSERVATION, "loop")
+    gs.check(_run("loop", gs.OBSERVATION, tmp_path), gs.OBSERVATION, "loop")
 
 
 def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -131,7 +131,7 @@ def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setitem(sys.modules, "inspect_ai.approval", None)
     with pytest.raises(MissingExtraError, match=r"maxrepeat\[inspect\]"):
-        loop_guard(NAME_ARGS)
+        loop_guard(gs.NAME_ARGS)
 
 
 def test_inspect_one_guard_tells_samples_apart(tmp_path: Path,
@@ -154,7 +154,7 @@ def test_inspect_one_guard_tells_samples_apart(tmp_path: Path,
             Args:
                 path: Which tests to run.
             """
-            return tool_output("run_tests", {"path": path})
+            return gs.tool_output("run_tests", {"path": path})
 
         return execute
 
@@ -167,7 +167,7 @@ def test_inspect_one_guard_tells_samples_apart(tmp_path: Path,
                                                  tool_call_id=f"s{sample}_submit"))
     for output in outputs:
         output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
-    guard = loop_guard(NAME_ARGS)
+    guard = loop_guard(gs.NAME_ARGS)
     task = Task(dataset=[Sample(input="Fix a.", id="a"), Sample(input="Fix b.", id="b")],
                 solver=react(tools=[run_tests()], on_continue=guard.on_continue,
                              approval=guard.approval))
@@ -186,7 +186,7 @@ def test_inspect_samples_sharing_react_system_message_are_apart() -> None:
     samples run at the same time: the key is the first message after it."""
     from inspect_ai.model import ChatMessageSystem, ChatMessageUser
 
-    guard = loop_guard(NAME_ARGS)
+    guard = loop_guard(gs.NAME_ARGS)
     system = ChatMessageSystem(content="You are a helpful agent.")
     a = [system, ChatMessageUser(content="Fix a.")]
     b = [system, ChatMessageUser(content="Fix b.")]
@@ -214,6 +214,6 @@ def test_inspect_partial_wiring_fails_naming_what_is_missing(
         missing: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("INSPECT_LOG_DIR", str(tmp_path))
     wiring = tuple(w for w in ("on_continue", "approval") if w != missing)
-    log: Any = _run("loop", NAME_ARGS, tmp_path, wiring)
+    log: Any = _run("loop", gs.NAME_ARGS, tmp_path, wiring)
     assert log.status == "error"
     assert f"{missing}=guard.{missing}" in str(log.error)

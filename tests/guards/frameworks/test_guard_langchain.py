@@ -15,17 +15,7 @@ from maxrepeat.guards.frameworks.langchain import (
     loop_guard,
     trajectory_from_messages,
 )
-from tests.guard_scenarios import (
-    CASES,
-    MARK,
-    NAME_ARGS,
-    Outcome,
-    check_case,
-    check_missing_extra,
-    scripted_tools,
-    steps,
-    tool_output,
-)
+from tests import guard_scenarios as gs
 
 
 @functools.cache
@@ -51,7 +41,7 @@ def _model_class() -> Any:
     return ScriptedChatModel
 
 
-def _run(scenario: str, config: Any) -> Outcome:
+def _run(scenario: str, config: Any) -> gs.Outcome:
     from langchain.agents import create_agent
     from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
     from langchain_core.tools import tool
@@ -61,10 +51,10 @@ def _run(scenario: str, config: Any) -> Outcome:
     responses: list[BaseMessage] = [
         AIMessage(content="", tool_calls=[{"id": f"call_{i}_{j}", "name": name, "args": args}
                                           for j, (name, args) in enumerate(calls)])
-        for i, calls in enumerate(steps(scenario))]
+        for i, calls in enumerate(gs.steps(scenario))]
     responses.append(AIMessage(content="Done."))
     model = _model_class()(responses=responses, sent=[])
-    agent = create_agent(model, [tool(f) for f in scripted_tools(executed)],
+    agent = create_agent(model, [tool(f) for f in gs.scripted_tools(executed)],
                          middleware=[loop_guard(config)], checkpointer=InMemorySaver())
     thread = {"configurable": {"thread_id": scenario}}
     stopped = None
@@ -73,7 +63,7 @@ def _run(scenario: str, config: Any) -> Outcome:
     except LoopStoppedError as err:
         stopped = err
     messages = agent.get_state(thread).values["messages"]
-    return Outcome(
+    return gs.Outcome(
         contexts=["\n".join(str(m.content) for m in sent) for sent in model.sent],
         trajectory=trajectory_from_messages(messages),
         executed=len(executed),
@@ -81,13 +71,13 @@ def _run(scenario: str, config: Any) -> Outcome:
     )
 
 
-@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("case", gs.CASES)
 def test_langchain_agent_is_warned_refused_and_stopped(case: str) -> None:
-    check_case(_run, case)
+    gs.check_case(_run, case)
 
 
 def test_langchain_warning_is_a_message_in_the_conversation() -> None:
-    outcome = _run("loop", NAME_ARGS)
+    outcome = _run("loop", gs.NAME_ARGS)
     warning = next(c for c in outcome.contexts if "maxrepeat loop guard" in c)
     assert ('you repeated run_tests {"path": "tests/"} 3 times in a row (at most 2 allowed;'
             in warning)
@@ -104,17 +94,17 @@ def test_langchain_graders_from_a_config_file(tmp_path: Path) -> None:
     outcome = _run("loop", str(config))
     # same-call (max 2, name-args) is the first to reach each threshold: warned after the
     # third call, the fourth refused, stopped at the fifth
-    assert [MARK in c for c in outcome.contexts].index(True) == 3
+    assert [gs.MARK in c for c in outcome.contexts].index(True) == 3
     assert outcome.executed == 3 and outcome.stopped is not None
     assert "grader same-call" in str(outcome.stopped)
-    configs = [NAME_ARGS, MaxRepeatConfig(max=4)]
+    configs = [gs.NAME_ARGS, MaxRepeatConfig(max=4)]
     for live, cfg in zip(outcome.stopped.results, configs, strict=True):
         assert live.metadata.occurrences == grade(outcome.trajectory, cfg).metadata.occurrences
     assert [r.name for r in outcome.stopped.results] == ["same-call", "same-output"]
 
 
 def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    check_missing_extra(monkeypatch, "langchain", "langchain.agents.middleware", "langchain")
+    gs.check_missing_extra(monkeypatch, "langchain", "langchain.agents.middleware", "langchain")
 
 
 
@@ -131,7 +121,7 @@ def test_langchain_a_run_after_a_stop_starts_clean(checkpointer: bool) -> None:
     def run_tests(path: str) -> str:
         """Run the tests under path."""
         executed.append(path)
-        return tool_output("run_tests", {"path": path})
+        return gs.tool_output("run_tests", {"path": path})
 
     def responses(n: int) -> list[BaseMessage]:
         calls = [AIMessage(content="", tool_calls=[{"id": f"c{n}_{i}", "name": "run_tests",
@@ -139,7 +129,7 @@ def test_langchain_a_run_after_a_stop_starts_clean(checkpointer: bool) -> None:
                  for i in range(n)]
         return [*calls, AIMessage(content="Done.")]
 
-    guard = loop_guard(NAME_ARGS)
+    guard = loop_guard(gs.NAME_ARGS)
     model = _model_class()(responses=[*responses(9), *responses(2)], sent=[])
     agent = create_agent(model, [run_tests], middleware=[guard],
                          checkpointer=InMemorySaver() if checkpointer else None)
@@ -152,4 +142,4 @@ def test_langchain_a_run_after_a_stop_starts_clean(checkpointer: bool) -> None:
     agent.invoke({"messages": [HumanMessage("Make the tests pass.")]},
                  {"configurable": {"thread_id": "second"}})
     assert executed == ["tests/", "tests/"]
-    assert not any(MARK in str(m.content) for sent in model.sent for m in sent)
+    assert not any(gs.MARK in str(m.content) for sent in model.sent for m in sent)

@@ -10,20 +10,9 @@ from typing import Any
 import pytest
 
 from maxrepeat import MaxRepeatConfig, grade
-from tests.guard_scenarios import (
-    CASES,
-    NAME_ARGS,
-    Outcome,
-    check,
-    check_case,
-    check_missing_extra,
-    check_warning_stays,
-    needs,
-    scripted_tools,
-    steps,
-)
+from tests import guard_scenarios as gs
 
-_needs = needs("llama_index.core")
+_needs = gs.needs("llama_index.core")
 
 
 
@@ -45,7 +34,7 @@ def _agent(script: list[list[tuple[str, dict[str, Any]]]], sent: list[str],
             for j, (name, args) in enumerate(script[asked])])
 
     llm = MockFunctionCallingLLM(response_generator=respond, is_chat_model=True)
-    return FunctionAgent(tools=scripted_tools(executed), llm=llm)
+    return FunctionAgent(tools=gs.scripted_tools(executed), llm=llm)
 
 
 async def _once(agent: Any, error: type[Exception]) -> tuple[Any, list[Any]]:
@@ -63,7 +52,7 @@ async def _once(agent: Any, error: type[Exception]) -> tuple[Any, list[Any]]:
     return stopped, record
 
 
-def _run(scenario: str, config: MaxRepeatConfig) -> Outcome:
+def _run(scenario: str, config: MaxRepeatConfig) -> gs.Outcome:
     from maxrepeat.guards.frameworks.llama_index import (
         loop_guard,
         stop_error_class,
@@ -72,30 +61,30 @@ def _run(scenario: str, config: MaxRepeatConfig) -> Outcome:
 
     sent: list[str] = []
     executed: list[str] = []
-    agent = loop_guard(config).agent(_agent(steps(scenario), sent, executed))
+    agent = loop_guard(config).agent(_agent(gs.steps(scenario), sent, executed))
     stopped, record = asyncio.run(_once(agent, stop_error_class()))
-    return Outcome(sent, trajectory_from_messages(record), len(executed), stopped)
+    return gs.Outcome(sent, trajectory_from_messages(record), len(executed), stopped)
 
 
-@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("case", gs.CASES)
 def test_llama_index_agent_is_warned_refused_and_stopped(case: str) -> None:
-    check_case(_run, case)
+    gs.check_case(_run, case)
 
 
 def test_llama_index_live_preset_catches_a_cycle() -> None:
     config = MaxRepeatConfig.preset("live", max=2, max_cycle_period=2)
     outcome = _run("cycle", config)
-    check(outcome, config, "cycle")
+    gs.check(outcome, config, "cycle")
 
 
 def test_llama_index_stop_count_equals_grade_of_the_record() -> None:
-    outcome = _run("loop", NAME_ARGS)
+    outcome = _run("loop", gs.NAME_ARGS)
     assert outcome.stopped.results[0].metadata.occurrences == 5
-    assert grade(outcome.trajectory, NAME_ARGS).metadata.occurrences == 5
+    assert grade(outcome.trajectory, gs.NAME_ARGS).metadata.occurrences == 5
 
 
 def test_llama_index_warning_stays_in_the_history() -> None:
-    check_warning_stays(_run("cycle", NAME_ARGS))
+    gs.check_warning_stays(_run("cycle", gs.NAME_ARGS))
 
 
 def test_llama_index_second_run_after_a_stop_starts_clean() -> None:
@@ -103,8 +92,8 @@ def test_llama_index_second_run_after_a_stop_starts_clean() -> None:
 
     sent: list[str] = []
     executed: list[str] = []
-    script = steps("loop")
-    agent = loop_guard(NAME_ARGS).agent(_agent(script, sent, executed))
+    script = gs.steps("loop")
+    agent = loop_guard(gs.NAME_ARGS).agent(_agent(script, sent, executed))
     first, _ = asyncio.run(_once(agent, stop_error_class()))
     assert first is not None
     ran = len(executed)
@@ -123,13 +112,13 @@ def test_llama_index_guard_refuses_agents_it_cannot_guard() -> None:
     from maxrepeat.guards.frameworks.llama_index import loop_guard
 
     with pytest.raises(TypeError, match="FunctionAgent"):
-        loop_guard(NAME_ARGS).agent(ReActAgent(tools=[], llm=MockLLM()))
-    guard = loop_guard(NAME_ARGS)
+        loop_guard(gs.NAME_ARGS).agent(ReActAgent(tools=[], llm=MockLLM()))
+    guard = loop_guard(gs.NAME_ARGS)
     agent = guard.agent(_agent([], [], []))
     with pytest.raises(TypeError, match="not guarded yet"):
         guard.agent(agent)
 
 
 def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    check_missing_extra(monkeypatch, "llama_index", "llama_index.core.agent.workflow",
-                        "llama-index")
+    gs.check_missing_extra(monkeypatch, "llama_index", "llama_index.core.agent.workflow",
+                           "llama-index")

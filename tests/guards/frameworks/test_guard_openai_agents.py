@@ -17,17 +17,7 @@ from maxrepeat.guards.frameworks.openai_agents import (
     stop_error_class,
     trajectory_from_items,
 )
-from tests.guard_scenarios import (
-    NAME_ARGS,
-    OBSERVATION,
-    SCRIPTS,
-    SERIAL_CASES,
-    Outcome,
-    check_case,
-    check_missing_extra,
-    scripted_tools,
-    tool_output,
-)
+from tests import guard_scenarios as gs
 
 
 def _text(items: Any) -> str:
@@ -35,7 +25,7 @@ def _text(items: Any) -> str:
 
 
 def _run(scenario: str, config: MaxRepeatConfig,
-         filtered: list[tuple[Any, Any]] | None = None) -> Outcome:
+         filtered: list[tuple[Any, Any]] | None = None) -> gs.Outcome:
     """The scenario's run; with ``filtered``, each model call's input list as the SDK
     handed it to the guard's filter, and the list the filter returned, are added to it."""
     from agents import Agent, RunConfig, Runner, function_tool
@@ -43,11 +33,11 @@ def _run(scenario: str, config: MaxRepeatConfig,
 
     executed: list[str] = []
     steps: list[Any] = [[function_call(name, args, call_id=f"call_{i}")]
-                        for i, (name, args) in enumerate(SCRIPTS[scenario])]
+                        for i, (name, args) in enumerate(gs.SCRIPTS[scenario])]
     steps.append([assistant_message("Done.")])
     model = ScriptedModel(steps)
     guard = loop_guard(config)
-    tools = [function_tool(f) for f in scripted_tools(executed)]
+    tools = [function_tool(f) for f in gs.scripted_tools(executed)]
     agent = Agent(name="fixer", model=model, tools=guard.tools(tools))
     # No trace export: the tests make no network calls.
     run_config = guard.run_config(RunConfig(tracing_disabled=True))
@@ -71,16 +61,16 @@ def _run(scenario: str, config: MaxRepeatConfig,
         assert err.run_data is not None  # the SDK attaches the run so far
         items = [*err.run_data.input, *err.run_data.new_items] if isinstance(
             err.run_data.input, list) else list(err.run_data.new_items)
-    return Outcome([_text(c.input) for c in model.calls], trajectory_from_items(items),
-                   len(executed), stopped)
+    return gs.Outcome([_text(c.input) for c in model.calls], trajectory_from_items(items),
+                      len(executed), stopped)
 
 
-@pytest.mark.parametrize("case", SERIAL_CASES)
+@pytest.mark.parametrize("case", gs.SERIAL_CASES)
 def test_openai_agents_run_is_warned_refused_and_stopped(case: str) -> None:
-    check_case(_run, case)
+    gs.check_case(_run, case)
 
 
-@pytest.mark.parametrize("config", [NAME_ARGS, OBSERVATION], ids=["name-args", "observation"])
+@pytest.mark.parametrize("config", [gs.NAME_ARGS, gs.OBSERVATION], ids=["name-args", "observation"])
 def test_openai_agents_one_run_gives_one_count(config: MaxRepeatConfig) -> None:
     """The stop message, the guard's results and grading the SDK's record of the run
     count the same repeats (the stopped response's calls are refused, then recorded)."""
@@ -97,7 +87,7 @@ def test_openai_agents_input_filter_does_not_copy_the_history() -> None:
     whose cost would grow with the run (``list(input)`` is C work: counting the guard's
     Python calls, as test_guard_cost_flat does, cannot see it)."""
     filtered: list[tuple[Any, Any]] = []
-    outcome = _run("cycle", NAME_ARGS, filtered)
+    outcome = _run("cycle", gs.NAME_ARGS, filtered)
     # (one filter call more than model calls: the run stops in on_llm_start, after it)
     assert len(filtered) == len(outcome.contexts) + 1 and outcome.stopped is not None
     assert all(out is given for given, out in filtered)
@@ -108,24 +98,24 @@ def test_openai_agents_input_filter_does_not_copy_the_history() -> None:
 def test_openai_agents_stop_error_is_an_agents_exception() -> None:
     from agents.exceptions import AgentsException
 
-    outcome = _run("loop", NAME_ARGS)
+    outcome = _run("loop", gs.NAME_ARGS)
     assert isinstance(outcome.stopped, AgentsException)
 
 
 def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    check_missing_extra(monkeypatch, "openai_agents", "agents", "openai-agents")
+    gs.check_missing_extra(monkeypatch, "openai_agents", "agents", "openai-agents")
 
 
 def test_openai_agents_a_second_run_starts_a_new_guard_state() -> None:
     from agents import Agent, RunConfig, Runner, function_tool
     from agents.testing import ScriptedModel, assistant_message, function_call
 
-    guard = loop_guard(NAME_ARGS)
+    guard = loop_guard(gs.NAME_ARGS)
 
     @function_tool
     def run_tests(path: str) -> str:
         """Run the tests under path."""
-        return tool_output("run_tests", {"path": path})
+        return gs.tool_output("run_tests", {"path": path})
 
     for _ in range(2):
         steps: list[Any] = [[function_call("run_tests", {"path": "tests/"}, call_id=f"c{i}")]
@@ -152,11 +142,11 @@ def test_openai_agents_partial_wiring_raises_naming_what_is_missing(missing: str
     def run_tests(path: str) -> str:
         """Run the tests under path."""
         executed.append(path)
-        return tool_output("run_tests", {"path": path})
+        return gs.tool_output("run_tests", {"path": path})
 
     steps: list[Any] = [[function_call("run_tests", {"path": "tests/"}, call_id=f"c{i}")]
                         for i in range(8)]
-    guard = loop_guard(NAME_ARGS)
+    guard = loop_guard(gs.NAME_ARGS)
     tools = [run_tests] if missing == "tools" else guard.tools([run_tests])
     agent = Agent(name="fixer", model=ScriptedModel([*steps, [assistant_message("Done.")]]),
                   tools=tools)

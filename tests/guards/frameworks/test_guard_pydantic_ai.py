@@ -17,28 +17,19 @@ from maxrepeat.guards.frameworks.pydantic_ai import (
     stop_error_class,
     trajectory_from_messages,
 )
-from tests.guard_scenarios import (
-    CASES,
-    NAME_ARGS,
-    Outcome,
-    check_case,
-    check_missing_extra,
-    check_warning_stays,
-    scripted_tools,
-    steps,
-)
+from tests import guard_scenarios as gs
 
 
 def _text(messages: list[ModelMessage]) -> str:
     return "\n".join(str(getattr(p, "content", "")) for m in messages for p in m.parts)
 
 
-def _run(scenario: str, config: MaxRepeatConfig) -> Outcome:
+def _run(scenario: str, config: MaxRepeatConfig) -> gs.Outcome:
     from pydantic_ai import Agent, capture_run_messages
     from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
     from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-    script = steps(scenario)
+    script = gs.steps(scenario)
     sent: list[str] = []
     executed: list[str] = []
 
@@ -49,7 +40,7 @@ def _run(scenario: str, config: MaxRepeatConfig) -> Outcome:
         return ModelResponse(parts=[ToolCallPart(name, args, tool_call_id=f"call_{len(sent)}_{j}")
                                     for j, (name, args) in enumerate(script[len(sent) - 1])])
 
-    agent = Agent(FunctionModel(model), tools=scripted_tools(executed),
+    agent = Agent(FunctionModel(model), tools=gs.scripted_tools(executed),
                   capabilities=[loop_guard(config)])
     stopped = None
     error = stop_error_class()
@@ -59,25 +50,25 @@ def _run(scenario: str, config: MaxRepeatConfig) -> Outcome:
             asyncio.run(agent.run("Make the tests pass."))
         except error as err:
             stopped = err
-    return Outcome(sent, trajectory_from_messages(messages), len(executed), stopped)
+    return gs.Outcome(sent, trajectory_from_messages(messages), len(executed), stopped)
 
 
-@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("case", gs.CASES)
 def test_pydantic_ai_agent_is_warned_refused_and_stopped(case: str) -> None:
-    check_case(_run, case)
+    gs.check_case(_run, case)
 
 
 def test_pydantic_ai_stop_error_is_an_agent_run_error() -> None:
     from pydantic_ai.exceptions import AgentRunError
 
-    outcome = _run("loop", NAME_ARGS)
+    outcome = _run("loop", gs.NAME_ARGS)
     assert isinstance(outcome.stopped, AgentRunError)
     assert outcome.stopped.results[0].metadata.occurrences == 5
 
 
 def test_pydantic_ai_warning_stays_in_the_history() -> None:
-    check_warning_stays(_run("cycle", NAME_ARGS))
+    gs.check_warning_stays(_run("cycle", gs.NAME_ARGS))
 
 
 def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    check_missing_extra(monkeypatch, "pydantic_ai", "pydantic_ai.capabilities", "pydantic-ai")
+    gs.check_missing_extra(monkeypatch, "pydantic_ai", "pydantic_ai.capabilities", "pydantic-ai")

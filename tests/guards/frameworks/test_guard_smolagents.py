@@ -15,17 +15,7 @@ from maxrepeat.guards.frameworks.smolagents import (
     stop_error_class,
     trajectory_from_steps,
 )
-from tests.guard_scenarios import (
-    NAME_ARGS,
-    SCRIPTS,
-    SERIAL_CASES,
-    Outcome,
-    check,
-    check_case,
-    check_missing_extra,
-    scripted_tools,
-    tool_output,
-)
+from tests import guard_scenarios as gs
 
 
 @functools.cache
@@ -73,13 +63,13 @@ def _models() -> tuple[Any, Any]:
     return ScriptedModel, ParallelModel
 
 
-def _run(scenario: str, config: MaxRepeatConfig, *, wiring: str = "both") -> Outcome:
+def _run(scenario: str, config: MaxRepeatConfig, *, wiring: str = "both") -> gs.Outcome:
     from smolagents import ToolCallingAgent, tool
 
     executed: list[str] = []
-    model = _models()[0](SCRIPTS[scenario])
+    model = _models()[0](gs.SCRIPTS[scenario])
     guard = loop_guard(config)
-    plain = [tool(f) for f in scripted_tools(executed)]
+    plain = [tool(f) for f in gs.scripted_tools(executed)]
     tools = plain if wiring == "step_callbacks" else guard.tools(plain)
     callbacks = [] if wiring == "tools" else [guard]
     agent = ToolCallingAgent(tools=tools, model=model, step_callbacks=callbacks, max_steps=30,
@@ -91,12 +81,12 @@ def _run(scenario: str, config: MaxRepeatConfig, *, wiring: str = "both") -> Out
         stopped = err
     steps = [s for s in agent.memory.steps
              if not any(c.name == "final_answer" for c in getattr(s, "tool_calls", None) or ())]
-    return Outcome(model.sent, trajectory_from_steps(steps), len(executed), stopped)
+    return gs.Outcome(model.sent, trajectory_from_steps(steps), len(executed), stopped)
 
 
-@pytest.mark.parametrize("case", SERIAL_CASES)
+@pytest.mark.parametrize("case", gs.SERIAL_CASES)
 def test_smolagents_agent_is_warned_refused_and_stopped(case: str) -> None:
-    check_case(_run, case)
+    gs.check_case(_run, case)
 
 
 @pytest.mark.parametrize("wiring", ["step_callbacks", "tools"])
@@ -104,25 +94,25 @@ def test_smolagents_agent_is_warned_refused_and_stopped(case: str) -> None:
 def test_smolagents_either_wiring_point_alone_guards_fully(scenario: str, wiring: str) -> None:
     """``step_callbacks=[guard]`` without ``guard.tools``, or ``guard.tools`` without the
     callback: the guard completes the wiring at the first step and guards the same."""
-    check(_run(scenario, NAME_ARGS, wiring=wiring), NAME_ARGS, scenario)
+    gs.check(_run(scenario, gs.NAME_ARGS, wiring=wiring), gs.NAME_ARGS, scenario)
 
 
 def test_smolagents_stop_error_is_an_agent_error() -> None:
     from smolagents.utils import AgentError
 
-    outcome = _run("loop", NAME_ARGS)
+    outcome = _run("loop", gs.NAME_ARGS)
     assert isinstance(outcome.stopped, AgentError)
 
 
 def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    check_missing_extra(monkeypatch, "smolagents", "smolagents.memory", "smolagents")
+    gs.check_missing_extra(monkeypatch, "smolagents", "smolagents.memory", "smolagents")
 
 
 
 def test_smolagents_a_second_run_starts_a_new_guard_state() -> None:
     from smolagents import ToolCallingAgent, tool
 
-    guard = loop_guard(NAME_ARGS)
+    guard = loop_guard(gs.NAME_ARGS)
 
     @tool
     def run_tests(path: str) -> str:
@@ -131,7 +121,7 @@ def test_smolagents_a_second_run_starts_a_new_guard_state() -> None:
         Args:
             path: Which tests to run.
         """
-        return tool_output("run_tests", {"path": path})
+        return gs.tool_output("run_tests", {"path": path})
 
     for _ in range(2):
         model = _models()[0]([("run_tests", {"path": "tests/"})] * 2)
@@ -157,10 +147,10 @@ def test_smolagents_a_run_after_a_stop_starts_clean() -> None:
             path: Which tests to run.
         """
         executed.append(path)
-        return tool_output("run_tests", {"path": path})
+        return gs.tool_output("run_tests", {"path": path})
 
-    guard = loop_guard(NAME_ARGS)
-    agent = ToolCallingAgent(tools=guard.tools([run_tests]), model=_models()[0](SCRIPTS["loop"]),
+    guard = loop_guard(gs.NAME_ARGS)
+    agent = ToolCallingAgent(tools=guard.tools([run_tests]), model=_models()[0](gs.SCRIPTS["loop"]),
                              step_callbacks=[guard], max_steps=30, verbosity_level=-1)
     with pytest.raises(stop_error_class()):
         agent.run("Make the tests pass.")
@@ -187,10 +177,10 @@ def test_smolagents_parallel_repeats_tell_the_model_the_truth() -> None:
             path: Which tests to run.
         """
         executed.append(path)
-        return tool_output("run_tests", {"path": path})
+        return gs.tool_output("run_tests", {"path": path})
 
-    guard = loop_guard(NAME_ARGS)
-    model = _models()[1](SCRIPTS["loop"])
+    guard = loop_guard(gs.NAME_ARGS)
+    model = _models()[1](gs.SCRIPTS["loop"])
     agent = ToolCallingAgent(tools=guard.tools([run_tests]), model=model,
                              step_callbacks=[guard], max_steps=30, verbosity_level=-1)
     with pytest.raises(stop_error_class()):

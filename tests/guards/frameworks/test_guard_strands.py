@@ -13,19 +13,7 @@ from typing import Any
 import pytest
 
 from maxrepeat import MaxRepeatConfig, grade
-from tests.guard_scenarios import (
-    CASES,
-    NAME_ARGS,
-    Outcome,
-    check,
-    check_case,
-    check_missing_extra,
-    check_warning_stays,
-    clean_steps,
-    cost_per_call,
-    scripted_tools,
-    steps,
-)
+from tests import guard_scenarios as gs
 from tests.scripted_chat import ChatModel, Step
 
 
@@ -40,10 +28,10 @@ class _Fixer:
         self.executed: list[str] = []
         model = OpenAIModel(client_args={"base_url": chat.url, "api_key": "scripted"},
                             model_id="scripted")
-        self.agent = Agent(model=model, tools=[tool(f) for f in scripted_tools(self.executed)],
+        self.agent = Agent(model=model, tools=[tool(f) for f in gs.scripted_tools(self.executed)],
                            hooks=[guard], callback_handler=None)
 
-    def run(self, task: str = "Make the tests pass.") -> Outcome:
+    def run(self, task: str = "Make the tests pass.") -> gs.Outcome:
         from maxrepeat.guards.frameworks.strands import stop_error_class, trajectory_from_messages
 
         start, asked, ran = len(self.agent.messages), len(self.chat.requests), len(self.executed)
@@ -54,7 +42,7 @@ class _Fixer:
             stopped = err
         contexts = [_since(r["messages"], task) for r in self.chat.requests[asked:]]
         record = trajectory_from_messages(self.agent.messages[start:])
-        return Outcome(contexts, record, len(self.executed) - ran, stopped)
+        return gs.Outcome(contexts, record, len(self.executed) - ran, stopped)
 
 
 def _since(messages: list[dict[str, Any]], task: str) -> str:
@@ -69,45 +57,45 @@ def _guard(config: MaxRepeatConfig) -> Any:
     return loop_guard(config)
 
 
-def _run(script: list[Step], config: MaxRepeatConfig) -> Outcome:
+def _run(script: list[Step], config: MaxRepeatConfig) -> gs.Outcome:
     with ChatModel(list(script)).serving() as chat:
         return _Fixer(chat, _guard(config)).run()
 
 
-@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("case", gs.CASES)
 def test_strands_agent_is_warned_refused_and_stopped(case: str) -> None:
-    check_case(lambda scenario, config: _run(list(steps(scenario)), config), case)
+    gs.check_case(lambda scenario, config: _run(list(gs.steps(scenario)), config), case)
 
 
 def test_strands_live_preset_catches_the_cycle() -> None:
     live = MaxRepeatConfig.preset("live", max=2)
-    check(_run(list(steps("cycle")), live), live, "cycle")
+    gs.check(_run(list(gs.steps("cycle")), live), live, "cycle")
 
 
 def test_strands_stop_error_is_an_event_loop_exception_counting_as_grade() -> None:
     from strands.types.exceptions import EventLoopException
 
-    outcome = _run(list(steps("loop")), NAME_ARGS)
+    outcome = _run(list(gs.steps("loop")), gs.NAME_ARGS)
     assert isinstance(outcome.stopped, EventLoopException)
     assert outcome.stopped.results[0].metadata.occurrences == 5
-    assert grade(outcome.trajectory, NAME_ARGS).metadata.occurrences == 5
+    assert grade(outcome.trajectory, gs.NAME_ARGS).metadata.occurrences == 5
     assert "5 times in a row" in str(outcome.stopped)
 
 
 def test_strands_second_run_on_the_same_agent_after_a_stop_starts_clean() -> None:
-    loop, clean = steps("loop"), steps("clean")
+    loop, clean = gs.steps("loop"), gs.steps("clean")
     # the model stops being asked at the stop (5 responses); the next run gets the rest
     script: list[Step] = [*loop[:5], *clean, "Done.", *loop]
     with ChatModel(script).serving() as chat:
-        fixer = _Fixer(chat, _guard(NAME_ARGS))
+        fixer = _Fixer(chat, _guard(gs.NAME_ARGS))
         first = fixer.run()
         assert first.stopped is not None and chat.served == 5
-        check(fixer.run("Go on."), NAME_ARGS, "clean")
-        check(fixer.run("Once more."), NAME_ARGS, "loop")
+        gs.check(fixer.run("Go on."), gs.NAME_ARGS, "clean")
+        gs.check(fixer.run("Once more."), gs.NAME_ARGS, "loop")
 
 
 def test_strands_warning_stays_in_the_history() -> None:
-    check_warning_stays(_run(list(steps("cycle")), NAME_ARGS))
+    gs.check_warning_stays(_run(list(gs.steps("cycle")), gs.NAME_ARGS))
 
 
 def test_strands_guard_cost_per_tool_call(capsys: pytest.CaptureFixture[str]) -> None:
@@ -129,13 +117,13 @@ def test_strands_guard_cost_per_tool_call(capsys: pytest.CaptureFixture[str]) ->
 
     for name in ("begin", "before_model", "before_tools"):
         setattr(guard, name, timed(getattr(guard, name), name == "before_model"))
-    with ChatModel(clean_steps(100)).serving() as chat:
+    with ChatModel(gs.clean_steps(100)).serving() as chat:
         outcome = _Fixer(chat, guard).run()
     assert outcome.stopped is None and outcome.executed == 100
     # the steps of the 100 calls: not the hooks before the first model call, nor the last
-    per_call = cost_per_call("strands", spent[1:-1], capsys)
+    per_call = gs.cost_per_call("strands", spent[1:-1], capsys)
     assert per_call < 0.02
 
 
 def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    check_missing_extra(monkeypatch, "strands", "strands.hooks", "strands")
+    gs.check_missing_extra(monkeypatch, "strands", "strands.hooks", "strands")
