@@ -117,11 +117,7 @@ def test_langchain_a_run_after_a_stop_starts_clean(checkpointer: bool) -> None:
 
     executed: list[str] = []
 
-    @tool
-    def run_tests(path: str) -> str:
-        """Run the tests under path."""
-        executed.append(path)
-        return gs.tool_output("run_tests", {"path": path})
+    run_tests = tool(gs.scripted_tools(executed)[0])
 
     def responses(n: int) -> list[BaseMessage]:
         calls = [AIMessage(content="", tool_calls=[{"id": f"c{n}_{i}", "name": "run_tests",
@@ -141,5 +137,5 @@ def test_langchain_a_run_after_a_stop_starts_clean(checkpointer: bool) -> None:
     model.sent.clear()
     agent.invoke({"messages": [HumanMessage("Make the tests pass.")]},
                  {"configurable": {"thread_id": "second"}})
-    assert executed == ["tests/", "tests/"]
+    assert executed == ["run_tests", "run_tests"]
     assert not any(gs.MARK in str(m.content) for sent in model.sent for m in sent)

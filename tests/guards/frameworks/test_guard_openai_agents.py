@@ -112,10 +112,7 @@ def test_openai_agents_a_second_run_starts_a_new_guard_state() -> None:
 
     guard = loop_guard(gs.NAME_ARGS)
 
-    @function_tool
-    def run_tests(path: str) -> str:
-        """Run the tests under path."""
-        return gs.tool_output("run_tests", {"path": path})
+    run_tests = function_tool(gs.scripted_tools([])[0])
 
     for _ in range(2):
         steps: list[Any] = [[function_call("run_tests", {"path": "tests/"}, call_id=f"c{i}")]
@@ -138,11 +135,7 @@ def test_openai_agents_partial_wiring_raises_naming_what_is_missing(missing: str
 
     executed: list[str] = []
 
-    @function_tool
-    def run_tests(path: str) -> str:
-        """Run the tests under path."""
-        executed.append(path)
-        return gs.tool_output("run_tests", {"path": path})
+    run_tests = function_tool(gs.scripted_tools(executed)[0])
 
     steps: list[Any] = [[function_call("run_tests", {"path": "tests/"}, call_id=f"c{i}")]
                         for i in range(8)]

@@ -114,14 +114,7 @@ def test_smolagents_a_second_run_starts_a_new_guard_state() -> None:
 
     guard = loop_guard(gs.NAME_ARGS)
 
-    @tool
-    def run_tests(path: str) -> str:
-        """Run the tests.
-
-        Args:
-            path: Which tests to run.
-        """
-        return gs.tool_output("run_tests", {"path": path})
+    run_tests = tool(gs.scripted_tools([])[0])
 
     for _ in range(2):
         model = _models()[0]([("run_tests", {"path": "tests/"})] * 2)
@@ -139,15 +132,7 @@ def test_smolagents_a_run_after_a_stop_starts_clean() -> None:
 
     executed: list[str] = []
 
-    @tool
-    def run_tests(path: str) -> str:
-        """Run the tests.
-
-        Args:
-            path: Which tests to run.
-        """
-        executed.append(path)
-        return gs.tool_output("run_tests", {"path": path})
+    run_tests = tool(gs.scripted_tools(executed)[0])
 
     guard = loop_guard(gs.NAME_ARGS)
     agent = ToolCallingAgent(tools=guard.tools([run_tests]), model=_models()[0](gs.SCRIPTS["loop"]),
@@ -157,7 +142,7 @@ def test_smolagents_a_run_after_a_stop_starts_clean() -> None:
     executed.clear()
     agent.model = _models()[0]([("run_tests", {"path": "tests/"})] * 2)
     agent.run("Make the tests pass.")
-    assert executed == ["tests/", "tests/"]
+    assert executed == ["run_tests", "run_tests"]
     assert not any("maxrepeat loop guard" in text for text in agent.model.sent)
     assert guard.results[0].passed
 
@@ -169,15 +154,7 @@ def test_smolagents_parallel_repeats_tell_the_model_the_truth() -> None:
 
     executed: list[str] = []
 
-    @tool
-    def run_tests(path: str) -> str:
-        """Run the tests.
-
-        Args:
-            path: Which tests to run.
-        """
-        executed.append(path)
-        return gs.tool_output("run_tests", {"path": path})
+    run_tests = tool(gs.scripted_tools(executed)[0])
 
     guard = loop_guard(gs.NAME_ARGS)
     model = _models()[1](gs.SCRIPTS["loop"])
