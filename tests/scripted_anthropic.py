@@ -13,7 +13,8 @@ has streamed but writes the response to its transcript once it has ended, so its
 then run before the transcript holds their call.
 
 The HTTP is `tests/scripted_chat.py`'s `ScriptedServer` (``with model.serving():``); this
-module holds the Messages API alone.
+module holds the Messages API, and `claude_folders`: the folders and environment of a
+Claude Code run against it.
 """
 
 from __future__ import annotations
@@ -23,11 +24,27 @@ import json
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar
 
 from tests.scripted_chat import Answer, ScriptedServer, Step, Streamed, sse
 
-__all__ = ["ScriptedModel", "Step"]
+__all__ = ["ScriptedModel", "Step", "claude_folders"]
+
+
+def claude_folders(tmp: Path, path: str) -> tuple[Path, Path, Path, dict[str, str]]:
+    """A Claude Code run's project, config folder and home in ``tmp`` (made), and its
+    environment: ``path`` as ``PATH``, a dummy API key, no telemetry, update, error report
+    or other traffic but the model's, caches in ``tmp/cache``. The caller adds
+    ``ANTHROPIC_BASE_URL`` (the model's `ScriptedModel.url`)."""
+    project, config, home = tmp / "project", tmp / "claude-config", tmp / "home"
+    for d in (project, config, home):
+        d.mkdir(parents=True, exist_ok=True)
+    env = {"PATH": path, "HOME": str(home), "CLAUDE_CONFIG_DIR": str(config),
+           "ANTHROPIC_API_KEY": "sk-ant-dummy", "DISABLE_TELEMETRY": "1",
+           "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1",
+           "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "XDG_CACHE_HOME": str(tmp / "cache")}
+    return project, config, home, env
 
 
 @dataclass

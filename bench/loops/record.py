@@ -97,15 +97,9 @@ def record_harness(agent: str, name: str, commands: list[str], tmp: Path) -> Pat
 
 def record_claude(name: str, script: list[Any], tmp: Path) -> Path:
     from tests.scripted_anthropic import ScriptedModel as AnthropicModel
+    from tests.scripted_anthropic import claude_folders
 
-    project, config, home = tmp / "project", tmp / "claude-config", tmp / "home"
-    for d in (project, config, home):
-        d.mkdir()
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home),
-           "CLAUDE_CONFIG_DIR": str(config), "ANTHROPIC_API_KEY": "sk-ant-dummy",
-           "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1",
-           "DISABLE_ERROR_REPORTING": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-           "XDG_CACHE_HOME": str(tmp / "cache")}
+    project, config, _, env = claude_folders(tmp, os.environ.get("PATH", "/usr/bin:/bin"))
     with AnthropicModel(script).serving() as model:
         run = subprocess.run([str(CLAUDE), "-p", "fix the failing check", "--output-format",
                               "json", "--allowedTools", "Bash"],

@@ -21,7 +21,7 @@ import pytest
 
 import maxrepeat
 from maxrepeat import MaxRepeatConfig, grade
-from tests.scripted_anthropic import ScriptedModel, Step
+from tests.scripted_anthropic import ScriptedModel, Step, claude_folders
 
 ROOT = Path(__file__).resolve().parents[3]
 CLAUDE = Path(os.environ.get("MAXREPEAT_CLAUDE_BIN",
@@ -48,14 +48,7 @@ def _seed(flags: list[str]) -> list[str]:
 def _run(tmp: Path, script: list[Step], flags: list[str], pause: float = 0.0) -> dict[str, Any]:
     """Install the guard in a fresh project, run `claude -p` against the scripted model,
     and return what a test needs: the transcript records, requests, the CLI's result."""
-    project, config, home = tmp / "project", tmp / "claude-config", tmp / "home"
-    for d in (project, config, home):
-        d.mkdir()
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home),
-           "CLAUDE_CONFIG_DIR": str(config), "ANTHROPIC_API_KEY": "sk-ant-dummy",
-           "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1",
-           "DISABLE_ERROR_REPORTING": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-           "XDG_CACHE_HOME": str(tmp / "cache")}
+    project, config, _, env = claude_folders(tmp, os.environ.get("PATH", "/usr/bin:/bin"))
     install = subprocess.run(
         [*MAXREPEAT, "hook", "install", "claude-code", "--project", *_seed(flags), *flags,
          "--executable", " ".join(MAXREPEAT)],

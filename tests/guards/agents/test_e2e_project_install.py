@@ -139,19 +139,14 @@ def test_claude_code_project_install_as_the_page_shows(tmp_path: Path) -> None:
     ``terminal_reason: hook_stopped``, and status lists warn, refuse, stop."""
     from maxrepeat import grade, read_trajectories
     from tests.scripted_anthropic import ScriptedModel as AnthropicModel
+    from tests.scripted_anthropic import claude_folders
 
     if not CLAUDE.exists():
         if os.environ.get("CI"):
             pytest.fail(f"{CLAUDE} is missing: scripts/test.sh installs it")
         pytest.skip("Claude Code CLI not installed (run scripts/test.sh)")
-    project, config, home = tmp_path / "project", tmp_path / "claude-config", tmp_path / "home"
-    for d in (project, config, home):
-        d.mkdir()
-    env = {"PATH": f"{EXE.parent}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
-           "HOME": str(home), "CLAUDE_CONFIG_DIR": str(config),
-           "ANTHROPIC_API_KEY": "sk-ant-dummy", "DISABLE_TELEMETRY": "1",
-           "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1",
-           "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "XDG_CACHE_HOME": str(tmp_path)}
+    project, config, _, env = claude_folders(
+        tmp_path, f"{EXE.parent}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}")
     install = subprocess.run([str(EXE), "hook", "install", "claude-code",
                               *page_flags("claude-code")], cwd=project, env=env,
                              capture_output=True, text=True, timeout=60)

@@ -19,7 +19,7 @@ from maxrepeat.guards.frameworks.claude_agent_sdk import (
     trajectory_from_messages,
 )
 from tests import guard_scenarios as gs
-from tests.scripted_anthropic import ScriptedModel
+from tests.scripted_anthropic import ScriptedModel, claude_folders
 
 ROOT = Path(__file__).resolve().parents[3]
 CLAUDE = Path(os.environ.get("MAXREPEAT_CLAUDE_BIN",
@@ -46,15 +46,10 @@ def _options(tmp: Path, url: str, executed: list[str]) -> Any:
         executed.append("edit")
         return {"content": [{"type": "text", "text": gs.tool_output("edit", args)}]}
 
-    for d in ("home", "config", "project"):
-        (tmp / d).mkdir(parents=True, exist_ok=True)
-    env = {"HOME": str(tmp / "home"), "CLAUDE_CONFIG_DIR": str(tmp / "config"),
-           "ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "sk-ant-dummy",
-           "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1",
-           "DISABLE_ERROR_REPORTING": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-           "XDG_CACHE_HOME": str(tmp / "cache")}
+    project, _, _, env = claude_folders(tmp, os.environ.get("PATH", "/usr/bin:/bin"))
     return ClaudeAgentOptions(
-        cli_path=str(CLAUDE), cwd=str(tmp / "project"), env=env, tools=[],
+        cli_path=str(CLAUDE), cwd=str(project), env={**env, "ANTHROPIC_BASE_URL": url},
+        tools=[],
         mcp_servers={SERVER: create_sdk_mcp_server(SERVER, tools=[run_tests, edit])},
         allowed_tools=[PREFIX + "run_tests", PREFIX + "edit"])
 
@@ -137,15 +132,11 @@ def test_real_agent_runs_the_pages_complete_example_verbatim(
     page = (ROOT / "docs" / "integrations" / "claude-agent-sdk.md").read_text()
     [code] = re.findall(r"^```py\n(.*?)^```", page, re.MULTILINE | re.DOTALL)
     script = [[("mcp__dev__run_tests", {"path": "tests/"})]] * 9 + ["Done."]
-    for d in ("home", "config", "project"):
-        (tmp_path / d).mkdir()
-    monkeypatch.chdir(tmp_path / "project")
+    project, _, _, env = claude_folders(tmp_path, os.environ.get("PATH", "/usr/bin:/bin"))
+    monkeypatch.chdir(project)
     with ScriptedModel(script, tool="mcp__dev__run_tests").serving() as model:
-        for key, value in {"HOME": tmp_path / "home", "CLAUDE_CONFIG_DIR": tmp_path / "config",
-                           "ANTHROPIC_BASE_URL": model.url, "ANTHROPIC_API_KEY": "sk-ant-dummy",
-                           "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1",
-                           "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}.items():
-            monkeypatch.setenv(key, str(value))
+        for key, value in {**env, "ANTHROPIC_BASE_URL": model.url}.items():
+            monkeypatch.setenv(key, value)
         exec(compile(code, "claude-agent-sdk.md", "exec"), {"__name__": "__docs__"})
         served = len(model.conversation_requests())
     out = capsys.readouterr().out
