@@ -102,10 +102,10 @@ class LoopGuard:
         if not calls:
             return None
         self.wired["approval"] = True
-        if sample.started and not self.wired["on_continue"]:
-            raise _unwired("on_continue=guard.on_continue")
         if calls[0].id in sample.started:  # a later call of a response already judged
             return sample.refusal if calls[0].id in sample.refused else None
+        if sample.started and not self.wired["on_continue"]:  # a second response
+            raise _unwired("on_continue=guard.on_continue")
         self._catch_up(sample, history, stop_at=last)
         ahead = sample.guard.start(calls)
         sample.started.update(c.id for c in calls if c.id is not None)
