@@ -12,20 +12,31 @@ and the last tenth of the calls (1,000 each at the default 10,000):
 
 * **guard**: the CPU spent inside the guard's own hooks per tool call (the driver names
   them; each wrapped with a ``time.thread_time`` timer, so the framework's other threads
-  are not counted), less the garbage collections of the whole heap that start inside a
-  hook (their cost grows with the framework's history, not the guard's);
-* **floor**: the bare `StepGuard` (the monitors and the policy, no framework) on the same
-  session, measured in the same process just before the run; ``x floor`` is the guard's
-  hooks over it (what the framework adapter adds, as a ratio the machine's load moves
-  less than milliseconds);
+  are not counted), less the garbage collections of the whole heap (generation 2) that
+  start inside a hook: their cost grows with what the framework keeps (its history),
+  not with the guard's work; the table counts them (``full collections taken off``);
+* **floor beside**: the bare `StepGuard` (the monitors and the policy, no framework) fed
+  the same session beside the run, one step at each of the run's steps, timed alone: the
+  same moment, heap and machine load as the guard's hooks. ``x floor`` is the guard's
+  hooks over it, tenth by tenth: what the framework adapter adds, a ratio the load and
+  the framework's growing heap move much less than milliseconds (both figures rise
+  together when the machine gets busier during a run, or the heap bigger);
 * **framework**: the rest of each step (one model request to the next, CPU of the
-  process, less the guard's hooks): the framework's own cost, which the guard does not
-  control, and the wall time of the run;
-* the load average before and after;
-* with ``--ops``, a second run counting the Python calls made inside the hooks per tool
-  call, first and last tenth: the same work early and late, whatever the load.
+  process, less the guard's hooks and the floor): the framework's own cost, which the
+  guard does not control, and the wall time of the run;
+* the load average before and after; before the runs, the bare `StepGuard` alone (a
+  small heap, no framework);
+* with ``--ops``, two more runs counting inside the hooks per tool call, first and last
+  tenth, what the load cannot move: the Python calls and the Python lines run
+  (``sys.settrace``), and the peak bytes allocated over what was allocated when the
+  hook was entered (tracemalloc; first, sixth and last tenth). A copy, ``json.dumps`` or
+  ``repr`` of the history is C code: one call and one line whatever its length, but its
+  bytes grow with it; a Python loop over it that calls nothing shows in the lines.
 
-A guard whose cost does not grow with the history has the two tenths about equal.
+A guard whose work does not grow with the history has the counts of the two tenths about
+equal. Its CPU can still rise over a run on a loaded machine: the floor beside it then
+rises as much (issue 27 item 3: the rises of 2026-12-02's table were that, but for the
+OpenAI Agents input filter's copy of the input, which only the bytes show).
 
 What runs (each driver's ``surface``, printed with its row): the framework's own agent
 loop with a scripted model that answers without reading the history, wherever a
@@ -43,95 +54,20 @@ Needs the frameworks' extras, e.g. pip install -e '.[langchain,pydantic-ai,...]'
 from __future__ import annotations
 
 import argparse
-import functools
 import gc
-import inspect
 import os
+import statistics
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from frameworks import Driver, Session, drivers
+from meter import CONFIG, Floor, timing
 
-from maxrepeat import MaxRepeatConfig
-
-CONFIG = MaxRepeatConfig.preset("live")
-
-
-def _timed(session: Session, inner: Callable[..., Any], depth: list[int],
-           count: bool) -> Callable[..., Any]:
-    """``inner`` adding its CPU time to the session's current step (once when nested);
-    with ``count``, also the Python function calls made inside it (``session.ops``)."""
-
-    def enter() -> float:
-        depth[0] += 1
-        if count and depth[0] == 1:
-            def profile(frame: Any, event: str, arg: Any) -> None:
-                if event == "call":
-                    session.ops[-1] += 1
-            sys.setprofile(profile)
-        return time.thread_time()
-
-    def leave(start: float) -> None:
-        depth[0] -= 1
-        if not depth[0]:
-            session.spent[-1] += time.thread_time() - start
-            if count:
-                sys.setprofile(None)
-
-    if inspect.iscoroutinefunction(inner):
-        @functools.wraps(inner)
-        async def async_hook(*args: Any, **kwargs: Any) -> Any:
-            start = enter()
-            try:
-                return await inner(*args, **kwargs)
-            finally:
-                leave(start)
-        return async_hook
-
-    @functools.wraps(inner)
-    def hook(*args: Any, **kwargs: Any) -> Any:
-        start = enter()
-        try:
-            return inner(*args, **kwargs)
-        finally:
-            leave(start)
-    return hook
-
-
-@contextmanager
-def timing(session: Session, hooks: Sequence[tuple[Any, str]],
-           count: bool = False) -> Iterator[None]:
-    """The guard's hooks timed into ``session.spent`` (and their Python calls counted
-    into ``session.ops`` with ``count``) while inside."""
-    saved = [(owner, name, owner.__dict__[name]) for owner, name in hooks]
-    depth = [0]
-    collecting = [0.0]
-
-    def collector(phase: str, info: dict[str, int]) -> None:
-        # A collection of the whole heap (the framework's history, mostly) that happens
-        # to start inside a hook is not the guard's work: taken off its time.
-        if not depth[0]:
-            return
-        if phase == "start":
-            collecting[0] = time.thread_time()
-        else:
-            session.spent[-1] -= time.thread_time() - collecting[0]
-
-    for owner, name, inner in saved:
-        setattr(owner, name, _timed(session, inner, depth, count))
-    gc.callbacks.append(collector)
-    try:
-        yield
-    finally:
-        gc.callbacks.remove(collector)
-        for owner, name, inner in saved:
-            setattr(owner, name, inner)
+__all__ = ["CONFIG", "timing", "tenths", "measure", "operations", "bare"]
 
 
 def tenths(values: Sequence[float]) -> tuple[float, float]:
@@ -142,32 +78,47 @@ def tenths(values: Sequence[float]) -> tuple[float, float]:
 
 def measure(driver: Driver, n: int) -> dict[str, float]:
     """Seconds per tool call in one guarded run of ``n`` calls, first and last tenth: the
-    guard's hooks, the framework's own step, and the bare `StepGuard` floor."""
-    floor_first, floor_last = bare(n)
+    guard's hooks, the bare `StepGuard` floor stepped beside them, the framework's own
+    step; and the full collections taken off the hooks' time."""
     session = Session(n)
     gc.collect()
     wall = time.perf_counter()
-    with timing(session, driver.hooks()):
+    with timing(session, driver.hooks()) as meter:
+        floor = session.beside = Floor(meter)
         driver.run(session, CONFIG)
     wall = time.perf_counter() - wall
     if session.executed != n:
         raise AssertionError(f"{driver.name}: {session.executed} of {n} calls ran (a clean run)")
     spent = session.spent[1:1 + n]  # the steps with a tool call
-    steps = [b - a - g for a, b, g in zip(session.starts, session.starts[1:], spent,
-                                          strict=False)]
+    beside = floor.spent + [0.0] * (n - len(floor.spent))
+    steps = [b - a - g - f for a, b, g, f in zip(session.starts, session.starts[1:], spent,
+                                                 beside, strict=False)]
     first, last = tenths(spent)
-    f_first, f_last = tenths(steps[:n])
-    return {"first": first, "last": last, "floor_first": floor_first,
-            "floor_last": floor_last, "fw_first": f_first, "fw_last": f_last, "wall": wall}
+    full = tenths([float(meter.full.get(1 + i, 0)) for i in range(n)])
+    return {"first": first, "last": last, "floor_first": tenths(beside)[0],
+            "floor_last": tenths(beside)[1], "fw_first": tenths(steps[:n])[0],
+            "fw_last": tenths(steps[:n])[1], "wall": wall,
+            "full_first": full[0] * max(1, n // 10), "full_last": full[1] * max(1, n // 10)}
 
 
-def operations(driver: Driver, n: int) -> tuple[float, float]:
-    """The Python calls made inside the guard's hooks per tool call, first and last
-    tenth of a second run (counted, so the machine's load cannot move them)."""
+def operations(driver: Driver, n: int, trace: bool = True,
+               malloc: bool = True) -> dict[str, tuple[float, ...]]:
+    """What a second run counts inside the guard's hooks per tool call: with ``trace``
+    the Python calls and lines (mean of the first and of the last tenth), with
+    ``malloc`` the peak bytes allocated over what was allocated when the hook was
+    entered (tracemalloc; the median of the first, the sixth and the last tenth, so one
+    resize of a table does not count, and the sixth is past the warm-up of the guard's
+    caches and of the interpreter's free lists): what the machine's load cannot move.
+    A hook that copies, dumps or walks the history at each call shows in lines or
+    bytes even where that work is C code making one call."""
     session = Session(n)
-    with timing(session, driver.hooks(), count=True):
+    with timing(session, driver.hooks(), trace, malloc):
         driver.run(session, CONFIG)
-    return tenths(session.ops[1:1 + n])
+    k = max(1, n // 10)
+    held = session.bytes[1:1 + n]
+    return {"calls": tenths(session.ops[1:1 + n]), "lines": tenths(session.lines[1:1 + n]),
+            "bytes": (statistics.median(held[:k]), statistics.median(held[5 * k:6 * k]),
+                      statistics.median(held[-k:]))}
 
 
 def bare(n: int) -> tuple[float, float]:
@@ -193,16 +144,46 @@ def _load() -> str:
     return "/".join(f"{x:.1f}" for x in os.getloadavg())
 
 
-HEAD = ("| framework | guard ms, first → last tenth | x floor, first → last | "
-        "framework's own step ms, first → last | wall s | load before → after | surface |")
+HEAD = ("| framework | guard ms, first → last tenth | floor beside ms | x floor, first → last | "
+        "full collections taken off | framework's own step ms, first → last | wall s | "
+        "load before → after | surface |")
 
 
 def row(driver: Driver, r: dict[str, float], before: str) -> str:
     """One framework's line of the table."""
     return (f"| {driver.name} | {_ms(r['first'])} → {_ms(r['last'])} | "
+            f"{_ms(r['floor_first'])} → {_ms(r['floor_last'])} | "
             f"{r['first'] / r['floor_first']:.2f} → {r['last'] / r['floor_last']:.2f} | "
+            f"{r['full_first']:.0f} → {r['full_last']:.0f} | "
             f"{_ms(r['fw_first'])} → {_ms(r['fw_last'])} | {r['wall']:.0f} | "
             f"{before} → {_load()} | {driver.surface} |")
+
+
+def counted(driver: Driver, n: int) -> str:
+    """The line of `operations` figures under a framework's row."""
+    got = operations(driver, n, malloc=False)  # (tracing allocates: the bytes apart)
+    calls, lines = got["calls"], got["lines"]
+    held = operations(driver, n, trace=False)["bytes"]
+    return (f"| {driver.name}, counted in the hooks per tool call | Python calls "
+            f"{calls[0]:.1f} → {calls[1]:.1f}; lines {lines[0]:.1f} → {lines[1]:.1f}; "
+            f"peak bytes {held[0]:.0f} → {held[1]:.0f} → {held[2]:.0f} (first, sixth, last "
+            f"tenth) | | | | | | | |")
+
+
+def one(driver: Driver, n: int, ops: bool) -> None:
+    """Measure one framework and print its row (and its counts with ``ops``)."""
+    if not driver.installed:
+        print(f"| {driver.name} | not installed ({driver.requires}) |" + " |" * 7, flush=True)
+        return
+    before = _load()
+    try:
+        driver.run(Session(5), CONFIG)  # warm imports and caches
+        print(row(driver, measure(driver, n), before), flush=True)
+        if ops:
+            print(counted(driver, n), flush=True)
+    except Exception as exc:  # one framework's failure does not hide the others
+        print(f"| {driver.name} | failed: {type(exc).__name__}: {exc} |" + " |" * 7,
+              flush=True)
 
 
 def main() -> None:
@@ -210,8 +191,8 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=10_000)
     parser.add_argument("--only", default="", help="comma-separated driver names")
     parser.add_argument("--ops", action="store_true",
-                        help="a second run a framework counting the Python calls inside "
-                             "the hooks per tool call (first → last tenth)")
+                        help="a second run a framework counting inside the hooks per tool "
+                             "call (first → last tenth): Python calls, lines, peak bytes")
     opts = parser.parse_args()
     n = opts.calls
     known = drivers()
@@ -219,26 +200,11 @@ def main() -> None:
     print(f"load average at start: {_load()}; {n} calls a run; config "
           f"{CONFIG.display_name}; Python {sys.version.split()[0]}")
     first, last = bare(n)
-    print(f"bare StepGuard (the floor): {_ms(first)} → {_ms(last)} ms per call")
+    print(f"bare StepGuard alone, before the runs: {_ms(first)} → {_ms(last)} ms per call")
     print(HEAD)
-    print("|---|---|---|---|---|---|---|")
+    print("|---" * 9 + "|")
     for name in names:
-        driver = known[name]
-        if not driver.installed:
-            print(f"| {name} | not installed ({driver.requires}) | | | | | |", flush=True)
-            continue
-        before = _load()
-        try:
-            driver.run(Session(5), CONFIG)  # warm imports and caches
-            r = measure(driver, n)
-        except Exception as exc:  # one framework's failure does not hide the others
-            print(f"| {name} | failed: {type(exc).__name__}: {exc} | | | | | |", flush=True)
-            continue
-        print(row(driver, r, before), flush=True)
-        if opts.ops:
-            first, last = operations(driver, n)
-            print(f"| {name}: Python calls in the hooks per tool call | {first:.1f} → "
-                  f"{last:.1f} | | | | | |", flush=True)
+        one(known[name], n, opts.ops)
     print(f"load average at end: {_load()}")
 
 

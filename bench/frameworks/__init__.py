@@ -103,13 +103,23 @@ class Session:
         self.executed = 0
         self.starts: list[float] = []  # process_time at each model request
         self.spent: list[float] = [0.0]  # guard CPU s before the 1st request, then a step
-        self.ops: list[int] = [0]  # the Python calls inside the guard's hooks, the same way
+        # counted the same way (bench/guards.py's counting mode): the Python calls, the
+        # Python lines run and the peak bytes allocated inside the guard's hooks
+        self.ops: list[int] = [0]
+        self.lines: list[int] = [0]
+        self.bytes: list[int] = [0]
+        #: called at each step's start, once it is marked (the bench's floor beside the run)
+        self.beside: Callable[[], None] | None = None
 
     def step(self) -> None:
         """The model is asked again: a new step starts."""
         self.starts.append(time.process_time())
         self.spent.append(0.0)
         self.ops.append(0)
+        self.lines.append(0)
+        self.bytes.append(0)
+        if self.beside is not None:
+            self.beside()
 
     def tool(self, path: str) -> str:
         """The ``edit`` tool's body."""
