@@ -17,23 +17,20 @@ they equal ``maxrepeat grade`` of the run's messages converted afterwards.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
-from ..core.config import MaxRepeatConfig, unique_names
+from ..core.config import unique_names
 from ..core.errors import LoopStopped
 from ..core.events import tool_call, tool_result, turn_end, turn_start
 from ..core.monitor import Monitor
 from ..core.result import GraderResult
+from ..specs.graders import Graders, load_graders
 from .policy import Action, Decision, Escalation, Policy
 
 __all__ = ["Graders", "ToolCall", "StepGuard", "LoopStopped", "load_graders",
            "FrameworkClasses", "ResultsOfLogic", "ResultsOfRun",
            "ResultsOfLatestRun"]
-
-#: MaxRepeatConfig values, or the path of a YAML config file.
-Graders = MaxRepeatConfig | Sequence[MaxRepeatConfig] | str | os.PathLike[str]
 
 _REFUSED = "maxrepeat loop guard (blocked): this call repeats a loop and was refused."
 
@@ -46,27 +43,10 @@ class ToolCall(NamedTuple):
     arguments: Any
 
 
-def load_graders(graders: Graders) -> list[MaxRepeatConfig]:
-    """Grader configs from one config, several, or a config file path.
-
-    >>> [c.max for c in load_graders(MaxRepeatConfig(max=3))]
-    [3]
-    """
-    if isinstance(graders, MaxRepeatConfig):
-        return [graders]
-    if isinstance(graders, (str, os.PathLike)):
-        from ..specs.configfile import load_config
-
-        return load_config(os.fspath(graders))
-    configs = list(graders)
-    if not configs or not all(isinstance(c, MaxRepeatConfig) for c in configs):
-        raise TypeError("graders must be MaxRepeatConfig values or a config file path")
-    return configs
-
-
 class StepGuard:
     """One agent run's guard: its monitors, the escalation policy, the open step.
 
+    >>> from maxrepeat import MaxRepeatConfig
     >>> g = StepGuard(MaxRepeatConfig(max=1, match="name-args"))
     >>> for i in range(3):
     ...     ahead = g.start([ToolCall(f"c{i}", "ls", {"path": "."})])

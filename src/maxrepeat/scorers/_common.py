@@ -16,7 +16,6 @@ bash {"cmd": "make"} -> "error 1" repeated 4 times in a row at steps 0-3 (max 3)
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,30 +25,10 @@ from ..core.events import Trajectory
 from ..core.grade import grade
 from ..core.result import GraderResult
 from ..readers._spantree import NO_RESULT, Call, events_from_turns
+from ..specs.graders import Graders, load_graders
 
 __all__ = ["Graders", "Call", "NO_RESULT", "Verdict", "load_graders", "events_from_turns",
            "trajectory_from_turns", "verdict", "verdict_of"]
-
-#: MaxRepeatConfig values, or the path of a YAML config file.
-Graders = MaxRepeatConfig | Sequence[MaxRepeatConfig] | str | os.PathLike[str]
-
-
-def load_graders(graders: Graders) -> list[MaxRepeatConfig]:
-    """Grader configs from one config, several, or a config file path.
-
-    >>> [c.max for c in load_graders(MaxRepeatConfig(max=3))]
-    [3]
-    """
-    if isinstance(graders, MaxRepeatConfig):
-        return [graders]
-    if isinstance(graders, (str, os.PathLike)):
-        from ..specs.configfile import load_config
-
-        return load_config(os.fspath(graders))
-    configs = list(graders)
-    if not configs or not all(isinstance(c, MaxRepeatConfig) for c in configs):
-        raise TypeError("graders must be MaxRepeatConfig values or a config file path")
-    return configs
 
 
 def trajectory_from_turns(turns: Sequence[Sequence[Call]], *, id: str | None = None,
