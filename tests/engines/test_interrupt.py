@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -121,10 +122,11 @@ def test_output_file_is_written_whole_with_no_temporary_left(tmp_path: Path) -> 
     assert os.listdir(target.parent) == ["report.json"]
 
 
-def test_interrupted_run_leaves_the_previous_report_untouched(tmp_path: Path,
-                                                              batch: Path) -> None:
-    """Ctrl-C during a run with --output-file: the old report stays, no temporary file."""
-    target = tmp_path / "reports" / "report.jsonl"
+def _stopped_mid_run(batch: Path, target: Path, stop: Callable[[int], None]) -> tuple[int, str]:
+    """``grade BATCH --output-file TARGET`` over a previous report there, ``stop(pid)`` once
+    its temporary file exists (the run is its process group's leader): its exit and
+    standard error, once it and its workers are gone. The previous report stays, alone
+    in its folder (no temporary file left)."""
     target.parent.mkdir()
     target.write_text("previous report\n", encoding="utf-8")
     proc = subprocess.Popen([*SIGNALLED_CLI, "grade", str(batch), "--max", "2", "-j", "2",
@@ -133,15 +135,24 @@ def test_interrupted_run_leaves_the_previous_report_untouched(tmp_path: Path,
     try:
         assert wait_for(lambda: len(os.listdir(target.parent)) == 2, 30), "no temporary file"
         time.sleep(0.5)
-        os.killpg(proc.pid, signal.SIGINT)
+        stop(proc.pid)
         _, stderr = proc.communicate(timeout=20)
+        assert wait_for(lambda: not group_alive(proc.pid), 10), "workers outlived the run"
     finally:
-        if proc.poll() is None:
+        if proc.poll() is None or group_alive(proc.pid):
             os.killpg(proc.pid, signal.SIGKILL)
             proc.communicate()
-    assert proc.returncode == 130, stderr.decode()
     assert target.read_text(encoding="utf-8") == "previous report\n"
-    assert os.listdir(target.parent) == ["report.jsonl"]
+    assert os.listdir(target.parent) == [target.name]
+    return proc.returncode, stderr.decode()
+
+
+def test_interrupted_run_leaves_the_previous_report_untouched(tmp_path: Path,
+                                                              batch: Path) -> None:
+    """Ctrl-C during a run with --output-file: the old report stays, no temporary file."""
+    code, stderr = _stopped_mid_run(batch, tmp_path / "reports" / "report.jsonl",
+                                    lambda pid: os.killpg(pid, signal.SIGINT))
+    assert code == 130, stderr
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
@@ -151,25 +162,9 @@ def test_sigterm_and_sighup_stop_as_ctrl_c_does(tmp_path: Path, batch: Path, sig
     """SIGTERM (``kill``, ``timeout``) or SIGHUP (a closed terminal), to the process or its
     whole group, mid-run with --output-file (issue 30, row 6): the old report stays, no
     ``.part`` file is left, the workers are gone and the exit is 128 + the signal."""
-    target = tmp_path / "reports" / "out.jsonl"
-    target.parent.mkdir()
-    target.write_text("previous report\n", encoding="utf-8")
-    proc = subprocess.Popen([*SIGNALLED_CLI, "grade", str(batch), "--max", "2", "-j", "2",
-                             "--output-file", str(target)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, start_new_session=True)
-    try:
-        assert wait_for(lambda: len(os.listdir(target.parent)) == 2, 30), "no temporary file"
-        time.sleep(0.5)
-        (os.killpg if group else os.kill)(proc.pid, signum)
-        _, stderr = proc.communicate(timeout=20)
-        assert wait_for(lambda: not group_alive(proc.pid), 10), "workers outlived the run"
-    finally:
-        if proc.poll() is None or group_alive(proc.pid):
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
-    assert proc.returncode == 128 + signum, stderr.decode()
-    assert target.read_text(encoding="utf-8") == "previous report\n"
-    assert os.listdir(target.parent) == ["out.jsonl"]
+    code, stderr = _stopped_mid_run(batch, tmp_path / "reports" / "out.jsonl",
+                                    lambda pid: (os.killpg if group else os.kill)(pid, signum))
+    assert code == 128 + signum, stderr
 
 
 def test_output_file_in_a_missing_directory_is_a_usage_error(tmp_path: Path) -> None:
