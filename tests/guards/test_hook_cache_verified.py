@@ -8,6 +8,7 @@ import json
 import random
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -124,21 +125,31 @@ def test_the_shared_guard_session_layer_verifies_the_log_and_the_file(
         assert gs.restore() is None
 
 
+def _block_hashes() -> list[tuple[bool, str, Callable[[bytes | memoryview], bytes]]]:
+    """`block_hash` on each path (native where it is built, and pure Python): whether
+    native, the hash's name and its digest function."""
+    from maxrepeat.core import accel
+    from maxrepeat.guards.session import block_hash
+
+    out = []
+    for native in (True, False) if accel.available() else (False,):
+        was = accel.use_native(native)
+        try:
+            out.append((native, *block_hash()))
+        finally:
+            accel.use_native(was)
+    return out
+
+
 def test_the_block_hash_is_pinned_to_its_name() -> None:
     """A state's version names the hash its block digests were made with, so the name
     must change whenever the digests do: digests of the earlier hash would otherwise be
     checked against the new ones (a needless full read at best). Where this fails after a
     change of the hash, give it a new name in `block_hash`, put the old one in
     `RETIRED_BLOCK_HASHES` and the new digests here."""
-    from maxrepeat.core import accel
-    from maxrepeat.guards.session import RETIRED_BLOCK_HASHES, block_hash
+    from maxrepeat.guards.session import RETIRED_BLOCK_HASHES
 
-    for native in (True, False) if accel.available() else (False,):
-        was = accel.use_native(native)
-        try:
-            name, digest = block_hash()
-        finally:
-            accel.use_native(was)
+    for _, name, digest in _block_hashes():
         assert name not in RETIRED_BLOCK_HASHES
         got = [digest(data).hex() for data in (b"", b"maxrepeat", bytes(range(256)) * 1000)]
         assert (name, got) == ("blake2b", ["cae66941d9efbd404e4d88758ea67670",
@@ -152,16 +163,8 @@ def test_the_log_check_is_a_cryptographic_hash_on_both_paths() -> None:
     crafted log cannot satisfy cheaply: BLAKE2b, native path included."""
     import hashlib
 
-    from maxrepeat.core import accel
-    from maxrepeat.guards.session import block_hash
-
-    for native in (True, False) if accel.available() else (False,):
-        was = accel.use_native(native)
-        try:
-            name, digest = block_hash()
-        finally:
-            accel.use_native(was)
-        data = bytes(range(256)) * 1000
+    data = bytes(range(256)) * 1000
+    for native, _, digest in _block_hashes():
         assert digest(data) == hashlib.blake2b(data, digest_size=16).digest(), native
 
 
