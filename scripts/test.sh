@@ -170,7 +170,8 @@ autogen_venv() {
 # which the inspect extra's >= 2.13 excludes (pyproject.toml, [crewai]). Installed with uv
 # (from PyPI), which resolves the same versions as pip (the same 137 packages) in ~1 min
 # where pip took ~9.5 min here, and in the background while the main run tests.
-CREWAI_TESTS=tests/guards/frameworks/test_guard_crewai.py
+CREWAI_TESTS=(tests/guards/frameworks/test_guard_crewai.py
+              tests/guards/frameworks/test_guard_newuser_crewai.py)
 crewai_venv() {
   local stamp
   stamp=$(cat pyproject.toml setup.py scripts/test.sh src/maxrepeat/core/*.[ch] | cksum)
@@ -195,13 +196,13 @@ if [ "$named" = 1 ]; then exec "${PYTEST[@]}" "$@"; fi
 autogen_venv
 crewai_venv & crewai_install=$!
 status=0
-"${PYTEST[@]}" "${AUTOGEN_TESTS[@]/#/--ignore=}" --ignore="$CREWAI_TESTS" "$@" || status=$?
+"${PYTEST[@]}" "${AUTOGEN_TESTS[@]/#/--ignore=}" "${CREWAI_TESTS[@]/#/--ignore=}" "$@" || status=$?
 # (exit code 5: the arguments deselected every test there)
 .venv-autogen/bin/python -m pytest -p xdist.plugin -p _hypothesis_pytestplugin \
   "${AUTOGEN_TESTS[@]}" "$@" || { rc=$?; [ "$rc" = 5 ] || [ "$status" != 0 ] || status=$rc; }
 if wait "$crewai_install"; then
   .venv-crewai/bin/python -m pytest -p xdist.plugin -p _hypothesis_pytestplugin \
-    "$CREWAI_TESTS" "$@" || { rc=$?; [ "$rc" = 5 ] || [ "$status" != 0 ] || status=$rc; }
+    "${CREWAI_TESTS[@]}" "$@" || { rc=$?; [ "$rc" = 5 ] || [ "$status" != 0 ] || status=$rc; }
 else
   echo "installing .venv-crewai failed" >&2; status=1
 fi
