@@ -46,26 +46,33 @@ def _quiet_env() -> dict[str, str]:
     return env
 
 
-@pytest.mark.slow  # builds a wheel: ~12 CPU-seconds
-def test_wheel_builds_without_warnings(tmp_path: Path) -> None:
-    """Building the wheel prints no warning, and it carries the licence (SPDX ``MIT`` and
-    the LICENSE file)."""
+def _build_wheel(tmp: Path, env: dict[str, str], *skip: str) -> tuple[str, Path]:
+    """pip's wheel of a copy of the sources in ``tmp`` (``skip``: patterns of more files
+    to leave out of the copy), built under ``env``: pip's output, and the wheel."""
     pytest.importorskip("setuptools", minversion="77",
                         reason="the test extra installs setuptools>=77")
-    tree = tmp_path / "tree"
+    tree = tmp / "tree"
     tree.mkdir()
     for name in ("pyproject.toml", "setup.py", "README.md", "LICENSE"):
         shutil.copy(ROOT / name, tree / name)
     shutil.copytree(ROOT / "src", tree / "src",
-                    ignore=shutil.ignore_patterns("*.egg-info", "__pycache__"))
+                    ignore=shutil.ignore_patterns("*.egg-info", "__pycache__", *skip))
     run = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-         "--no-index", "-w", str(tmp_path / "dist"), str(tree)],
-        env=_quiet_env(), capture_output=True, text=True, timeout=300, check=False)
+         "--no-index", "-w", str(tmp / "dist"), str(tree)],
+        env=env, capture_output=True, text=True, timeout=300, check=False)
     output = run.stdout + run.stderr
     assert run.returncode == 0, output
+    [wheel] = (tmp / "dist").glob("maxrepeat-*.whl")
+    return output, wheel
+
+
+@pytest.mark.slow  # builds a wheel: ~12 CPU-seconds
+def test_wheel_builds_without_warnings(tmp_path: Path) -> None:
+    """Building the wheel prints no warning, and it carries the licence (SPDX ``MIT`` and
+    the LICENSE file)."""
+    output, wheel = _build_wheel(tmp_path, _quiet_env())
     assert "warning" not in output.lower(), output
-    [wheel] = (tmp_path / "dist").glob("maxrepeat-*.whl")
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
         metadata = next(n for n in names if n.endswith(".dist-info/METADATA"))
@@ -92,21 +99,8 @@ def test_wheel_builds_without_warnings(tmp_path: Path) -> None:
 def test_installs_without_a_compiler(tmp_path: Path) -> None:
     """Where the extension cannot be built (no C compiler: CC names a missing one) the
     wheel still builds, without it, and the pure-Python path is what runs."""
-    pytest.importorskip("setuptools", minversion="77",
-                        reason="the test extra installs setuptools>=77")
-    tree = tmp_path / "tree"
-    tree.mkdir()
-    for name in ("pyproject.toml", "setup.py", "README.md", "LICENSE"):
-        shutil.copy(ROOT / name, tree / name)
-    shutil.copytree(ROOT / "src", tree / "src",
-                    ignore=shutil.ignore_patterns("*.egg-info", "__pycache__", "*.so"))
-    env = {**_quiet_env(), "CC": str(tmp_path / "no-such-compiler")}
-    run = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-         "--no-index", "-w", str(tmp_path / "dist"), str(tree)],
-        env=env, capture_output=True, text=True, timeout=300, check=False)
-    assert run.returncode == 0, run.stdout + run.stderr
-    [wheel] = (tmp_path / "dist").glob("maxrepeat-*.whl")
+    _, wheel = _build_wheel(tmp_path, {**_quiet_env(), "CC": str(tmp_path / "no-such-compiler")},
+                            "*.so")
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
     assert "maxrepeat/core/accel.py" in names
