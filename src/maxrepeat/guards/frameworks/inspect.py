@@ -9,6 +9,7 @@ Messages are converted to events as the Inspect log reader converts them
 
 from __future__ import annotations
 
+import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
@@ -25,15 +26,55 @@ _KEPT_SAMPLES = 1024  # samples whose guard state is kept (the least recently ac
 
 
 class _Sample:
-    """One sample's guard and how far its messages were read."""
+    """One sample's guard and how far its messages were read: the last message read,
+    found again from the end by identity or id (``react()`` truncating the history drops
+    the oldest and keeps the others' ids), never by an index."""
 
-    def __init__(self, guard: StepGuard) -> None:
+    def __init__(self, key: str, guard: StepGuard, owner: Any) -> None:
+        self.key = key
         self.guard = guard
-        self.seen = 0
+        self.owner = owner  # the sample's store, weakly: another store is another run
+        self.last: Any = None  # the last message read
         self.started: set[str] = set()  # call ids the approver already fed
+        self.pending: set[str] = set()  # the open step's call ids not answered yet
         self.refused: set[str] = set()
         self.refusal = ""
         self.asked: Any = None  # the assistant message whose calls are answered now
+
+    def _after_last(self, messages: Sequence[Any]) -> int:
+        """Where the messages not read yet start (0 when none was read or the last one
+        read is gone)."""
+        k = len(messages) if self.last is not None else 0
+        while k > 0 and not _same(messages[k - 1], self.last):
+            k -= 1
+        return k
+
+    def holds_last(self, messages: Sequence[Any]) -> bool:
+        """Whether ``messages`` still hold the last message read (the same run)."""
+        return self.last is not None and self._after_last(messages) > 0
+
+    def unread(self, messages: Sequence[Any], stop_at: Any = None) -> Sequence[Any]:
+        """The messages after the last one read (all when it is gone), up to ``stop_at``."""
+        new = messages[self._after_last(messages):]
+        for index, message in enumerate(new):
+            if message is stop_at:
+                return new[:index]
+        return new
+
+
+def _same(message: Any, other: Any) -> bool:
+    key = getattr(message, "id", None)
+    return message is other or (key is not None and key == getattr(other, "id", None))
+
+
+def _store() -> Any:
+    """The running sample's store: Inspect gives each sample (and epoch) its own."""
+    try:
+        from inspect_ai.util import store
+
+        return store()
+    except (ImportError, RuntimeError):  # pragma: no cover - outside a sample
+        return None
 
 
 class LoopGuard:
@@ -53,7 +94,8 @@ class LoopGuard:
 
     Both are needed: an agent given only one fails at its first step, naming the other.
     Samples are told apart by their first message after the system prompt, so one guard
-    serves a whole task.
+    serves a whole task, and a run by its sample's store (an epoch reusing the input is
+    another run); a ``truncation`` that drops that first message keeps the run's state.
     Messages are converted as the Inspect log reader converts them, so the results equal
     ``maxrepeat grade`` of the log afterwards.
     """
@@ -67,6 +109,7 @@ class LoopGuard:
         self.policy = policy
         StepGuard(graders, policy=policy)  # checks graders and policy now
         self.samples: OrderedDict[str, _Sample] = OrderedDict()
+        self.by_store: OrderedDict[int, _Sample] = OrderedDict()  # each store's latest
         self.stopped: dict[str, Decision] = {}
         self.wired = {"approval": False, "on_continue": False}  # which hooks were called
         self.approval = [ApprovalPolicy(_approver(self), "*"),
@@ -78,15 +121,29 @@ class LoopGuard:
         first = next((m for m in messages if getattr(m, "role", None) != "system"),
                      messages[0] if messages else None)
         key = str(getattr(first, "id", None) or id(first))
+        owner = _store()
         sample = self.samples.get(key)
-        if sample is None or sample.seen > len(messages):
-            sample = self.samples[key] = _Sample(StepGuard(self.graders, policy=self.policy,
-                                                           format="inspect",
-                                                           source="<inspect sample>"))
-            if len(self.samples) > _KEPT_SAMPLES:  # a long eval: forget the oldest
-                self.samples.popitem(last=False)
-        self.samples.move_to_end(key)
-        return key, sample
+        if sample is None:  # a new sample, or a truncation dropped its first message
+            sample = self.by_store.get(id(owner))
+            sample = sample if sample is not None and sample.holds_last(messages) else None
+        if sample is None or (owner is not None and sample.owner is not None
+                              and sample.owner() is not owner):  # another run
+            sample = self._new(key, owner)
+        self.samples[sample.key] = sample  # (again, if a long eval forgot the key)
+        self.samples.move_to_end(sample.key)
+        return sample.key, sample
+
+    def _new(self, key: str, owner: Any) -> _Sample:
+        guard = StepGuard(self.graders, policy=self.policy, format="inspect",
+                          source="<inspect sample>")
+        sample = self.samples[key] = _Sample(key, guard,
+                                             None if owner is None else weakref.ref(owner))
+        self.by_store[id(owner)] = sample
+        self.by_store.move_to_end(id(owner))
+        for kept in (self.samples, self.by_store):
+            if len(kept) > _KEPT_SAMPLES:  # a long eval: forget the oldest
+                kept.popitem(last=False)
+        return sample
 
     @staticmethod
     def _calls(message: Any) -> list[ToolCall]:
@@ -108,32 +165,37 @@ class LoopGuard:
             raise _unwired("on_continue=guard.on_continue")
         self._catch_up(sample, history, stop_at=last)
         ahead = sample.guard.start(calls)
-        sample.started.update(c.id for c in calls if c.id is not None)
+        ids = {c.id for c in calls if c.id is not None}
+        sample.started |= ids
+        sample.pending = ids
         if ahead.action >= Action.BLOCK:
             sample.refusal = sample.guard.refuse(ahead)
-            sample.refused.update(c.id for c in calls if c.id is not None)
+            sample.refused |= ids
+            sample.pending = set()
             return sample.refusal
         return None
 
     def _catch_up(self, sample: _Sample, messages: Sequence[Any], stop_at: Any = None) -> None:
-        for index in range(sample.seen, len(messages)):
-            message = messages[index]
-            if message is stop_at:
-                break
+        """Feed what the messages not read yet add: the calls of a response the approver
+        did not judge, the open step's results (each once, so a rereading after a
+        truncation counts nothing twice)."""
+        for message in sample.unread(messages, stop_at):
             role = getattr(message, "role", None)
             if role == "assistant":
                 sample.asked = message
                 calls = self._calls(message)
-                if calls and calls[0].id not in sample.started:
+                if calls and not any(c.id in sample.started for c in calls):
                     sample.guard.start(calls)
-                    sample.started.update(c.id for c in calls if c.id is not None)
-            elif role == "tool" and sample.asked is not None:
+                    sample.pending = {c.id for c in calls if c.id is not None}
+                    sample.started |= sample.pending
+            elif role == "tool" and sample.asked is not None and sample.pending:
                 # Converted with the message that asked, as the log reader converts them.
                 for e in events_from_messages([sample.asked, message]):
-                    if e.type == "tool_result" and e.data.tool_call_id not in sample.refused:
+                    if e.type == "tool_result" and e.data.tool_call_id in sample.pending:
+                        sample.pending.discard(e.data.tool_call_id)
                         sample.guard.answer(e.data.tool_call_id, e.data.result,
                                             success=e.data.success)
-            sample.seen = index + 1
+            sample.last = message
 
     async def on_continue(self, state: Any) -> bool | str:
         """``react()``'s ``on_continue``: True, a warning to add, or False to stop."""
@@ -142,11 +204,9 @@ class LoopGuard:
         if not self.wired["approval"] and any(
                 getattr(m, "tool_calls", None) for m in state.messages):
             raise _unwired("approval=guard.approval")
-        refused = bool(sample.refused) and any(
-            getattr(m, "tool_call_id", None) in sample.refused
-            for m in state.messages[sample.seen:])
+        refused = bool(sample.refused)
         self._catch_up(sample, state.messages)
-        sample.refused = set()
+        sample.refused, sample.pending = set(), set()
         decision = sample.guard.finish()
         if decision.action >= Action.STOP:
             stopped = sample.guard.stop(decision)
