@@ -132,54 +132,64 @@ def level(result: GraderResult) -> int:
     return max([0, *live])
 
 
-def check(outcome: Outcome, config: MaxRepeatConfig, scenario: str) -> None:
+def _judged(outcome: Outcome, config: MaxRepeatConfig, scenario: str) -> Trajectory:
+    """The run as the guard judged it: the framework's record, and the stopped response's
+    calls where the record ends before them (observation mode stops between steps)."""
     record = outcome.trajectory
-    traj = record
-    if outcome.stopped is not None and not outcome.stop_recorded and \
-            config.match != "observation":  # (observation mode stops between steps)
-        name, args = SCRIPTS[scenario][len(_steps(record))]
-        traj = Trajectory(events=(*record.events, turn_start(),
-                                  tool_call(name, "stopped", args), turn_end()))
-    turns = _steps(traj)
-    graded = [grade(_prefix(traj, k), config) for k in range(len(turns) + 1)]
-    levels = [level(g) for g in graded]
-    refused = [any(e.type == "tool_result" and isinstance(e.data.result, str)
-                   and e.data.result.startswith(MARK) for e in t) for t in turns]
-    warned = [MARK in text for text in outcome.contexts]
-    final = grade(record, config)
+    if outcome.stopped is None or outcome.stop_recorded or config.match == "observation":
+        return record
+    name, args = SCRIPTS[scenario][len(_steps(record))]
+    return Trajectory(events=(*record.events, turn_start(), tool_call(name, "stopped", args),
+                              turn_end()))
 
+
+def _refused(turn: list[Any]) -> bool:
+    """Whether the step's calls were answered with the guard's refusal."""
+    return any(e.type == "tool_result" and isinstance(e.data.result, str)
+               and e.data.result.startswith(MARK) for e in turn)
+
+
+def _check_steps(outcome: Outcome, config: MaxRepeatConfig, turns: list[list[Any]],
+                 levels: list[int], first_fail: int) -> None:
+    """Refused exactly where the level reaches block_at (a refused step counts as the
+    repeat it was: in name-args mode its calls are what is compared), stopped at the first
+    step whose level reaches stop_at, before its calls ran. In observation mode a result
+    is not known before the call: nothing is refused, the model is told (warning, then
+    blocking reason) and the run stops after the step whose level reaches stop_at."""
+    refused = [_refused(t) for t in turns]
+    n = len(turns)
+    assert next(k for k, lv in enumerate(levels) if lv >= STOP_AT) == n, levels
+    if config.match == "observation":
+        assert not any(refused)
+        assert outcome.executed == sum(e.type == "tool_call" for t in turns for e in t)
+        assert "(blocked)" in outcome.contexts[first_fail + BLOCK_AT - WARN_AT]
+        return
+    assert refused[:-1] == [BLOCK_AT <= lv < STOP_AT for lv in levels[1:n]], levels
+    assert all(refused[-1] or e.type != "tool_result" for e in turns[-1])
+    assert outcome.executed == sum(sum(e.type == "tool_call" for e in t)
+                                   for t, r in zip(turns[:-1], refused, strict=False) if not r)
+
+
+def check(outcome: Outcome, config: MaxRepeatConfig, scenario: str) -> None:
+    """The run of ``scenario`` under ``config`` held against post-hoc grading, step by step
+    (the module docstring says what is checked)."""
+    turns = _steps(traj := _judged(outcome, config, scenario))
+    graded = [grade(_prefix(traj, k), config) for k in range(len(turns) + 1)]
+    warned = [MARK in text for text in outcome.contexts]
+    final = grade(outcome.trajectory, config)
     if scenario == "clean":
         assert final.passed, final.evidence
-        assert not any(warned) and not any(refused) and outcome.stopped is None
-        assert outcome.executed == len(SCRIPTS["clean"])
+        assert not any(warned) and not any(_refused(t) for t in turns)
+        assert outcome.stopped is None and outcome.executed == len(SCRIPTS["clean"])
         return
-
     first_fail = next(k for k, g in enumerate(graded) if not g.passed)
     # The model is told at the call right after the first failing step, not before.
     assert warned.index(True) == first_fail, (warned, first_fail)
-    # Stopped at the first step whose level reaches stop_at, before its calls ran.
     assert outcome.stopped is not None
-    n = len(turns)
-    if config.match != "observation":
-        # Refused exactly where the level reaches block_at (a refused step counts as the
-        # repeat it was: in name-args mode its calls are what is compared), stopped at
-        # the first step whose level reaches stop_at, before its calls ran.
-        assert refused[:-1] == [BLOCK_AT <= lv < STOP_AT for lv in levels[1:n]], levels
-        assert next(k for k, lv in enumerate(levels) if lv >= STOP_AT) == n, levels
-        assert all(refused[-1] or e.type != "tool_result" for e in turns[-1])
-        assert outcome.executed == sum(sum(e.type == "tool_call" for e in t)
-                                       for t, r in zip(turns[:-1], refused, strict=False) if not r)
-    else:
-        # In observation mode a result is not known before the call: nothing is refused,
-        # the model is told (warning, then blocking reason) and the run stops after the
-        # step whose level reaches stop_at.
-        assert not any(refused)
-        assert next(k for k, lv in enumerate(levels) if lv >= STOP_AT) == n, levels
-        assert outcome.executed == sum(e.type == "tool_call" for t in turns for e in t)
-        assert "(blocked)" in outcome.contexts[first_fail + BLOCK_AT - WARN_AT]
-    # The stop error carries the results, and they are post-hoc grading's.
+    _check_steps(outcome, config, turns, [level(g) for g in graded], first_fail)
+    # The stop error carries the results, and they are post-hoc grading's: the same
+    # verdict (the live monitor names its run differently: metadata.source).
     [live] = outcome.stopped.results
-    # the same verdict (the live monitor names its run differently: metadata.source)
     assert replace(live.metadata, source=None) == replace(final.metadata, source=None), (
         live.metadata, final.metadata)
     assert live.evidence == final.evidence, (live.evidence, final.evidence)
