@@ -130,17 +130,21 @@ class Floor:
         from maxrepeat.guards._live import ToolCall
 
         i = len(self.spent)
-        if i >= len(self.calls) or self.meter.depth:  # (a step asked from inside a hook)
+        if i >= len(self.calls):
             return
         name, args = self.calls[i]
         self.spent.append(0.0)
-        self.meter.inside = self.spent
+        meter, outside = self.meter, self.meter.inside
+        meter.inside = self.spent
         start = time.thread_time()
         self.guard.start([ToolCall(f"c{i}", name, args)])
         self.guard.answer(f"c{i}", f"wrote {args['path']}")
         self.guard.finish()
-        self.spent[-1] += time.thread_time() - start
-        self.meter.inside = None
+        took = time.thread_time() - start
+        self.spent[-1] += took
+        meter.inside = outside
+        if meter.depth:  # a step asked from inside a hook: not the hook's time
+            meter.session.spent[-1] -= took
 
 
 @contextmanager
