@@ -198,6 +198,14 @@ def runs(phoenix_url: str) -> dict[str, tuple[str, list[Any]]]:
     return read
 
 
+#: the tests against the server are `slow` (the full suite and CI): its start costs ~25 CPU-s
+#: on one worker. The fast subset keeps the mapping: tests/readers/test_reader_openinference.py
+#: grades spans this server stored for this scripted agent (recorded) and checks that Phoenix's
+#: evaluator (`max_repeat`) gives the same verdict; the tool-in-a-tool test below
+_SERVER = pytest.mark.slow
+
+
+@_SERVER
 @pytest.mark.parametrize("scenario", list(STEPS))
 def test_phoenix_annotation_equals_grade(scenario: str, phoenix_url: str,
                                          runs: dict[str, tuple[str, list[Any]]]) -> None:
@@ -270,6 +278,7 @@ def test_missing_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
         max_repeat(MaxRepeatConfig(max=2))
 
 
+@_SERVER
 def test_the_page_blocks_run_as_written(phoenix_url: str, monkeypatch: pytest.MonkeyPatch,
                                         capsys: pytest.CaptureFixture[str]) -> None:
     """docs/integrations/phoenix.md's two blocks, verbatim, against this server (found from
