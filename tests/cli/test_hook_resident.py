@@ -139,7 +139,16 @@ def _session_calls(agent: str, tmp: Path, n: int) -> list[dict[str, object]]:
     return [pre, post]
 
 
-@pytest.mark.parametrize("agent", AGENTS)
+#: the fast subset runs the whole session for Claude Code and Copilot CLI: the server's
+#: taking, forwarding and answering of a call (cli/hookclient.py, hookserver.py) is the
+#: same code for every agent. Codex's and Gemini CLI's are `slow` (the full suite and CI):
+#: at most of this session's calls their hooks wait up to 2 s for the log to catch up
+#: (guards/agentlog.py, codex_results.py): ~30 s and ~18 s of waiting on one worker
+_SESSION_AGENTS = [pytest.param(agent, marks=pytest.mark.slow if agent in ("codex", "gemini-cli")
+                                else ()) for agent in AGENTS]
+
+
+@pytest.mark.parametrize("agent", _SESSION_AGENTS)
 def test_a_whole_session_is_answered_as_the_full_path_answers_it(
         tmp_path: Path, sockets: Path, package: Path, agent: str) -> None:
     """Call after call of a session that loops (warn, block, stop), each call run by the
