@@ -83,13 +83,20 @@ def test_the_lean_reader_answers_every_command_line_as_click_does(
     assert spoke >= 6 or agent not in ("claude-code", "codex", "gemini-cli")
 
 
-@pytest.mark.parametrize("stdin", ["", "not json", "[1]", '{"transcript_path": 3}'])
-def test_bad_input_is_reported_the_same_way(tmp_path: Path, stdin: str) -> None:
-    for agent in names():
-        args = [agent, "--max", "2", "--cache-dir", str(tmp_path / "c")]
-        lean = _run(_LEAN, tmp_path, args, stdin)
-        assert lean == _run(_CLICK, tmp_path, args, stdin), agent
-        assert lean[0] == 1 and lean[2].startswith("maxrepeat hook: "), lean
+_BAD = ["", "not json", "[1]", '{"transcript_path": 3}']
+#: every agent with every bad input; the fast subset runs each agent once and each input
+#: two or three times (agent i with input i mod 4), the rest are `slow` (the full suite and CI)
+_BAD_CASES = [pytest.param(stdin, agent, marks=() if i % len(_BAD) == _BAD.index(stdin)
+                           else pytest.mark.slow)
+              for i, agent in enumerate(names()) for stdin in _BAD]
+
+
+@pytest.mark.parametrize(("stdin", "agent"), _BAD_CASES)
+def test_bad_input_is_reported_the_same_way(tmp_path: Path, stdin: str, agent: str) -> None:
+    args = [agent, "--max", "2", "--cache-dir", str(tmp_path / "c")]
+    lean = _run(_LEAN, tmp_path, args, stdin)
+    assert lean == _run(_CLICK, tmp_path, args, stdin), agent
+    assert lean[0] == 1 and lean[2].startswith("maxrepeat hook: "), lean
 
 
 def test_the_lean_reader_takes_only_what_it_knows() -> None:
