@@ -156,7 +156,8 @@ export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1
 # 0.7 pins protobuf 5, which the other extras' protobuf 7 excludes (pyproject.toml,
 # [autogen]). The main run leaves its test file to that venv; --fast runs no AutoGen.
 AUTOGEN_TESTS=(tests/guards/frameworks/test_guard_autogen.py
-               tests/guards/frameworks/test_guard_trim_autogen.py)
+               tests/guards/frameworks/test_guard_trim_autogen.py
+               tests/guards/frameworks/test_guard_wiring_autogen.py)
 autogen_venv() {
   local stamp
   stamp=$(cat pyproject.toml setup.py scripts/test.sh src/maxrepeat/core/*.[ch] | cksum)

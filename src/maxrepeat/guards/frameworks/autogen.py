@@ -3,7 +3,8 @@
 ``agent = guard.agent("dev", model_client=client, tools=[...], max_tool_iterations=20)``
 takes the arguments of ``autogen_agentchat.agents.AssistantAgent`` and makes one whose
 model client and tools the guard watches: the one wiring point, so no half-wired agent
-exists. Each run of the agent (a new task) starts clean.
+exists. Each run of the agent (a new task) starts clean; agents sharing a guard (even
+running at once) each keep their own count.
 
 * The model client: each response with function calls is one step, judged before the
   calls run. When the policy says the step would be refused, its calls are answered with
@@ -147,6 +148,17 @@ class _Run:
             self.waiting = set()
 
 
+class _Agent:
+    """One agent's current run, apart from other agents' (``guard.run``: the latest)."""
+
+    def __init__(self, guard: Any) -> None:
+        self.guard, self.run = guard, _Run(guard.graders, guard.policy)
+
+    def restart(self) -> None:
+        """A new task: this agent's last run (a stop included) is forgotten."""
+        self.run = self.guard.run = _Run(self.guard.graders, self.guard.policy)
+
+
 def _modules() -> tuple[Any, Any, Any]:
     try:
         agents = importlib.import_module("autogen_agentchat.agents")
@@ -275,10 +287,6 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
             self.policy = policy
             self.run = _Run(self.graders, policy)
 
-        def restart(self) -> None:
-            """Start a new run: what the last run did (a stop included) is forgotten."""
-            self.run = _Run(self.graders, self.policy)
-
         def agent(self, name: str, model_client: Any, *, tools: Sequence[Any] | None = None,
                   workbench: Any = None, **kwargs: Any) -> Any:
             """An ``AssistantAgent`` (same arguments) whose model client and tools the
@@ -289,8 +297,9 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
                 benches.insert(0, tl.StaticWorkbench([
                     t if isinstance(t, tl.BaseTool) else tl.FunctionTool(
                         t, description=t.__doc__ or "") for t in tools]))
-            return agents.AssistantAgent(name, GuardedClient(self, model_client),
-                                         workbench=GuardedWorkbench(self, benches), **kwargs)
+            own = _Agent(self)
+            return agents.AssistantAgent(name, GuardedClient(own, model_client),
+                                         workbench=GuardedWorkbench(own, benches), **kwargs)
 
     return MaxRepeatGuard, LoopStoppedError
 
