@@ -30,7 +30,7 @@ from .policy import Action, Decision, Escalation, Policy
 
 __all__ = ["Graders", "ToolCall", "StepGuard", "LoopStopped", "load_graders",
            "FrameworkClasses", "ResultsOfLogic", "ResultsOfRun",
-           "ResultsOfLatestRun"]
+           "ResultsOfLatestRun", "answers_of_open_step"]
 
 _REFUSED = "maxrepeat loop guard (blocked): this call repeats a loop and was refused."
 
@@ -41,6 +41,28 @@ class ToolCall(NamedTuple):
     id: str | None
     name: str
     arguments: Any
+
+
+def answers_of_open_step(messages: Sequence[Any], pending: set[str],
+                         asks: Callable[[Any], bool],
+                         returns: Callable[[Any], list[tuple[str, Any, bool]]],
+                         ) -> list[tuple[str, Any, bool]]:
+    """(call id, value, success) of the ``pending`` calls, in order, from the messages
+    after the newest one that ``asks`` (the model's response holding the calls): read
+    from the end, so a framework trimming or rewriting the oldest history loses no read
+    position, and the cost is that of the open step, not of the history.
+
+    >>> msgs = [{"ask": 1}, {"r": [("a", 1, True)]}, {"ask": 1}, {"r": [("b", 2, True)]}]
+    >>> answers_of_open_step(msgs, {"a", "b"}, lambda m: "ask" in m, lambda m: m.get("r", []))
+    [('b', 2, True)]
+    """
+    newest: list[Any] = []
+    for message in reversed(messages):
+        if asks(message):
+            break
+        newest.append(message)
+    return [(cid, value, ok) for message in reversed(newest)
+            for cid, value, ok in returns(message) if cid in pending]
 
 
 class StepGuard:

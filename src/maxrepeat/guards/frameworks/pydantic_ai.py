@@ -22,7 +22,15 @@ from typing import TYPE_CHECKING, Any, Final
 
 from ...core.errors import MissingExtraError
 from ...core.events import Trajectory, tool_call, tool_result, turn_end, turn_start
-from .._live import FrameworkClasses, Graders, LoopStopped, StepGuard, ToolCall, load_graders
+from .._live import (
+    FrameworkClasses,
+    Graders,
+    LoopStopped,
+    StepGuard,
+    ToolCall,
+    answers_of_open_step,
+    load_graders,
+)
 from ..policy import Action, Policy
 
 if TYPE_CHECKING:
@@ -84,16 +92,9 @@ def _events(messages: Sequence[Any]) -> list[Any]:
     return events
 
 
-def _answers(messages: Sequence[Any], pending: set[str]) -> list[tuple[str, Any, bool]]:
-    """The returns of the ``pending`` calls, in order, from the requests after the last
-    response (the one asking): read from the end, whatever came before."""
-    newest: list[Any] = []
-    for message in reversed(messages):
-        if getattr(message, "kind", None) == "response":
-            break
-        newest.append(message)
-    return [(cid, content, ok) for message in reversed(newest)
-            for cid, content, ok in _returns(message) if cid in pending]
+def _asks(message: Any) -> bool:
+    """Whether a message is the model's response (the one asking for the calls)."""
+    return getattr(message, "kind", None) == "response"
 
 
 def trajectory_from_messages(messages: Sequence[Any], *, id: str | None = None) -> Trajectory:
@@ -139,7 +140,8 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
             """Feed the open step's tool returns; whether the step was refused."""
             refused = bool(self.refused)
             if self.pending:
-                for cid, content, ok in _answers(messages, self.pending):
+                for cid, content, ok in answers_of_open_step(
+                        messages, self.pending, _asks, _returns):
                     self.guard.answer(cid, content, success=ok)
             self.pending, self.refused = set(), {}
             return refused

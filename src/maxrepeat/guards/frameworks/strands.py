@@ -35,6 +35,7 @@ from .._live import (
     ResultsOfLatestRun,
     StepGuard,
     ToolCall,
+    answers_of_open_step,
     load_graders,
 )
 from ..policy import Action, Decision, Policy
@@ -93,16 +94,9 @@ def _events(messages: Sequence[Any]) -> list[Any]:
     return events
 
 
-def _answers(messages: Sequence[Any], pending: set[str]) -> list[tuple[str, Any, bool]]:
-    """The results of the ``pending`` calls, in order, from the messages after the last
-    assistant message (the one asking): read from the end, whatever came before."""
-    newest: list[Any] = []
-    for message in reversed(messages):
-        if message.get("role") == "assistant":
-            break
-        newest.append(message)
-    return [(cid, value, ok) for message in reversed(newest)
-            for cid, value, ok in _returns(message) if cid in pending]
+def _asks(message: Any) -> bool:
+    """Whether a message is the model's response (the one asking for the calls)."""
+    return bool(message.get("role") == "assistant")
 
 
 def trajectory_from_messages(messages: Sequence[Any], *, id: str | None = None) -> Trajectory:
@@ -174,7 +168,8 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
             """Feed the open step's tool results; whether the step was refused."""
             refused, run.refused = run.refused, False
             if run.pending and not refused:
-                for cid, value, ok in _answers(messages, run.pending):
+                for cid, value, ok in answers_of_open_step(
+                        messages, run.pending, _asks, _returns):
                     run.guard.answer(cid, value, success=ok)
             run.pending = set()
             return refused
