@@ -42,7 +42,8 @@ def rewrite_golden(path: Path, text: str) -> NoReturn:
                 "MAXREPEAT_UPDATE_GOLDEN", pytrace=False)
 
 __all__ = ["CORPUS", "EXAMPLES", "FIXTURES", "ROOT", "SHARED", "SPEC_CASES", "call",
-           "UPDATE_GOLDEN", "load_cases", "needs_corpus", "result", "rewrite_golden", "turn"]
+           "UPDATE_GOLDEN", "load_cases", "needs_corpus", "profile_examples", "result",
+           "rewrite_golden", "turn"]
 
 _DESELECTED = pytest.StashKey[int]()
 
@@ -84,8 +85,15 @@ def _fewer_examples(item: pytest.Item) -> None:
         asked = test._hypothesis_internal_use_settings
         test._maxrepeat_full_settings = asked
         test._hypothesis_internal_use_settings = settings(
-            asked, max_examples=min(asked.max_examples,
-                                    max(FAST_EXAMPLES, asked.max_examples // divisor)))
+            asked, max_examples=profile_examples(asked.max_examples))
+
+
+def profile_examples(asked: int) -> int:
+    """The examples a property test asking for ``asked`` runs under the current profile
+    (`_fewer_examples`): for a test that makes its ``@given`` function inside itself,
+    which the collection hook does not reach, as ``max_examples=profile_examples(300)``."""
+    divisor = _EXAMPLE_DIVISOR.get(settings.get_current_profile_name() or "")
+    return asked if divisor is None else min(asked, max(FAST_EXAMPLES, asked // divisor))
 
 
 def corpus_expected() -> bool:

@@ -16,7 +16,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import AGENT_MODULES, BROWSER_MODULES, FAST_EXAMPLES, _fewer_examples
+from tests.conftest import (
+    AGENT_MODULES,
+    BROWSER_MODULES,
+    FAST_EXAMPLES,
+    _fewer_examples,
+    profile_examples,
+)
 
 TESTS = Path(__file__).parents[1]
 #: what a module that drives an agent CLI or a browser uses (.npm-agents/ also holds npm
@@ -84,3 +90,16 @@ def test_the_fast_profile_runs_a_tenth_of_the_examples_and_the_default_all() -> 
         assert [counts[default, n] for n in (300, 40, 5)] == [150, 20, 5]
     elif default != "fast":
         assert [counts[default, n] for n in (300, 40, 5)] == [300, 40, 5]
+
+
+def test_a_given_made_inside_its_test_gets_the_same_share() -> None:
+    """`profile_examples`, for a test that makes its ``@given`` function itself (out of the
+    collection hook's reach), asks for what `_fewer_examples` gives a test of its own."""
+    was = settings.get_current_profile_name()
+    try:
+        for profile, expected in (("fast", [30, FAST_EXAMPLES, 5]), ("default", [300, 40, 5]),
+                                  ("ci", [150, 20, 5])):
+            settings.load_profile(profile)
+            assert [profile_examples(n) for n in (300, 40, 5)] == expected, profile
+    finally:
+        settings.load_profile(was)
