@@ -2,7 +2,8 @@
 
 ``agent = loop_guard(MaxRepeatConfig.preset("live")).agent(FunctionAgent(tools=..., llm=llm))``
 guards a ``FunctionAgent`` (``llama_index.core.agent.workflow``): the one call gives the
-agent a guarded copy of its LLM and of each of its tools, so no part can be left out.
+agent a guarded copy of its LLM and of each of its tools, so no part can be left out (an
+LLM set after it is refused at the next step, with a `TypeError`).
 
 * The LLM copy sees each request's chat history before the model answers: the results of
   the last step are fed to the live monitors and the step ends; at the warning level the
@@ -227,6 +228,23 @@ def _tool_class(base: type[Any], logic: _Logic) -> type[Any]:
     return Guarded
 
 
+def _agent_class(base: type[Any], logic: _Logic) -> type[Any]:
+    """A subclass of the agent's class that, at each step, checks its LLM is still the
+    guarded copy: one set after guarding would leave the run unguarded."""
+
+    class Guarded(base):  # type: ignore[misc]
+        async def take_step(self, *args: Any, **kwargs: Any) -> Any:
+            if getattr(type(self.llm), "maxrepeat_logic", None) is not logic:
+                raise TypeError("maxrepeat loop guard: the agent's llm was replaced after "
+                                "guard.agent(agent), so the run would not be guarded: set "
+                                "agent.llm first, then guard the agent")
+            return await super().take_step(*args, **kwargs)
+
+    Guarded.__name__ = Guarded.__qualname__ = f"LoopGuarded{base.__name__}"
+    Guarded.maxrepeat_base = base
+    return Guarded
+
+
 def _build() -> tuple[type[Any], type[LoopStopped]]:
     try:
         from llama_index.core.agent.workflow import FunctionAgent
@@ -265,6 +283,8 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
                 tools.append(guarded)
             agent.llm = llm
             agent.tools = tools
+            base = getattr(type(agent), "maxrepeat_base", type(agent))
+            object.__setattr__(agent, "__class__", _agent_class(base, self.logic))
             return agent
 
     return LoopGuard, LoopStoppedError
