@@ -14,7 +14,7 @@ import sys
 import threading
 import uuid
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -223,12 +223,35 @@ def test_the_offline_block_of_the_page_runs_as_written(
     assert [r for r in seen if r[0] != "GET"] == []
 
 
+def _start_in_reverse(run: Any) -> None:
+    """Restart the tool runs of each model response (calls ``c{i}_{j}``) in the opposite
+    order of ``j``, inside the span of time the turn's tool runs took."""
+    tools: list[Any] = []
+    stack = [run]
+    while stack:
+        node = stack.pop()
+        stack += node.child_runs or []
+        tools += [node] if node.run_type == "tool" else []
+    turns: dict[str, list[tuple[int, Any]]] = {}
+    for node in tools:
+        turn, _, j = node.outputs["output"].tool_call_id.partition("_")
+        turns.setdefault(turn, []).append((int(j), node))
+    for members in turns.values():
+        first = min(node.start_time for _, node in members)
+        for j, node in members:
+            node.start_time = first + timedelta(microseconds=len(members) - j)
+
+
 def test_a_langchain_agent_run_tree_is_graded_as_grade_does(
         recorder: tuple[str, list[tuple[str, str]]]) -> None:
     """A real LangChain v1 agent (``create_agent``, a LangGraph graph) as the target, with
     LangChain's fake chat model scripted to make two calls per response: LangGraph runs
     each call in a ``tools`` node of its own and records the result as a ``ToolMessage``;
     the verdict still has one turn per model response and the tools' texts as results.
+    LangGraph runs a response's calls in threads, so which tool run starts first is up to
+    the scheduler: the evaluator gets the real run tree with each turn's tool runs
+    restarted in the opposite order of the model's ``tool_calls`` (what a loaded machine
+    may record), and the evidence must still list them in the model's order.
     (LangChain's own tracer posts its runs even with ``upload_results=False``: here they
     reach the recorder on 127.0.0.1, nothing else.)"""
     pytest.importorskip("langchain")
@@ -263,10 +286,16 @@ def test_a_langchain_agent_run_tree_is_graded_as_grade_does(
         out = agent.invoke({"messages": [HumanMessage("Make the tests pass.")]})
         return {"answer": out["messages"][-1].content}
 
+    grader = max_repeat(CONFIGS)
+
+    def evaluator(run: Any, example: Any) -> Any:
+        _start_in_reverse(run)
+        return grader(run, example)
+
     url, _ = recorder
     example = Example(id=uuid.uuid4(), dataset_id=uuid.uuid4(),
                       created_at=datetime.now(UTC), inputs={"task": "x"}, outputs={})
-    [row] = evaluate(target, data=[example], evaluators=[max_repeat(CONFIGS)],
+    [row] = evaluate(target, data=[example], evaluators=[evaluator],
                      upload_results=False, max_concurrency=0,
                      client=Client(api_url=url, api_key="unused"))
     [result] = row["evaluation_results"]["results"]

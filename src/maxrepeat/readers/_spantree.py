@@ -10,12 +10,23 @@ with ``untraced="call"`` one turn each (MLflow: the model calls were not traced)
 node inside another tool node is that tool's own work, not a call of the model: it is
 left out.
 
+Inside a turn the calls are in the order the model asked for them when the trace says
+it: the model node's ``asks`` lists the ids of the calls it made, in order, and a tool
+node's ``asks`` is the id of the call it answers. Parallel calls start in whatever order
+their threads are scheduled; the model's order does not depend on it. Calls without a
+known id keep their places, in start order, as do all the calls of a turn whose model
+node lists none. (The spec compares a turn's calls as a multiset, so the order changes
+no verdict; it keeps the evidence the same from run to run.)
+
 >>> nodes = [Node("a", "", "agent"), Node("m1", "a", "model"),
 ...          Node("t1", "a", "tool", "ls"), Node("t2", "a", "tool", "pwd"),
 ...          Node("m2", "a", "model"), Node("t3", "a", "tool", "ls"),
 ...          Node("t4", "t3", "tool", "inner")]
 >>> model_turns(nodes)
 [['ls', 'pwd'], ['ls']]
+>>> model_turns([Node("m", "a", "model", asks=("c1", "c2")),
+...              Node("t2", "a", "tool", "pwd", "c2"), Node("t1", "a", "tool", "ls", "c1")])
+[['ls', 'pwd']]
 >>> [e.type for e in events_from_turns([[Call("ls", result="a"), Call("pwd")]])]
 ['turn_start', 'tool_call', 'tool_call', 'tool_result', 'turn_end']
 """
@@ -64,12 +75,15 @@ class Call(NamedTuple):
 
 class Node(NamedTuple):
     """One span or run, in start order: its id, its parent's id (``""`` for a root), its
-    kind, and for a tool node the call it stands for."""
+    kind, for a tool node the call it stands for, and ``asks``: for a model node the ids
+    of the calls it asked for, in its order; for a tool node the id of the call it
+    answers (None when the trace does not say)."""
 
     id: str
     parent: str
     kind: Literal["model", "tool", "agent"] | str
     call: Any = None
+    asks: Any = None
 
 
 def model_turns(nodes: Sequence[Node], *,
@@ -81,21 +95,38 @@ def model_turns(nodes: Sequence[Node], *,
     """
     kinds = {n.id: n.kind for n in nodes}
     parents = {n.id: n.parent for n in nodes}
-    turns: list[list[Any]] = []
+    turns: list[tuple[Sequence[Any], list[Node]]] = []
     key: tuple[str, str] | None = None
     model = ""
+    asked: Sequence[Any] = ()
     for n, node in enumerate(nodes):
         if node.kind == "model":
-            model = node.id
+            model, asked = node.id, node.asks if isinstance(node.asks, (list, tuple)) else ()
         if node.kind != "tool" or _inside_tool(node.id, kinds, parents):
             continue
         alone = f"#{n}" if untraced == "call" else node.parent
         here = (model, "") if model else ("", alone)
         if here != key:
-            turns.append([])
+            turns.append((asked if model else (), []))
             key = here
-        turns[-1].append(node.call)
-    return turns
+        turns[-1][1].append(node)
+    return [_asked_order(members, asks) for asks, members in turns]
+
+
+def _asked_order(members: Sequence[Node], asked: Sequence[Any]) -> list[Any]:
+    """The calls of one turn's tool nodes, those the model's ``asked`` ids name in its
+    order, in the places the named ones took in start order; the others where they are."""
+    rank: dict[Any, int] = {}
+    for i, call_id in enumerate(asked):
+        if isinstance(call_id, str):
+            rank.setdefault(call_id, i)
+    slots = [n for n, node in enumerate(members)
+             if isinstance(node.asks, str) and node.asks in rank]
+    calls = [node.call for node in members]
+    for slot, n in zip(slots, sorted(slots, key=lambda n: rank[members[n].asks]),
+                       strict=True):
+        calls[slot] = members[n].call
+    return calls
 
 
 def _inside_tool(node_id: str, kinds: dict[str, str], parents: dict[str, str]) -> bool:

@@ -12,6 +12,14 @@ its turn, wherever they hang (before any ``llm`` run, one turn per parent run;
 `maxrepeat.readers._spantree`, the rule of the LangSmith scorer). A tool run inside
 another tool run is that tool's own work and is left out.
 
+Order inside a turn: the order in which the model asked for the calls, when the trace
+says it, else start order. A LangChain agent runs a response's calls in parallel, so
+their runs start in thread order; the ``llm`` run's outputs hold the ``AIMessage`` with
+its ``tool_calls`` (``generations[][].message``, or OpenAI's ``choices[].message``), each
+with an id, and each tool run names the call it answers (``extra.tool_call_id``, or the
+``tool_call_id`` of the ``ToolMessage`` it returned). Runs whose call id is not among the
+model's keep their places.
+
 Read as follows: tool name the run's ``name``; call id its ``id``; arguments its
 ``inputs``; result its ``outputs`` (``{"output": value}``, as ``@traceable`` wraps a
 value, becomes the value; a LangChain ``ToolMessage`` its ``content``). Error flag: the
@@ -84,6 +92,60 @@ def _tool_message(value: Any) -> Any:
     return value
 
 
+def _lc_fields(value: Any) -> Any:
+    """A LangChain message as a dict of its fields (live, dumped, or serialized as
+    ``{"lc": 1, "kwargs": {...}}``); anything else as it is."""
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        value = dump(mode="json")
+    if isinstance(value, Mapping) and value.get("lc") == 1 and \
+            isinstance(value.get("kwargs"), Mapping):
+        return value["kwargs"]
+    return value
+
+
+def _asked(outputs: Any) -> tuple[str, ...]:
+    """The ids of the tool calls an ``llm`` run's outputs ask for, in the model's order:
+    a LangChain ``LLMResult`` (``generations[][].message``), an OpenAI completion
+    (``choices[].message``), or a message itself (``@traceable``'s ``output``).
+
+    >>> _asked({"generations": [[{"message": {"lc": 1, "type": "constructor",
+    ...     "kwargs": {"tool_calls": [{"id": "c2", "name": "a"}, {"id": "c1"}]}}}]]})
+    ('c2', 'c1')
+    """
+    ids: list[str] = []
+    for message in map(_lc_fields, _messages(_lc_fields(outputs))):
+        calls = message.get("tool_calls") if isinstance(message, Mapping) else None
+        ids += [str(c["id"]) for c in calls if isinstance(c, Mapping) and c.get("id")] \
+            if isinstance(calls, list) else []
+    return tuple(ids)
+
+
+def _messages(outputs: Any) -> list[Any]:
+    if not isinstance(outputs, Mapping):
+        return []
+    messages = [outputs, outputs.get("output")]
+    generations = outputs.get("generations")
+    for group in generations if isinstance(generations, list) else ():
+        messages += [g.get("message") for g in group if isinstance(g, Mapping)] \
+            if isinstance(group, list) else []
+    choices = outputs.get("choices")
+    messages += [c.get("message") for c in choices if isinstance(c, Mapping)] \
+        if isinstance(choices, list) else []
+    return messages
+
+
+def _answers(run: Any) -> str | None:
+    """The id of the tool call a tool run answers (``extra.tool_call_id``, else its
+    ``ToolMessage``'s), None when the run does not say."""
+    extra, outputs = _get(run, "extra"), _get(run, "outputs")
+    found = extra.get("tool_call_id") if isinstance(extra, Mapping) else None
+    if not found and isinstance(outputs, Mapping):
+        message = _lc_fields(outputs.get("output"))
+        found = message.get("tool_call_id") if isinstance(message, Mapping) else None
+    return str(found) if found else None
+
+
 def _call(run: Any) -> Call:
     outputs = _get(run, "outputs")
     result: Any = NO_RESULT
@@ -99,7 +161,8 @@ def _call(run: Any) -> Call:
 
 
 def turns_from_run(run: Any) -> list[list[Call]]:
-    """The tool calls below a LangSmith run, grouped by model turn.
+    """The tool calls below a LangSmith run, grouped by model turn, each turn's calls in
+    the order the model asked for them when the trace says it, else in start order.
 
     ``run`` is a ``langsmith.schemas.Run`` or ``RunTree`` with its ``child_runs`` (what
     ``evaluate`` hands an evaluator; ``Client.read_run(id, load_child_runs=True)``), or
@@ -123,8 +186,10 @@ def turns_from_run(run: Any) -> list[list[Call]]:
     nodes = []
     for _, (node, parent) in ordered:
         kind = _KINDS.get(str(_get(node, "run_type")), "other")
+        asks = _answers(node) if kind == "tool" else \
+            _asked(_get(node, "outputs")) if kind == "model" else None
         nodes.append(Node(str(_get(node, "id")), parent, kind,
-                          _call(node) if kind == "tool" else None))
+                          _call(node) if kind == "tool" else None, asks))
     return model_turns(nodes)
 
 

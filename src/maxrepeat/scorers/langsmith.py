@@ -7,7 +7,10 @@ arguments its ``inputs``, the result its ``outputs`` (``{"output": value}``, as
 it. Runs are read in start order; the tool runs after one ``llm`` run, up to the next, form
 its model turn, wherever they hang (`maxrepeat.readers._spantree`, the rule of the
 ``langsmith`` reader, the Phoenix scorer and the OpenTelemetry reader); a tool run
-inside another tool run is left out.
+inside another tool run is left out. Inside a turn the calls are in the order the model
+asked for them (the ``llm`` run's ``tool_calls`` ids, matched with each tool run's
+``tool_call_id``), not in the order parallel threads started them; without ids, in start
+order.
 
 `max_repeat` is an evaluator for ``langsmith.evaluate(target, data=...,
 evaluators=[max_repeat(config)])``: LangSmith hands it the target's run tree, and it
