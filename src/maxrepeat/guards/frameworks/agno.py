@@ -11,7 +11,9 @@
   as a ``StopAgentRun``, which ends the run after the step.
 
 Agno returns a run's errors in its ``RunOutput``: ``guard.stop_error(result)`` is the
-`LoopStoppedError` that stopped that run, or None. Each run (``run_id``) starts from
+`LoopStoppedError` that stopped that run, or None. A guard on one tool (``@tool(tool_hooks=
+[guard])``) ends the run at its first call, and ``stop_error`` raises `TypeError` naming
+the agent's ``tool_hooks``. Each run (``run_id``) starts from
 nothing. `trajectory_from_messages` converts ``result.messages`` (without the notes).
 ``agno`` is imported only when a guard is made.
 """
@@ -144,6 +146,7 @@ class _Run:
         self.stopping: Decision | None = None
         self.stopped: LoopStopped | None = None
         self.opened: Any = None  # the model response of the last step opened
+        self.unwired: str | None = None  # why the guard ended the run at set-up
         self.ids = itertools.count()
 
     def _take_answers(self, step: _Step, messages: Sequence[Any]) -> None:
@@ -201,6 +204,7 @@ class _Run:
 def _build() -> tuple[type[Any], type[LoopStopped]]:
     try:
         from agno.exceptions import StopAgentRun
+        from agno.utils.log import log_error
     except ImportError as exc:
         raise MissingExtraError(_EXTRA, "agno") from exc
 
@@ -233,14 +237,27 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
             return run
 
         def stop_error(self, run_output: Any) -> LoopStopped | None:
-            """The `LoopStoppedError` that stopped this run (a ``RunOutput``), or None."""
+            """The `LoopStoppedError` that stopped this run (a ``RunOutput``), or None;
+            raises `TypeError` for a run the guard ended because it was on one tool."""
             run = self._runs.get(str(getattr(run_output, "run_id", None)))
+            if run is not None and run.unwired is not None:
+                raise TypeError(run.unwired)
             return None if run is None else run.stopped
 
         def __call__(self, function_name: str, function_call: Callable[..., Any],
-                     arguments: dict[str, Any], run_context: Any = None) -> Any:
+                     arguments: dict[str, Any], run_context: Any = None,
+                     agent: Any = None, team: Any = None) -> Any:
+            owner = agent if agent is not None else team
             with self._lock:
                 run = self._run(run_context)
+                if owner is not None and not any(h is self for h in owner.tool_hooks or ()):
+                    # on one tool: the other tools' steps would go uncounted
+                    run.unwired = (f"maxrepeat loop guard: it is on the tool {function_name}"
+                                   " only, not the agent, so it would count that tool's "
+                                   f"steps alone: give it to the {type(owner).__name__} "
+                                   "itself, tool_hooks=[guard]")
+                    log_error(run.unwired)
+                    raise StopAgentRun(run.unwired)
                 step, call = run.before(getattr(run_context, "messages", None),
                                         function_name, arguments)
                 if run.stopping is not None:  # no call of the step runs
