@@ -21,6 +21,7 @@ class _Fixer:
     """A Strands agent with the two scripted tools, its model served by ``chat``."""
 
     def __init__(self, chat: ChatModel, guard: Any) -> None:
+        pytest.importorskip("openai")  # Strands' OpenAI provider needs it
         from strands import Agent, tool
         from strands.models.openai import OpenAIModel
 
