@@ -6,6 +6,7 @@ scripted agent) gives the verdict the Phoenix evaluator gives the same trace."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -68,3 +69,48 @@ def test_a_rest_page_dataframe_records_and_an_evaluator_trace() -> None:
             "attributes.openinference.span.kind": "TOOL", "attributes.tool.name": "ls"}
     [df] = READER.read(Source.from_bytes(json.dumps([flat]).encode()))
     assert not isinstance(df, Exception) and df.events[1].data.tool_name == "ls"
+
+
+def _parallel_trace(layout: str) -> list[dict[str, Any]]:
+    """An LLM span asking for ``run_tests`` then ``edit``, whose TOOL spans (``tool.id``
+    the call they ran) start in the opposite order, its output messages stored as
+    ``layout`` says: flat keys, nested objects, or the dataframe's lists."""
+    ids: dict[str, Any] = {"llm.output_messages.0.message.tool_calls.0.tool_call.id": "c1",
+           "llm.output_messages.0.message.tool_calls.1.tool_call.id": "c2"}
+    if layout == "nested":
+        ids = {"llm": {"output_messages": [{"message": {"tool_calls": [
+            {"tool_call": {"id": "c1"}}, {"tool_call": {"id": "c2"}}]}}]}}
+    elif layout == "lists":
+        ids = {"llm.output_messages": [{"message.role": "assistant", "message.tool_calls": [
+            {"tool_call.id": "c1"}, {"tool_call.id": "c2"}]}]}
+
+    def span(sid: str, start: int, **attributes: object) -> dict[str, Any]:
+        return {"name": sid, "context": {"trace_id": "T", "span_id": sid},
+                "parent_id": "agent", "start_time": f"2026-01-01T00:00:0{start}+00:00",
+                "status_code": "OK", "attributes": attributes}
+
+    return [span("agent", 0, **{"openinference.span.kind": "AGENT"}),
+            span("m", 1, **{"openinference.span.kind": "LLM"}, **ids),
+            span("t2", 2, **{"openinference.span.kind": "TOOL", "tool.name": "edit",
+                             "tool.id": "c2", "output.value": "wrote a.py"}),
+            span("t1", 3, **{"openinference.span.kind": "TOOL", "tool.name": "run_tests",
+                             "tool.id": "c1", "output.value": "FAILED"})]
+
+
+@pytest.mark.parametrize("layout", ["flat", "nested", "lists"])
+def test_parallel_tool_spans_are_in_the_model_order_not_the_start_order(
+        layout: str) -> None:
+    """The TOOL spans of one LLM span start in thread order; the turn lists the calls
+    in the order of the LLM span's output tool calls, read from an export and by the
+    Phoenix scorer's `turns_from_spans` alike. Without ``tool.id``, start order."""
+    from maxrepeat.readers.openinference import READER, turns_from_spans
+
+    spans = _parallel_trace(layout)
+    assert [c.name for c in turns_from_spans(spans)[0]] == ["run_tests", "edit"]
+    [trajectory] = READER.read(Source.from_bytes(json.dumps(spans).encode()))
+    assert not isinstance(trajectory, Exception)
+    assert [e.data.tool_name for e in trajectory.events if e.type == "tool_call"] == [
+        "run_tests", "edit"]
+    for span in spans:
+        span["attributes"].pop("tool.id", None)
+    assert [c.name for c in turns_from_spans(spans)[0]] == ["edit", "run_tests"]

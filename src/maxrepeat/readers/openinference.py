@@ -20,6 +20,12 @@ What marks a model response: an ``LLM`` span. Spans are ordered by ``start_time`
 turn per parent span; `maxrepeat.readers._spantree`, the rule of the Phoenix scorer). A
 ``TOOL`` span inside another ``TOOL`` span is left out.
 
+Order inside a turn: the order in which the model asked for the calls, when the trace
+says it, else start order (parallel calls start in thread order). The ``LLM`` span's
+``llm.output_messages.<i>.message.tool_calls.<j>.tool_call.id`` (flat, nested, or as the
+dataframe's lists) lists the calls, and a ``TOOL`` span's ``tool.id`` names the call it
+ran; spans without a known id keep their places.
+
 Read as follows: tool name ``tool.name`` (else the span name); call id the span id;
 arguments ``input.value`` (decoded when JSON; else ``tool.parameters``); result
 ``output.value`` as recorded (none when absent). Error flag: ``status_code`` ``ERROR``,
@@ -108,8 +114,53 @@ def _call(span: Mapping[str, Any]) -> Call:
                 id=_span_id(span) or None)
 
 
+def _indexed(attributes: Mapping[str, Any], key: str) -> list[Any]:
+    """The items of an OpenInference list attribute, in index order, however it is
+    stored: flat (``key.0.rest``, each item the mapping of its ``rest`` keys), as a list,
+    or as a mapping by index."""
+    found = _attribute(attributes, key)
+    if isinstance(found, list):
+        return found
+    items: dict[int, dict[str, Any]] = {}
+    if isinstance(found, Mapping):
+        items = {int(k): v for k, v in found.items() if str(k).isdecimal()}
+    for name, value in attributes.items():
+        index, _, rest = str(name).removeprefix(f"{key}.").partition(".")
+        if str(name).startswith(f"{key}.") and index.isdecimal() and rest:
+            items.setdefault(int(index), {})[rest] = value
+    return [items[i] for i in sorted(items)]
+
+
+def _asked(span: Mapping[str, Any]) -> tuple[str, ...]:
+    """The ids of the tool calls an ``LLM`` span's output messages ask for, in order.
+
+    >>> _asked({"attributes": {
+    ...     "llm.output_messages.0.message.tool_calls.1.tool_call.id": "c2",
+    ...     "llm.output_messages.0.message.tool_calls.0.tool_call.id": "c1"}})
+    ('c1', 'c2')
+    """
+    ids: list[str] = []
+    for message in _indexed(_attrs(span), "llm.output_messages"):
+        calls = _indexed(message, "message.tool_calls") if isinstance(message, Mapping) else []
+        for call in calls:
+            found = _attribute(call, "tool_call.id") if isinstance(call, Mapping) else None
+            ids += [str(found)] if isinstance(found, (str, int)) else []
+    return tuple(ids)
+
+
+def _node(span: Mapping[str, Any]) -> Node:
+    kind = {"LLM": "model", "TOOL": "tool"}.get(_kind(span), "other")
+    tool_id = _attribute(_attrs(span), "tool.id")
+    asks = _asked(span) if kind == "model" else \
+        str(tool_id) if kind == "tool" and isinstance(tool_id, (str, int)) else None
+    return Node(_span_id(span), str(span.get("parent_id") or ""), kind,
+                _call(span) if kind == "tool" else None, asks)
+
+
 def turns_from_spans(spans: Iterable[Mapping[str, Any]]) -> list[list[Call]]:
-    """The tool calls of one trace's OpenInference spans, grouped by model turn.
+    """The tool calls of one trace's OpenInference spans, grouped by model turn, each
+    turn's calls in the order the model asked for them when the trace says it, else in
+    start order.
 
     ``spans`` are Phoenix span dicts (``phoenix.client.Client().spans.get_spans(...)``:
     ``context.span_id``, ``parent_id``, ``start_time``, ``status_code``, ``attributes``).
@@ -128,10 +179,7 @@ def turns_from_spans(spans: Iterable[Mapping[str, Any]]) -> list[list[Call]]:
     [[('bash', {'cmd': 'ls'}, 'a.txt'), ('bash', {'cmd': 'pwd'}, NO_RESULT)]]
     """
     ordered = [s for _, s in sorted(enumerate(spans), key=lambda i: (_start(i[1]), i[0]))]
-    kinds = {"LLM": "model", "TOOL": "tool"}
-    return model_turns([Node(_span_id(s), str(s.get("parent_id") or ""),
-                             kinds.get(_kind(s), "other"),
-                             _call(s) if _kind(s) == "TOOL" else None) for s in ordered])
+    return model_turns([_node(s) for s in ordered])
 
 
 def traces_of(spans: Iterable[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:

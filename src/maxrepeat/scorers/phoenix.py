@@ -8,7 +8,9 @@ status message. Spans are read in start-time order; the tool spans after one ``L
 up to the next, form its model turn (before any ``LLM`` span, one turn per parent span;
 `maxrepeat.readers._spantree`, the rule of the ``openinference`` reader). A ``TOOL``
 span inside another ``TOOL`` span is the outer tool's work, not a call of the model, and
-is left out.
+is left out. Inside a turn the calls are in the order the model asked for them (each
+``tool_call.id`` of the ``LLM`` span's output, matched with a ``TOOL`` span's ``tool.id``),
+not in the order parallel threads started them; without ids, in start order.
 
 `max_repeat` is a Phoenix ``Evaluator`` (``phoenix.evals``) over one trace's spans; its
 ``Score`` is ``1.0``/``"pass"`` or ``0.0``/``"fail"``, with the evidence as explanation
