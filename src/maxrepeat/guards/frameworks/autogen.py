@@ -3,8 +3,7 @@
 ``agent = guard.agent("dev", model_client=client, tools=[...], max_tool_iterations=20)``
 takes the arguments of ``autogen_agentchat.agents.AssistantAgent`` and makes one whose
 model client and tools the guard watches: the one wiring point, so no half-wired agent
-exists. Each run of the agent (a new task) starts clean; agents sharing a guard (even
-running at once) each keep their own count.
+exists. Each run of an agent (a new task) starts clean; agents of one guard count apart.
 
 * The model client: each response with function calls is one step, judged before the
   calls run. When the policy says the step would be refused, its calls are answered with
@@ -154,8 +153,7 @@ class _Agent:
     def __init__(self, guard: Any) -> None:
         self.guard, self.run = guard, _Run(guard.graders, guard.policy)
 
-    def restart(self) -> None:
-        """A new task: this agent's last run (a stop included) is forgotten."""
+    def restart(self) -> None:  # a new task: the last run, a stop included, is forgotten
         self.run = self.guard.run = _Run(self.guard.graders, self.guard.policy)
 
 
