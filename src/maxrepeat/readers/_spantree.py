@@ -43,7 +43,7 @@ from ._json import decode, iter_lines
 from .registry import Item
 from .source import Source
 
-__all__ = ["NO_RESULT", "Call", "Node", "model_turns", "events_from_turns",
+__all__ = ["NO_RESULT", "Call", "Node", "model_turns", "asked_order", "events_from_turns",
            "decoded", "read_records"]
 
 
@@ -110,10 +110,10 @@ def model_turns(nodes: Sequence[Node], *,
             turns.append((asked if model else (), []))
             key = here
         turns[-1][1].append(node)
-    return [_asked_order(members, asks) for asks, members in turns]
+    return [asked_order(members, asks) for asks, members in turns]
 
 
-def _asked_order(members: Sequence[Node], asked: Sequence[Any]) -> list[Any]:
+def asked_order(members: Sequence[Node], asked: Sequence[Any]) -> list[Any]:
     """The calls of one turn's tool nodes, those the model's ``asked`` ids name in its
     order, in the places the named ones took in start order; the others where they are."""
     rank: dict[Any, int] = {}

@@ -14,6 +14,12 @@ What marks a model response: a model-call span (``gen_ai.operation.name`` ``chat
 The ``execute_tool`` spans that follow one model call, up to the next model call, form its
 turn. Tool spans before any model call stand on their own.
 
+Order inside a turn: the order in which the model asked for the calls, when the trace
+says it, else start order (an agent may run a response's calls in parallel threads). The
+model span's ``gen_ai.output.messages`` (the GenAI JSON messages, ``tool_call`` parts or
+``tool_calls`` with ids) lists the calls, and a tool span's ``gen_ai.tool.call.id`` names
+the one it ran; tool spans without a known id keep their places.
+
 Read as follows: a tool span is one whose ``gen_ai.operation.name`` is ``execute_tool``
 (or whose name starts ``execute_tool``); tool name ``gen_ai.tool.name`` (else the rest of
 the span name); call id ``gen_ai.tool.call.id`` (else the span id); arguments
@@ -35,6 +41,7 @@ from ..core.errors import TrajectoryFormatError
 from ..core.events import Trajectory
 from . import Item, Reader, Source
 from ._json import decode, first_json_char, iter_lines, strip_bom
+from ._spantree import Node, asked_order
 from ._toolevents import EventBuilder, decode_arguments, type_name
 
 __all__ = ["READER"]
@@ -102,11 +109,33 @@ class _Span:
     result: Any
     ok: bool
     conversation: str | None
+    asks: tuple[str, ...] = ()
+    answers: str | None = None
 
 
 def _str(raw: dict[str, Any], key: str) -> str:
     value = raw.get(key)
     return value if isinstance(value, str) else ""
+
+
+def _asked(messages: Any) -> tuple[str, ...]:
+    """The ids of the tool calls a model span's ``gen_ai.output.messages`` ask for, in
+    order: ``tool_call`` parts (the GenAI message schema) or OpenAI-style ``tool_calls``.
+
+    >>> _asked('[{"role": "assistant", "parts": [{"type": "tool_call", "id": "c2"},'
+    ...        ' {"type": "tool_call", "id": "c1"}]}]')
+    ('c2', 'c1')
+    """
+    messages = decode_arguments(messages)
+    ids: list[str] = []
+    for message in messages if isinstance(messages, list) else ():
+        parts = message.get("parts") if isinstance(message, dict) else None
+        calls = [p for p in parts if isinstance(p, dict) and p.get("type") == "tool_call"] \
+            if isinstance(parts, list) else []
+        listed = message.get("tool_calls") if isinstance(message, dict) else None
+        calls += [c for c in listed if isinstance(c, dict)] if isinstance(listed, list) else []
+        ids += [str(c["id"]) for c in calls if isinstance(c.get("id"), (str, int))]
+    return tuple(ids)
 
 
 def _span(order: int, raw: dict[str, Any]) -> _Span:
@@ -130,7 +159,8 @@ def _span(order: int, raw: dict[str, Any]) -> _Span:
         message = status.get("message")
         result = message if isinstance(message, str) and message else attrs.get("error.type")
     span_id = _str(raw, "spanId") or f"#{order}"
-    call_id = attrs.get("gen_ai.tool.call.id")
+    recorded = attrs.get("gen_ai.tool.call.id")
+    call_id = str(recorded) if recorded not in (None, "") else None
     conversation = attrs.get("gen_ai.conversation.id")
     return _Span(
         order=order,
@@ -140,11 +170,13 @@ def _span(order: int, raw: dict[str, Any]) -> _Span:
         start=_nanos(raw.get("startTimeUnixNano")),
         model=model,
         tool=tool,
-        call_id=str(call_id) if call_id not in (None, "") else span_id,
+        call_id=call_id or span_id,
         arguments=decode_arguments(attrs.get("gen_ai.tool.call.arguments")),
         result=result,
         ok=not failed,
         conversation=str(conversation) if conversation not in (None, "") else None,
+        asks=_asked(attrs.get("gen_ai.output.messages")),
+        answers=call_id,
     )
 
 
@@ -191,7 +223,7 @@ def _trajectories(spans: list[_Span], source: Source, lenient: bool) -> Iterator
     for key, members in ordered:
         b = EventBuilder()
         response: str | None = None
-        for s in sorted(members, key=lambda s: (s.start, s.order)):
+        for s in _in_asked_order(sorted(members, key=lambda s: (s.start, s.order))):
             if s.model:
                 b.end_turn()
                 response = s.span
@@ -205,6 +237,24 @@ def _trajectories(spans: list[_Span], source: Source, lenient: bool) -> Iterator
         kind, _, ident = key.partition(":")
         yield Trajectory(events=b.events(), source=f"{source.name}#{key}", format="otel",
                          lenient=lenient, metadata={f"{kind}_id": ident})
+
+
+def _in_asked_order(spans: list[_Span]) -> list[_Span]:
+    """Spans in start order, the tool spans after each model span put in the order its
+    output messages asked for them (`maxrepeat.readers._spantree.asked_order`)."""
+    out: list[_Span] = []
+    asked: tuple[str, ...] = ()
+    turn: list[Node] = []
+    for s in [*spans, None]:
+        if s is not None and not s.model and s.tool is not None:
+            turn.append(Node(s.span, s.parent, "tool", s, s.answers))
+            continue
+        out += asked_order(turn, asked)
+        turn = []
+        if s is not None:
+            out.append(s)
+            asked = s.asks if s.model else asked
+    return out
 
 
 def _read(source: Source) -> Iterator[Item]:
