@@ -67,3 +67,41 @@ def test_a_failed_tool_span_and_a_trace_list() -> None:
                                              "tool_result", "tool_result", "turn_end"]
     assert (good.events[3].data.result, good.events[3].data.success) == ("denied", False)
     assert "must be an object" in str(bad)
+
+
+def _parallel_trace(with_ids: bool) -> dict[str, object]:
+    """An MLflow 3 trace as LangChain autologging records a LangGraph agent's response
+    with two calls: the ``CHAT_MODEL`` span's outputs ask for ``run_tests`` (c1) then
+    ``edit`` (c2), and the ``edit`` TOOL span starts first (its thread was quicker)."""
+    def span(sid: str, start: int, kind: str, outputs: object, **extra: str) -> dict[str, object]:
+        attributes = {"mlflow.spanType": json.dumps(kind),
+                      "mlflow.spanOutputs": json.dumps(outputs),
+                      **{k: json.dumps(v) for k, v in extra.items()}}
+        return {"name": sid, "span_id": sid, "parent_span_id": "agent",
+                "start_time_unix_nano": start, "status": {"code": "STATUS_CODE_OK"},
+                "attributes": attributes}
+
+    calls = [{"id": i, "type": "function", "function": {"name": n, "arguments": "{}"}}
+             for n, i in (("run_tests", "c1"), ("edit", "c2"))] if with_ids else None
+    model = {"choices": [{"message": {"role": "assistant", "tool_calls": calls}}]}
+    ids = {"edit": {"tool_call_id": "c2"}, "run_tests": {}} if with_ids else {}
+    tool_message = {"type": "tool", "content": "FAILED", "tool_call_id": "c1"} \
+        if with_ids else "FAILED"
+    return {"info": {"trace_id": "tr-parallel"}, "data": {"spans": [
+        span("agent", 0, "AGENT", None),
+        span("model", 1, "CHAT_MODEL", model),
+        span("edit", 2, "TOOL", "wrote a.py", **ids.get("edit", {})),
+        span("run_tests", 3, "TOOL", tool_message)]}}
+
+
+@pytest.mark.parametrize("with_ids", [True, False], ids=["model-order", "start-order"])
+def test_parallel_tool_spans_are_in_the_model_order(with_ids: bool) -> None:
+    """With call ids (``run_tests`` named only by its ``ToolMessage``, ``edit`` by its
+    ``tool_call_id`` attribute) the turn is in the model's order; without, start order."""
+    from maxrepeat.readers.mlflow_trace import READER
+
+    data = json.dumps(_parallel_trace(with_ids)).encode()
+    [trajectory] = READER.read(Source.from_bytes(data))
+    assert not isinstance(trajectory, Exception)
+    names = [e.data.tool_name for e in trajectory.events if e.type == "tool_call"]
+    assert names == (["run_tests", "edit"] if with_ids else ["edit", "run_tests"])

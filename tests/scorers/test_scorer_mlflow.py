@@ -178,3 +178,48 @@ def test_missing_extra_names_the_install_command(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setitem(sys.modules, "mlflow.genai.scorers", None)
     with pytest.raises(MissingExtraError, match=r"pip install 'maxrepeat\[mlflow\]'"):
         max_repeat(MaxRepeatConfig(max=3))
+
+
+def test_parallel_tool_spans_are_graded_in_the_model_order(tmp_path: Path,
+                                                           mlflow: Any) -> None:
+    """A real MLflow trace shaped as LangChain autologging records a LangGraph agent
+    (``CHAT_MODEL`` outputs ``choices[].message.tool_calls`` with ids, ``TOOL`` spans with a
+    ``tool_call_id`` attribute), whose parallel ``edit`` span starts before the
+    ``run_tests`` span the model asked for first: each turn is in the model's order."""
+    import time
+
+    previous = mlflow.get_tracking_uri()
+    mlflow.set_tracking_uri(f"sqlite:///{tmp_path / 'parallel.db'}")  # not the module's store
+    try:
+        client = mlflow.MlflowClient()
+        experiment = client.create_experiment(
+            "parallel", artifact_location=(tmp_path / "artifacts").as_uri())
+        t0 = time.time_ns()
+        root = client.start_trace("agent", span_type="AGENT", experiment_id=experiment,
+                                  start_time_ns=t0)
+        for turn in range(2):
+            at = t0 + 1000 * (turn + 1)
+            calls = [{"id": f"c{turn}_{j}", "type": "function",
+                      "function": {"name": name, "arguments": "{}"}}
+                     for j, name in enumerate(("run_tests", "edit"))]
+            model = client.start_span("Scripted", root.trace_id, root.span_id,
+                                      span_type="CHAT_MODEL", start_time_ns=at)
+            client.end_span(root.trace_id, model.span_id, end_time_ns=at + 10, outputs={
+                "choices": [{"message": {"role": "assistant", "tool_calls": calls}}]})
+            for k, (j, name) in enumerate(((1, "edit"), (0, "run_tests"))):
+                tool = client.start_span(name, root.trace_id, root.span_id, span_type="TOOL",
+                                         inputs={"path": "a.py"}, start_time_ns=at + 100 + k,
+                                         attributes={"tool_call_id": f"c{turn}_{j}"})
+                client.end_span(root.trace_id, tool.span_id, outputs=f"{name} done",
+                                end_time_ns=at + 200)
+        client.end_trace(root.trace_id, end_time_ns=t0 + 5000)
+        mlflow.flush_trace_async_logging()
+        trace = mlflow.get_trace(root.trace_id)
+    finally:
+        mlflow.set_tracking_uri(previous)
+    events = trajectory_from_trace(trace).events
+    assert [e.data.tool_name for e in events if e.type == "tool_call"] == [
+        "run_tests", "edit", "run_tests", "edit"]
+    feedback = max_repeat(MaxRepeatConfig(max=1, match="name"))(trace=trace)
+    assert feedback.value is False
+    assert feedback.rationale.startswith("run_tests + edit repeated 2 times")

@@ -34,7 +34,7 @@ no verdict; it keeps the evidence the same from run to run.)
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
 from ..core.errors import TrajectoryFormatError
@@ -43,8 +43,8 @@ from ._json import decode, iter_lines
 from .registry import Item
 from .source import Source
 
-__all__ = ["NO_RESULT", "Call", "Node", "model_turns", "asked_order", "events_from_turns",
-           "decoded", "read_records"]
+__all__ = ["NO_RESULT", "Call", "Node", "model_turns", "asked_order", "asked_call_ids",
+           "answered_call_id", "events_from_turns", "decoded", "read_records"]
 
 
 class _NoResult:
@@ -127,6 +127,65 @@ def asked_order(members: Sequence[Node], asked: Sequence[Any]) -> list[Any]:
                        strict=True):
         calls[slot] = members[n].call
     return calls
+
+
+def _lc_fields(value: Any) -> Any:
+    """A LangChain message as a dict of its fields (live, dumped, or serialized as
+    ``{"lc": 1, "kwargs": {...}}``); anything else as it is."""
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        value = dump(mode="json")
+    if isinstance(value, Mapping) and value.get("lc") == 1 and \
+            isinstance(value.get("kwargs"), Mapping):
+        return value["kwargs"]
+    return value
+
+
+def asked_call_ids(outputs: Any) -> tuple[str, ...]:
+    """The ids of the tool calls a model node's outputs ask for, in the model's order: a
+    LangChain ``LLMResult`` (``generations[][].message``, as LangSmith and MLflow record a
+    chat model's run), an OpenAI completion (``choices[].message``), or a message itself
+    (or under ``output``, as ``@traceable`` wraps a value).
+
+    >>> asked_call_ids({"generations": [[{"message": {"lc": 1, "type": "constructor",
+    ...     "kwargs": {"tool_calls": [{"id": "c2", "name": "a"}, {"id": "c1"}]}}}]]})
+    ('c2', 'c1')
+    """
+    ids: list[str] = []
+    for message in map(_lc_fields, _messages(_lc_fields(outputs))):
+        calls = message.get("tool_calls") if isinstance(message, Mapping) else None
+        ids += [str(c["id"]) for c in calls if isinstance(c, Mapping) and c.get("id")] \
+            if isinstance(calls, list) else []
+    return tuple(ids)
+
+
+def _messages(outputs: Any) -> list[Any]:
+    if not isinstance(outputs, Mapping):
+        return []
+    messages = [outputs, outputs.get("output")]
+    generations = outputs.get("generations")
+    for group in generations if isinstance(generations, list) else ():
+        messages += [g.get("message") for g in group if isinstance(g, Mapping)] \
+            if isinstance(group, list) else []
+    choices = outputs.get("choices")
+    messages += [c.get("message") for c in choices if isinstance(c, Mapping)] \
+        if isinstance(choices, list) else []
+    return messages
+
+
+def answered_call_id(outputs: Any) -> str | None:
+    """The id of the tool call a tool node's outputs answer: a LangChain ``ToolMessage``'s
+    ``tool_call_id`` (the message itself, or under ``output``); None when there is none.
+
+    >>> answered_call_id({"output": {"type": "tool", "content": "ok", "tool_call_id": "c1"}})
+    'c1'
+    """
+    for value in (outputs, outputs.get("output") if isinstance(outputs, Mapping) else None):
+        message = _lc_fields(value)
+        found = message.get("tool_call_id") if isinstance(message, Mapping) else None
+        if isinstance(found, (str, int)) and found != "":
+            return str(found)
+    return None
 
 
 def _inside_tool(node_id: str, kinds: dict[str, str], parents: dict[str, str]) -> bool:

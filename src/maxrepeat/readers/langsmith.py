@@ -36,7 +36,16 @@ from ..core.errors import TrajectoryFormatError
 from ..core.events import Trajectory
 from . import Item, Reader, Source
 from ._json import first_json_char, strip_bom
-from ._spantree import NO_RESULT, Call, Node, events_from_turns, model_turns, read_records
+from ._spantree import (
+    NO_RESULT,
+    Call,
+    Node,
+    answered_call_id,
+    asked_call_ids,
+    events_from_turns,
+    model_turns,
+    read_records,
+)
 from ._toolevents import type_name
 
 __all__ = ["READER", "turns_from_run"]
@@ -92,58 +101,12 @@ def _tool_message(value: Any) -> Any:
     return value
 
 
-def _lc_fields(value: Any) -> Any:
-    """A LangChain message as a dict of its fields (live, dumped, or serialized as
-    ``{"lc": 1, "kwargs": {...}}``); anything else as it is."""
-    dump = getattr(value, "model_dump", None)
-    if callable(dump):
-        value = dump(mode="json")
-    if isinstance(value, Mapping) and value.get("lc") == 1 and \
-            isinstance(value.get("kwargs"), Mapping):
-        return value["kwargs"]
-    return value
-
-
-def _asked(outputs: Any) -> tuple[str, ...]:
-    """The ids of the tool calls an ``llm`` run's outputs ask for, in the model's order:
-    a LangChain ``LLMResult`` (``generations[][].message``), an OpenAI completion
-    (``choices[].message``), or a message itself (``@traceable``'s ``output``).
-
-    >>> _asked({"generations": [[{"message": {"lc": 1, "type": "constructor",
-    ...     "kwargs": {"tool_calls": [{"id": "c2", "name": "a"}, {"id": "c1"}]}}}]]})
-    ('c2', 'c1')
-    """
-    ids: list[str] = []
-    for message in map(_lc_fields, _messages(_lc_fields(outputs))):
-        calls = message.get("tool_calls") if isinstance(message, Mapping) else None
-        ids += [str(c["id"]) for c in calls if isinstance(c, Mapping) and c.get("id")] \
-            if isinstance(calls, list) else []
-    return tuple(ids)
-
-
-def _messages(outputs: Any) -> list[Any]:
-    if not isinstance(outputs, Mapping):
-        return []
-    messages = [outputs, outputs.get("output")]
-    generations = outputs.get("generations")
-    for group in generations if isinstance(generations, list) else ():
-        messages += [g.get("message") for g in group if isinstance(g, Mapping)] \
-            if isinstance(group, list) else []
-    choices = outputs.get("choices")
-    messages += [c.get("message") for c in choices if isinstance(c, Mapping)] \
-        if isinstance(choices, list) else []
-    return messages
-
-
 def _answers(run: Any) -> str | None:
     """The id of the tool call a tool run answers (``extra.tool_call_id``, else its
     ``ToolMessage``'s), None when the run does not say."""
-    extra, outputs = _get(run, "extra"), _get(run, "outputs")
+    extra = _get(run, "extra")
     found = extra.get("tool_call_id") if isinstance(extra, Mapping) else None
-    if not found and isinstance(outputs, Mapping):
-        message = _lc_fields(outputs.get("output"))
-        found = message.get("tool_call_id") if isinstance(message, Mapping) else None
-    return str(found) if found else None
+    return str(found) if found else answered_call_id(_get(run, "outputs"))
 
 
 def _call(run: Any) -> Call:
@@ -187,7 +150,7 @@ def turns_from_run(run: Any) -> list[list[Call]]:
     for _, (node, parent) in ordered:
         kind = _KINDS.get(str(_get(node, "run_type")), "other")
         asks = _answers(node) if kind == "tool" else \
-            _asked(_get(node, "outputs")) if kind == "model" else None
+            asked_call_ids(_get(node, "outputs")) if kind == "model" else None
         nodes.append(Node(str(_get(node, "id")), parent, kind,
                           _call(node) if kind == "tool" else None, asks))
     return model_turns(nodes)

@@ -16,6 +16,14 @@ under the model span or beside it; a trace without model spans before its tools 
 turn per call (`maxrepeat.readers._spantree`, the rule of the MLflow scorer). Spans inside a
 ``TOOL`` span are that tool's own work and are left out.
 
+Order inside a turn: the order in which the model asked for the calls, when the trace
+says it, else start order (LangGraph runs a response's calls in parallel threads). A
+model span's outputs list the calls with their ids (``choices[].message.tool_calls``, as
+MLflow's LangChain and OpenAI autologging record them, or a LangChain ``LLMResult``), and
+a ``TOOL`` span names the call it ran (its ``tool_call_id`` attribute, as LangChain
+autologging sets it, else the ``tool_call_id`` of the ``ToolMessage`` it returned);
+spans without a known id keep their places.
+
 Read as follows: tool name the span ``name``; call id the span id; arguments the decoded
 ``mlflow.spanInputs``; result the decoded ``mlflow.spanOutputs`` (``null`` when absent).
 Error flag: status ``ERROR``; the result of a failed span is its ``exception`` event's
@@ -31,10 +39,19 @@ from ..core.errors import TrajectoryFormatError
 from ..core.events import Trajectory
 from . import Item, Reader, Source
 from ._json import first_json_char, first_jsonl_record, strip_bom
-from ._spantree import Call, Node, decoded, events_from_turns, model_turns, read_records
+from ._spantree import (
+    Call,
+    Node,
+    answered_call_id,
+    asked_call_ids,
+    decoded,
+    events_from_turns,
+    model_turns,
+    read_records,
+)
 from ._toolevents import type_name
 
-__all__ = ["READER"]
+__all__ = ["READER", "tool_call_id"]
 
 NAME = "mlflow-trace"
 _MODEL_SPANS = frozenset({"LLM", "CHAT_MODEL"})
@@ -67,13 +84,23 @@ def _node(span: Mapping[str, Any]) -> tuple[Any, str, Node]:
     parent = str(span.get("parent_span_id") or span.get("parent_id") or "")
     kind = str(decoded(attributes.get("mlflow.spanType", span.get("span_type"))) or "")
     start = span.get("start_time_unix_nano", span.get("start_time"))
-    call = None
+    call, outputs = None, decoded(attributes.get("mlflow.spanOutputs"))
+    asks: Any = asked_call_ids(outputs) if kind in _MODEL_SPANS else None
     if kind == "TOOL":
         call = Call(str(span.get("name") or ""), decoded(attributes.get("mlflow.spanInputs")),
-                    decoded(attributes.get("mlflow.spanOutputs")), _error(span), span_id)
+                    outputs, _error(span), span_id)
+        asks = tool_call_id(decoded(attributes.get("tool_call_id")), outputs)
     node_kind = "model" if kind in _MODEL_SPANS else "tool" if kind == "TOOL" else "other"
     return start if isinstance(start, (int, float)) else 0, span_id, Node(
-        span_id, parent, node_kind, call)
+        span_id, parent, node_kind, call, asks)
+
+
+def tool_call_id(attribute: Any, outputs: Any) -> str | None:
+    """The id of the call a ``TOOL`` span ran: its ``tool_call_id`` attribute, else its
+    outputs' ``ToolMessage``'s (None when neither says)."""
+    if isinstance(attribute, (str, int)) and attribute != "":
+        return str(attribute)
+    return answered_call_id(outputs)
 
 
 def _trajectory(trace: Any, where: str, lenient: bool) -> Trajectory:

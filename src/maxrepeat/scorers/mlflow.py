@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.errors import MissingExtraError
 from ..core.events import Trajectory
+from ..readers._spantree import asked_call_ids
+from ..readers.mlflow_trace import tool_call_id
 from ._common import Call, Graders, Verdict, load_graders, trajectory_from_turns, verdict
 from ._tree import Node, model_turns
 
@@ -60,16 +62,21 @@ def trace_turns(spans: Sequence[Any]) -> list[list[Call]]:
     up to the next, form its turn; spans under a ``TOOL`` span are part of that tool;
     ``TOOL`` spans before any model span (the model calls were not traced) are one turn
     each (`maxrepeat.readers._spantree`, the rule of the ``mlflow-trace`` reader).
+    Inside a turn the calls are in the order the model asked for them when the trace says
+    it (the model span's output ``tool_calls`` ids, matched with each ``TOOL`` span's
+    ``tool_call_id``), else in start order.
     """
     nodes = []
     for span in sorted(spans, key=lambda s: (s.start_time_ns, s.span_id)):
         kind = span.span_type
         call = None
+        asks: Any = asked_call_ids(span.outputs) if kind in _MODEL_SPANS else None
         if kind == "TOOL":
             call = Call(span.name, span.inputs, span.outputs, _error(span), span.span_id)
+            asks = tool_call_id(span.get_attribute("tool_call_id"), span.outputs)
         nodes.append(Node(str(span.span_id), str(span.parent_id or ""),
                           "model" if kind in _MODEL_SPANS else "tool" if kind == "TOOL"
-                          else "other", call))
+                          else "other", call, asks))
     return model_turns(nodes, untraced="call")
 
 
