@@ -15,96 +15,28 @@ from maxrepeat import MaxRepeatConfig
 from maxrepeat.guards.frameworks.inspect import loop_guard
 from maxrepeat.readers.inspect_log import trajectory_from_messages
 from tests import guard_scenarios as gs
+from tests.guards.frameworks import _inspect_scripts as isc
 
 
 def _run(scenario: str, config: MaxRepeatConfig, log_dir: Path,
          wiring: tuple[str, ...] = ("on_continue", "approval")) -> gs.Outcome:
-    from inspect_ai import Task, eval
     from inspect_ai.agent import react
-    from inspect_ai.dataset import Sample
-    from inspect_ai.log import read_eval_log
-    from inspect_ai.model import ModelOutput, ModelUsage, get_model
-    from inspect_ai.tool import Tool, tool
 
     executed: list[str] = []
-
-    @tool
-    def run_tests() -> Tool:
-        async def execute(path: str) -> str:
-            """Run the tests.
-
-            Args:
-                path: Which tests to run.
-            """
-            executed.append("run_tests")
-            return gs.tool_output("run_tests", {"path": path})
-
-        return execute
-
-    @tool
-    def edit() -> Tool:
-        async def execute(path: str, text: str) -> str:
-            """Write a file.
-
-            Args:
-                path: The file.
-                text: What to write.
-            """
-            executed.append("edit")
-            return gs.tool_output("edit", {"path": path})
-
-        return execute
-
-    outputs = [ModelOutput.for_tool_call("mockllm/model", name, args, tool_call_id=f"call_{i}")
-               for i, (name, args) in enumerate(gs.SCRIPTS[scenario])]
-    outputs.append(ModelOutput.for_tool_call("mockllm/model", "submit", {"answer": "Done."},
-                                             tool_call_id="submit"))
-    for output in outputs:
-        # Given usage, the mock model does not count tokens (tiktoken would download).
-        output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
     guard = loop_guard(config)
-    agent = react(tools=[run_tests(), edit()],
+    agent = react(tools=isc.tools(executed),
                   on_continue=guard.on_continue if "on_continue" in wiring else None,
                   approval=guard.approval if "approval" in wiring else None)
-    task = Task(dataset=[Sample(input="Make the tests pass.")], solver=agent,
-                message_limit=60)
-    [log] = eval(task, model=get_model("mockllm/model", custom_outputs=outputs),
-                 log_dir=str(log_dir), display="none")
-    gc.collect()
+    log = isc.eval_one(agent, isc.outputs(gs.steps(scenario)), log_dir, message_limit=60)
     if len(wiring) < 2:
         return log  # type: ignore[no-any-return]
-    assert log.status == "success", log.error
-    # attachments resolved: the log stores long texts (the guard's message) by reference
-    samples = read_eval_log(log.location, resolve_attachments=True).samples
-    assert samples is not None
-    sample = samples[0]
-    contexts = ["\n".join(m.text for m in e.input) for e in sample.events if e.event == "model"]
-    messages = [m for m in sample.messages
-                if not any(c.function == "submit" for c in getattr(m, "tool_calls", None) or ())]
-    stored: Any = sample.store.get("maxrepeat")
-    stopped = None
-    if stored is not None:
-        stopped = _Stopped(guard.stopped[next(iter(guard.stopped))].results, stored)
-    return gs.Outcome(contexts, trajectory_from_messages(messages), len(executed), stopped)
+    sample = isc.sample_of(log)
+    messages = isc.without_submit(sample.messages)
+    return gs.Outcome(isc.contexts(sample), trajectory_from_messages(messages), len(executed),
+                      isc.stopped(guard, sample))
 
 
-class _Stopped:
-    """The stop as a test sees it: the guard's results and what the log's store holds."""
-
-    def __init__(self, results: Any, stored: Any) -> None:
-        self.results = results
-        self.stored = stored
-
-    def __str__(self) -> str:
-        return str(self.stored)
-
-
-# Inspect's own dependencies warn (a deprecated retry argument; an anyio stream left to the
-# garbage collector): not ours to fix, all else stays an error.
-pytestmark = [
-    pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated:DeprecationWarning"),
-    pytest.mark.filterwarnings("ignore:Unclosed <MemoryObject:ResourceWarning"),
-]
+pytestmark = isc.PYTESTMARK
 
 
 @pytest.mark.parametrize("scenario", ["loop", "cycle", "clean"])
@@ -141,37 +73,21 @@ def test_inspect_one_guard_tells_samples_apart(tmp_path: Path,
     from inspect_ai import Task, eval
     from inspect_ai.agent import react
     from inspect_ai.dataset import Sample
-    from inspect_ai.model import ModelOutput, ModelUsage, get_model
-    from inspect_ai.tool import Tool, tool
+    from inspect_ai.model import ModelOutput, get_model
 
     monkeypatch.setenv("INSPECT_LOG_DIR", str(tmp_path))
-
-    @tool
-    def run_tests() -> Tool:
-        async def execute(path: str) -> str:
-            """Run the tests.
-
-            Args:
-                path: Which tests to run.
-            """
-            return gs.tool_output("run_tests", {"path": path})
-
-        return execute
-
     # each sample: the same call twice (at max=2, never a loop on its own), then submit
     outputs = []
-    for sample in range(2):
+    for n in range(2):
         outputs += [ModelOutput.for_tool_call("mockllm/model", "run_tests", {"path": "tests/"},
-                                              tool_call_id=f"s{sample}_{i}") for i in range(2)]
+                                              tool_call_id=f"s{n}_{i}") for i in range(2)]
         outputs.append(ModelOutput.for_tool_call("mockllm/model", "submit", {"answer": "ok"},
-                                                 tool_call_id=f"s{sample}_submit"))
-    for output in outputs:
-        output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+                                                 tool_call_id=f"s{n}_submit"))
     guard = loop_guard(gs.NAME_ARGS)
     task = Task(dataset=[Sample(input="Fix a.", id="a"), Sample(input="Fix b.", id="b")],
-                solver=react(tools=[run_tests()], on_continue=guard.on_continue,
+                solver=react(tools=isc.tools([])[:1], on_continue=guard.on_continue,
                              approval=guard.approval))
-    [log] = eval(task, model=get_model("mockllm/model", custom_outputs=outputs),
+    [log] = eval(task, model=get_model("mockllm/model", custom_outputs=isc.with_usage(outputs)),
                  log_dir=str(tmp_path), display="none", max_samples=1)
     gc.collect()
     assert log.status == "success", log.error

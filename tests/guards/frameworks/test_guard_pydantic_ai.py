@@ -3,53 +3,22 @@
 
 from __future__ import annotations
 
-import asyncio
-from typing import TYPE_CHECKING
-
 import pytest
 
-if TYPE_CHECKING:
-    from pydantic_ai.messages import ModelMessage
-
 from maxrepeat import MaxRepeatConfig
-from maxrepeat.guards.frameworks.pydantic_ai import (
-    loop_guard,
-    stop_error_class,
-    trajectory_from_messages,
-)
+from maxrepeat.guards.frameworks.pydantic_ai import loop_guard, trajectory_from_messages
 from tests import guard_scenarios as gs
-
-
-def _text(messages: list[ModelMessage]) -> str:
-    return "\n".join(str(getattr(p, "content", "")) for m in messages for p in m.parts)
+from tests.guards.frameworks import _pydantic_ai_scripts as pas
 
 
 def _run(scenario: str, config: MaxRepeatConfig) -> gs.Outcome:
-    from pydantic_ai import Agent, capture_run_messages
-    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
-    from pydantic_ai.models.function import AgentInfo, FunctionModel
+    from pydantic_ai import Agent
 
-    script = gs.steps(scenario)
     sent: list[str] = []
     executed: list[str] = []
-
-    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        sent.append(_text(messages))
-        if len(sent) > len(script):
-            return ModelResponse(parts=[TextPart("Done.")])
-        return ModelResponse(parts=[ToolCallPart(name, args, tool_call_id=f"call_{len(sent)}_{j}")
-                                    for j, (name, args) in enumerate(script[len(sent) - 1])])
-
-    agent = Agent(FunctionModel(model), tools=gs.scripted_tools(executed),
-                  capabilities=[loop_guard(config)])
-    stopped = None
-    error = stop_error_class()
-    with capture_run_messages() as messages:  # pydantic-ai's way to see a failed run
-        try:
-            # asyncio.run closes its loop (run_sync keeps one open for later runs).
-            asyncio.run(agent.run("Make the tests pass."))
-        except error as err:
-            stopped = err
+    agent = Agent(pas.function_model(gs.steps(scenario), sent),
+                  tools=gs.scripted_tools(executed), capabilities=[loop_guard(config)])
+    stopped, messages = pas.run(agent)
     return gs.Outcome(sent, trajectory_from_messages(messages), len(executed), stopped)
 
 

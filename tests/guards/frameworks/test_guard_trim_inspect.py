@@ -20,12 +20,10 @@ import pytest
 from maxrepeat import MaxRepeatConfig
 from maxrepeat.guards.frameworks.inspect import loop_guard
 from maxrepeat.readers.inspect_log import trajectory_from_messages
-from tests.guard_scenarios import NAME_ARGS, OBSERVATION, SCRIPTS, Outcome, check, tool_output
+from tests.guard_scenarios import NAME_ARGS, OBSERVATION, Outcome, check, steps
+from tests.guards.frameworks import _inspect_scripts as isc
 
-pytestmark = [  # Inspect's own leftovers, as in test_guard_inspect
-    pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated:DeprecationWarning"),
-    pytest.mark.filterwarnings("ignore:Unclosed <MemoryObject:ResourceWarning"),
-]
+pytestmark = isc.PYTESTMARK
 
 
 class _Record:
@@ -51,105 +49,22 @@ class _Record:
         return [ChatMessageUser(content="(earlier messages dropped)"), *messages[-4:]]
 
 
-def _tools(executed: list[str]) -> list[Any]:
-    from inspect_ai.tool import Tool, tool
-
-    @tool
-    def run_tests() -> Tool:
-        async def execute(path: str) -> str:
-            """Run the tests.
-
-            Args:
-                path: Which tests to run.
-            """
-            executed.append("run_tests")
-            return tool_output("run_tests", {"path": path})
-
-        return execute
-
-    @tool
-    def edit() -> Tool:
-        async def execute(path: str, text: str) -> str:
-            """Write a file.
-
-            Args:
-                path: The file.
-                text: What to write.
-            """
-            executed.append("edit")
-            return tool_output("edit", {"path": path})
-
-        return execute
-
-    return [run_tests(), edit()]
-
-
-def _outputs(scenario: str) -> list[Any]:
-    """The scripted calls, each from the third after an overflow, then ``submit``."""
-    from inspect_ai.model import (
-        ChatCompletionChoice,
-        ChatMessageAssistant,
-        ModelOutput,
-        ModelUsage,
-    )
-
-    overflow = ModelOutput(model="mockllm/model", choices=[ChatCompletionChoice(
-        message=ChatMessageAssistant(content=""), stop_reason="model_length")])
-    outputs = []
-    for i, (name, args) in enumerate(SCRIPTS[scenario]):
-        outputs += [overflow] if i >= 2 else []
-        outputs.append(ModelOutput.for_tool_call("mockllm/model", name, args,
-                                                 tool_call_id=f"call_{i}"))
-    outputs.append(ModelOutput.for_tool_call("mockllm/model", "submit", {"answer": "Done."},
-                                             tool_call_id="submit"))
-    for output in outputs:  # given usage, the mock model counts no tokens (no download)
-        output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
-    return outputs
-
-
 def _run(scenario: str, config: MaxRepeatConfig, truncation: str, log_dir: Path) -> Outcome:
-    from inspect_ai import Task, eval
+    """The scenario's run, the model's context window overflowing from the third call on."""
     from inspect_ai.agent import react
-    from inspect_ai.dataset import Sample
-    from inspect_ai.log import read_eval_log
-    from inspect_ai.model import get_model
 
     executed: list[str] = []
     record = _Record(truncation)
     guard = loop_guard(config)
-    agent = react(tools=_tools(executed), on_continue=guard.on_continue,
+    agent = react(tools=isc.tools(executed), on_continue=guard.on_continue,
                   approval=guard.approval, truncation=record.filter)
-    task = Task(dataset=[Sample(input="Make the tests pass.")], solver=agent,
-                message_limit=80)
-    [log] = eval(task, model=get_model("mockllm/model", custom_outputs=_outputs(scenario)),
-                 log_dir=str(log_dir), display="none")
-    gc.collect()
-    assert log.status == "success", log.error
-    samples = read_eval_log(log.location, resolve_attachments=True).samples
-    assert samples is not None
-    sample = samples[0]
+    scripted = isc.outputs(steps(scenario), overflow_from=2)
+    sample = isc.sample_of(isc.eval_one(agent, scripted, log_dir, message_limit=80))
     assert record.truncated > 0  # the history was truncated during the run
     record.add(sample.messages)
-    contexts = ["\n".join(m.text for m in e.input) for e in sample.events
-                if e.event == "model" and e.output.stop_reason != "model_length"]
-    messages = [m for m in record.messages.values()
-                if not any(c.function == "submit" for c in getattr(m, "tool_calls", None) or ())]
-    stopped = None
-    if guard.stopped:
-        stopped = _Stopped(next(iter(guard.stopped.values())).results,
-                           sample.store.get("maxrepeat"))
-    return Outcome(contexts, trajectory_from_messages(messages), len(executed), stopped)
-
-
-class _Stopped:
-    """The stop as a test sees it: the guard's results and what the log's store holds."""
-
-    def __init__(self, results: Any, stored: Any) -> None:
-        self.results = results
-        self.stored = stored
-
-    def __str__(self) -> str:
-        return str(self.stored)
+    messages = isc.without_submit(list(record.messages.values()))
+    return Outcome(isc.contexts(sample), trajectory_from_messages(messages), len(executed),
+                   isc.stopped(guard, sample))
 
 
 @pytest.mark.parametrize("truncation", ["auto", "note-and-last-four"])
@@ -181,7 +96,7 @@ def test_inspect_epochs_reusing_the_input_messages_are_runs_apart(
     from inspect_ai import Epochs, Task, eval
     from inspect_ai.agent import react
     from inspect_ai.dataset import Sample
-    from inspect_ai.model import ChatMessageUser, ModelOutput, ModelUsage, get_model
+    from inspect_ai.model import ChatMessageUser, ModelOutput, get_model
 
     monkeypatch.setenv("INSPECT_LOG_DIR", str(tmp_path))
     calls = [("e0", 5), ("e1", 2)]
@@ -190,14 +105,12 @@ def test_inspect_epochs_reusing_the_input_messages_are_runs_apart(
                for epoch, n in calls for i in range(n)]
     outputs.append(ModelOutput.for_tool_call("mockllm/model", "submit", {"answer": "ok"},
                                              tool_call_id="e1_submit"))
-    for output in outputs:
-        output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
     guard = loop_guard(NAME_ARGS)
     executed: list[str] = []
     task = Task(dataset=[Sample(input=[ChatMessageUser(content="Fix a.")])],
-                solver=react(tools=_tools(executed), on_continue=guard.on_continue,
+                solver=react(tools=isc.tools(executed), on_continue=guard.on_continue,
                              approval=guard.approval), epochs=Epochs(2))
-    [log] = eval(task, model=get_model("mockllm/model", custom_outputs=outputs),
+    [log] = eval(task, model=get_model("mockllm/model", custom_outputs=isc.with_usage(outputs)),
                  log_dir=str(tmp_path), display="none", max_samples=1)
     gc.collect()
     assert log.status == "success", log.error

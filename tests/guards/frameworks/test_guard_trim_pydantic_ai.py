@@ -8,21 +8,14 @@ message the run made (kept as the processor first saw them, trimmed or not)."""
 
 from __future__ import annotations
 
-import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
-if TYPE_CHECKING:
-    from pydantic_ai.messages import ModelMessage
-
 from maxrepeat import MaxRepeatConfig
-from maxrepeat.guards.frameworks.pydantic_ai import (
-    loop_guard,
-    stop_error_class,
-    trajectory_from_messages,
-)
-from tests.guard_scenarios import NAME_ARGS, OBSERVATION, SCRIPTS, Outcome, check, tool_output
+from maxrepeat.guards.frameworks.pydantic_ai import loop_guard, trajectory_from_messages
+from tests.guard_scenarios import NAME_ARGS, OBSERVATION, Outcome, check, scripted_tools, steps
+from tests.guards.frameworks import _pydantic_ai_scripts as pas
 
 KEEP = 3  # messages the history processor keeps: the prompt is gone after the first step
 
@@ -48,50 +41,17 @@ class _Record:
         return messages[-KEEP:]
 
 
-def _text(messages: list[ModelMessage]) -> str:
-    return "\n".join(str(getattr(p, "content", "")) for m in messages for p in m.parts)
-
-
 def _run(scenario: str, config: MaxRepeatConfig, guard_first: bool) -> Outcome:
-    from pydantic_ai import Agent, capture_run_messages
+    from pydantic_ai import Agent
     from pydantic_ai.capabilities import ProcessHistory
-    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
-    from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-    script = [[c] for c in SCRIPTS[scenario]]
     sent: list[str] = []
     executed: list[str] = []
     record = _Record()
-
-    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        sent.append(_text(messages))
-        if len(sent) > len(script):
-            return ModelResponse(parts=[TextPart("Done.")])
-        return ModelResponse(parts=[ToolCallPart(name, args, tool_call_id=f"call_{len(sent)}_{j}")
-                                    for j, (name, args) in enumerate(script[len(sent) - 1])])
-
     trim, guard = ProcessHistory(record.keep_last), loop_guard(config)
-    agent = Agent(FunctionModel(model),
+    agent = Agent(pas.function_model(steps(scenario), sent), tools=scripted_tools(executed),
                   capabilities=[guard, trim] if guard_first else [trim, guard])
-
-    @agent.tool_plain  # type: ignore[untyped-decorator]
-    def run_tests(path: str) -> str:
-        """Run the tests under path."""
-        executed.append("run_tests")
-        return tool_output("run_tests", {"path": path})
-
-    @agent.tool_plain  # type: ignore[untyped-decorator]
-    def edit(path: str, text: str) -> str:
-        """Write text to the file at path."""
-        executed.append("edit")
-        return tool_output("edit", {"path": path})
-
-    stopped = None
-    with capture_run_messages() as messages:
-        try:
-            asyncio.run(agent.run("Make the tests pass."))
-        except stop_error_class() as err:
-            stopped = err
+    stopped, messages = pas.run(agent)
     assert record.trimmed > 0 and len(messages) <= KEEP + 2  # trimmed during the run
     record.add(messages)
     return Outcome(sent, trajectory_from_messages(record.messages), len(executed), stopped)
