@@ -4,12 +4,12 @@ openai_agents`) sees and what grading the run afterwards sees are one reading.""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
 from ...core.events import Trajectory, tool_call, tool_result, turn_end, turn_start
 from .._live import ToolCall
+from ._records import json_arguments
 
 __all__ = ["trajectory_from_items", "item_dict", "item_kind", "item_call", "FORMAT", "SOURCE"]
 
@@ -36,17 +36,9 @@ def item_kind(item: dict[str, Any]) -> str:
     return str(kind)
 
 
-def _arguments(text: Any) -> Any:
-    if not isinstance(text, str):
-        return text
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
-
-
 def item_call(item: dict[str, Any]) -> ToolCall:
-    return ToolCall(item.get("call_id"), item.get("name", ""), _arguments(item.get("arguments")))
+    return ToolCall(item.get("call_id"), item.get("name", ""),
+                    json_arguments(item.get("arguments")))
 
 
 def _events(items: Sequence[Any]) -> list[Any]:

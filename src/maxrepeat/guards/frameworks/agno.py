@@ -22,16 +22,16 @@ from __future__ import annotations
 
 import inspect
 import itertools
-import json
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any, Final, NoReturn
 
 from ...core.errors import MissingExtraError
-from ...core.events import Trajectory, tool_call, tool_result, turn_end, turn_start
+from ...core.events import Trajectory
 from .._live import FrameworkClasses, Graders, LoopStopped, StepGuard, ToolCall, load_graders
 from ..policy import Action, Decision, Policy
+from ._records import openai_calls, turn_events
 
 __all__ = ["loop_guard", "trajectory_from_messages", "stop_error_class", "NOTE_MARK"]
 
@@ -43,20 +43,8 @@ NOTE_MARK: Final = "\n\n[maxrepeat] "
 _RUNS_KEPT: Final = 64  # runs remembered (their stop errors) per guard
 
 
-def _arguments(raw: Any) -> Any:
-    try:
-        return (json.loads(raw) if raw.strip() else {}) if isinstance(raw, str) else raw
-    except ValueError:  # arguments that are not JSON: keep the text
-        return raw
-
-
 def _calls(message: Any) -> list[ToolCall]:
-    calls = []
-    for call in getattr(message, "tool_calls", None) or ():
-        function = call.get("function") or {}
-        calls.append(ToolCall(call.get("id"), str(function.get("name")),
-                              _arguments(function.get("arguments"))))
-    return calls
+    return openai_calls(getattr(message, "tool_calls", None))
 
 
 def _content(message: Any) -> Any:
@@ -64,32 +52,23 @@ def _content(message: Any) -> Any:
     return content.split(NOTE_MARK, 1)[0] if isinstance(content, str) else content
 
 
-def _events(messages: Sequence[Any]) -> list[Any]:
-    events: list[Any] = []
-    open_turn = False
-    for message in messages:
-        role = getattr(message, "role", None)
-        if role == "assistant":
-            if open_turn:
-                events.append(turn_end())
-            calls = _calls(message)
-            open_turn = bool(calls)
-            if calls:
-                events.append(turn_start())
-                events += [tool_call(c.name, c.id, c.arguments) for c in calls]
-        elif role == "tool" and open_turn and getattr(message, "tool_call_id", None):
-            events.append(tool_result(message.tool_call_id, _content(message),
-                                      not getattr(message, "tool_call_error", False)))
-    if open_turn:
-        events.append(turn_end())
-    return events
+def _returns(message: Any) -> list[tuple[str, Any, bool]]:
+    if getattr(message, "role", None) != "tool" or not getattr(message, "tool_call_id", None):
+        return []
+    return [(message.tool_call_id, _content(message),
+             not getattr(message, "tool_call_error", False))]
+
+
+def _response_calls(message: Any) -> list[ToolCall] | None:
+    return _calls(message) if getattr(message, "role", None) == "assistant" else None
 
 
 def trajectory_from_messages(messages: Sequence[Any], *, id: str | None = None) -> Trajectory:
     """A `Trajectory` from Agno messages (``result.messages`` of a ``RunOutput``): each
     assistant message with tool calls is one turn; the tool messages answering it are the
     results (without the guard's notes)."""
-    return Trajectory(events=tuple(_events(messages)), id=id, source=SOURCE, format=FORMAT)
+    events = turn_events(messages, _response_calls, _returns, results_in_turn_only=True)
+    return Trajectory(events=tuple(events), id=id, source=SOURCE, format=FORMAT)
 
 
 def _text(result: Any) -> Any:

@@ -24,12 +24,11 @@ exists. Each run of an agent (a new task) starts clean; agents of one guard coun
 from __future__ import annotations
 
 import importlib
-import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, Final
 
 from ...core.errors import MissingExtraError
-from ...core.events import Trajectory, tool_call, tool_result, turn_end, turn_start
+from ...core.events import Trajectory
 from .._live import (
     FrameworkClasses,
     Graders,
@@ -40,21 +39,13 @@ from .._live import (
     load_graders,
 )
 from ..policy import Action, Decision, Policy
+from ._records import json_arguments, turn_events
 
 __all__ = ["loop_guard", "trajectory_from_messages", "stop_error_class"]
 
 _EXTRA = "autogen"
 FORMAT = "autogen"
 SOURCE = "<autogen messages>"
-
-
-def _arguments(text: Any) -> Any:
-    if not isinstance(text, str):
-        return text
-    try:
-        return json.loads(text)
-    except ValueError:  # arguments that are not JSON: keep the text
-        return text
 
 
 def _items(message: Any) -> list[Any]:
@@ -64,7 +55,7 @@ def _items(message: Any) -> list[Any]:
 
 def _calls(message: Any) -> list[ToolCall]:
     """The function calls of a model response (or of a ``ToolCallRequestEvent``)."""
-    return [ToolCall(c.id, c.name, _arguments(c.arguments)) for c in _items(message)
+    return [ToolCall(c.id, c.name, json_arguments(c.arguments)) for c in _items(message)
             if hasattr(c, "arguments") and hasattr(c, "id")]
 
 
@@ -74,26 +65,14 @@ def _results(message: Any) -> list[tuple[str, Any, bool]]:
             if hasattr(r, "call_id") and hasattr(r, "is_error")]
 
 
-def _events(messages: Sequence[Any]) -> list[Any]:
-    events: list[Any] = []
-    open_turn = False
-    for message in messages:
-        calls = _calls(message)
-        if calls:
-            events += [turn_end()] if open_turn else []
-            events.append(turn_start())
-            events += [tool_call(c.name, c.id, c.arguments) for c in calls]
-            open_turn = True
-        events += [tool_result(cid, content, ok) for cid, content, ok in _results(message)]
-    return [*events, turn_end()] if open_turn else events
-
-
 def trajectory_from_messages(messages: Sequence[Any], *, id: str | None = None) -> Trajectory:
     """A `Trajectory` from an AutoGen run: ``await agent.model_context.get_messages()``
     (each ``AssistantMessage`` with function calls is one turn, the
     ``FunctionExecutionResultMessage`` after it its results) or ``TaskResult.messages``
     (``ToolCallRequestEvent`` / ``ToolCallExecutionEvent``)."""
-    return Trajectory(events=tuple(_events(messages)), id=id, source=SOURCE, format=FORMAT)
+    # a message without calls (the model's text, a result) leaves the open turn open
+    events = turn_events(messages, lambda m: _calls(m) or None, _results)
+    return Trajectory(events=tuple(events), id=id, source=SOURCE, format=FORMAT)
 
 
 class _Run:

@@ -27,16 +27,16 @@ imported only when a guard is made.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from ...core.errors import LoopStopped, MissingExtraError
-from ...core.events import Trajectory, tool_call, tool_result, turn_end, turn_start
+from ...core.events import Trajectory
 from .._live import FrameworkClasses, Graders, ResultsOfLatestRun, StepGuard, ToolCall, load_graders
 from ..policy import Action, Decision, Policy
+from ._records import openai_calls, turn_events
 
 __all__ = ["loop_guard", "trajectory_from_messages", "stop_error_class"]
 
@@ -46,39 +46,18 @@ SOURCE = "<crewai messages>"
 _RUNS_KEPT: Final = 64  # agent invocations remembered per guard
 
 
-def _arguments(raw: Any) -> Any:
-    try:
-        return (json.loads(raw) if raw.strip() else {}) if isinstance(raw, str) else raw
-    except ValueError:  # arguments that are not JSON: keep the text
-        return raw
-
-
 def _calls(message: Any) -> list[ToolCall]:
-    out = []
-    for call in message.get("tool_calls") or ():
-        function = call.get("function") or {}
-        out.append(ToolCall(call.get("id"), str(function.get("name")),
-                            _arguments(function.get("arguments"))))
-    return out
+    return openai_calls(message.get("tool_calls"))
 
 
-def _events(messages: Sequence[Any]) -> list[Any]:
-    events: list[Any] = []
-    open_turn = False
-    for message in messages:
-        role = message.get("role")
-        if role == "assistant":
-            if open_turn:
-                events.append(turn_end())
-            calls = _calls(message)
-            open_turn = bool(calls)
-            if calls:
-                events += [turn_start(), *(tool_call(c.name, c.id, c.arguments) for c in calls)]
-        elif role == "tool" and open_turn and message.get("tool_call_id"):
-            events.append(tool_result(message["tool_call_id"], message.get("content"), True))
-    if open_turn:
-        events.append(turn_end())
-    return events
+def _response_calls(message: Any) -> list[ToolCall] | None:
+    return _calls(message) if message.get("role") == "assistant" else None
+
+
+def _returns(message: Any) -> list[tuple[str, Any, bool]]:
+    if message.get("role") != "tool" or not message.get("tool_call_id"):
+        return []
+    return [(message["tool_call_id"], message.get("content"), True)]
 
 
 def trajectory_from_messages(messages: Sequence[Any], *, id: str | None = None) -> Trajectory:
@@ -92,7 +71,8 @@ def trajectory_from_messages(messages: Sequence[Any], *, id: str | None = None) 
     >>> [e.type for e in traj.events]
     ['turn_start', 'tool_call', 'tool_result', 'turn_end']
     """
-    return Trajectory(events=tuple(_events(messages)), id=id, source=SOURCE, format=FORMAT)
+    events = turn_events(messages, _response_calls, _returns, results_in_turn_only=True)
+    return Trajectory(events=tuple(events), id=id, source=SOURCE, format=FORMAT)
 
 
 class _Run:

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from ...core.errors import MissingExtraError
-from ...core.events import Trajectory, tool_call, tool_result, turn_end, turn_start
+from ...core.events import Trajectory
 from .._live import (
     FrameworkClasses,
     Graders,
@@ -45,6 +45,7 @@ from .._live import (
     load_graders,
 )
 from ..policy import Action, Decision, Policy
+from ._records import turn_events
 
 if TYPE_CHECKING:
     from google.adk.plugins.base_plugin import BasePlugin
@@ -84,30 +85,16 @@ def _returns(content: Any) -> list[tuple[str | None, Any]]:
             for p in _parts(content) if getattr(p, "function_response", None) is not None]
 
 
-def _events(events: Sequence[Any]) -> list[Any]:
-    out: list[Any] = []
-    open_turn = False
-    for event in events:
-        if getattr(event, "partial", False):
-            continue
-        calls = _calls(event.content)
-        if calls:
-            if open_turn:
-                out.append(turn_end())
-            out += [turn_start(), *(tool_call(c.name, c.id, c.arguments) for c in calls)]
-            open_turn = True
-        out += [tool_result(cid, value, True) for cid, value in _returns(event.content)
-                if cid is not None]
-    if open_turn:
-        out.append(turn_end())
-    return out
-
-
 def trajectory_from_events(events: Sequence[Any], *, id: str | None = None) -> Trajectory:
     """A `Trajectory` from ADK session events (``session.events``): each model event with
     function calls is one turn; the function responses answering them are the results
     (a ``{"result": value}`` response gives ``value``)."""
-    return Trajectory(events=tuple(_events(events)), id=id, source=SOURCE, format=FORMAT)
+    whole = [e for e in events if not getattr(e, "partial", False)]
+    # an event without calls (the model's text, a response) leaves the open turn open
+    out = turn_events(whole, lambda e: _calls(e.content) or None,
+                      lambda e: [(cid, value, True) for cid, value in _returns(e.content)
+                                 if cid is not None])
+    return Trajectory(events=tuple(out), id=id, source=SOURCE, format=FORMAT)
 
 
 @dataclass

@@ -24,9 +24,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from ...core.errors import MissingExtraError
-from ...core.events import Trajectory, tool_call, tool_result, turn_end, turn_start
+from ...core.events import Trajectory
 from .._live import FrameworkClasses, Graders, LoopStopped, StepGuard, ToolCall, load_graders
 from ..policy import Action, Decision, Policy
+from ._records import turn_events
 
 if TYPE_CHECKING:
     from langchain.agents.middleware import AgentMiddleware
@@ -63,6 +64,13 @@ def _calls(message: Any) -> list[ToolCall]:
             for c in _get(message, "tool_calls") or ()]
 
 
+def _returns(message: Any) -> list[tuple[str, Any, bool]]:
+    if _kind(message) != "tool":
+        return []
+    return [(_get(message, "tool_call_id"), _get(message, "content"),
+             _get(message, "status") != "error")]
+
+
 def trajectory_from_messages(messages: Sequence[Any], *, id: str | None = None) -> Trajectory:
     """A `Trajectory` from a LangChain conversation (message objects or their dicts):
     each ``AIMessage`` with tool calls is one turn, the ``ToolMessage`` values answering
@@ -77,26 +85,9 @@ def trajectory_from_messages(messages: Sequence[Any], *, id: str | None = None) 
     >>> grade(trajectory_from_messages(msgs), MaxRepeatConfig(max=2)).metadata.occurrences
     3
     """
-    events: list[Any] = []
-    open_turn = False
-    for message in messages:
-        kind = _kind(message)
-        if kind == "ai":
-            calls = _calls(message)
-            if open_turn:
-                events.append(turn_end())
-                open_turn = False
-            if calls:
-                events.append(turn_start())
-                events.extend(tool_call(c.name, c.id, c.arguments) for c in calls)
-                open_turn = True
-        elif kind == "tool":
-            events.append(tool_result(_get(message, "tool_call_id"), _get(message, "content"),
-                                      _get(message, "status") != "error"))
-    if open_turn:
-        events.append(turn_end())
-    return Trajectory(events=tuple(events), id=id, source=SOURCE,
-                      format=FORMAT)
+    events = turn_events(messages, lambda m: _calls(m) if _kind(m) == "ai" else None,
+                         _returns)
+    return Trajectory(events=tuple(events), id=id, source=SOURCE, format=FORMAT)
 
 
 class _Run:

@@ -25,12 +25,11 @@ made.
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, Final
 
 from ...core.errors import MissingExtraError
-from ...core.events import Trajectory, tool_call, tool_result, turn_end, turn_start
+from ...core.events import Trajectory
 from .._live import (
     FrameworkClasses,
     Graders,
@@ -41,6 +40,7 @@ from .._live import (
     load_graders,
 )
 from ..policy import Action, Policy
+from ._records import json_arguments, turn_events
 
 __all__ = ["loop_guard", "trajectory_from_messages", "stop_error_class"]
 
@@ -54,19 +54,10 @@ def _role(message: Any) -> str:
     return str(getattr(role, "value", role))
 
 
-def _arguments(raw: Any) -> Any:
-    if isinstance(raw, str):
-        try:
-            return json.loads(raw)
-        except ValueError:
-            return raw
-    return raw
-
-
 def _calls(message: Any) -> list[ToolCall]:
     """The tool calls of an assistant message: its ``ToolCallBlock`` blocks, else the
     OpenAI-style ``tool_calls`` of its ``additional_kwargs``."""
-    calls = [ToolCall(b.tool_call_id, b.tool_name, _arguments(b.tool_kwargs))
+    calls = [ToolCall(b.tool_call_id, b.tool_name, json_arguments(b.tool_kwargs))
              for b in getattr(message, "blocks", ()) or ()
              if getattr(b, "block_type", None) == "tool_call"]
     if calls:
@@ -75,7 +66,7 @@ def _calls(message: Any) -> list[ToolCall]:
         get = raw.get if isinstance(raw, dict) else (lambda k, r=raw: getattr(r, k, None))
         fn = get("function")
         fget = fn.get if isinstance(fn, dict) else (lambda k, f=fn: getattr(f, k, None))
-        calls.append(ToolCall(get("id"), fget("name") or "", _arguments(fget("arguments"))))
+        calls.append(ToolCall(get("id"), fget("name") or "", json_arguments(fget("arguments"))))
     return calls
 
 
@@ -85,28 +76,16 @@ def _answer(message: Any) -> tuple[str | None, Any]:
     return (str(cid) if cid is not None else None), message.content
 
 
+def _returns(message: Any) -> list[tuple[str, Any, bool]]:
+    cid, content = _answer(message) if _role(message) == "tool" else (None, None)
+    return [] if cid is None else [(cid, content, True)]
+
+
 def trajectory_from_messages(messages: Sequence[Any], *, id: str | None = None) -> Trajectory:
     """A `Trajectory` from LlamaIndex ``ChatMessage`` values: each assistant message with
     tool calls is one turn; the ``tool`` messages answering them are the results."""
-    events: list[Any] = []
-    open_turn = False
-    for message in messages:
-        role = _role(message)
-        if role == "assistant":
-            if open_turn:
-                events.append(turn_end())
-                open_turn = False
-            calls = _calls(message)
-            if calls:
-                events += [turn_start(), *(tool_call(c.name, c.id, c.arguments)
-                                           for c in calls)]
-                open_turn = True
-        elif role == "tool":
-            cid, content = _answer(message)
-            if cid is not None:
-                events.append(tool_result(cid, content, True))
-    if open_turn:
-        events.append(turn_end())
+    events = turn_events(messages, lambda m: _calls(m) if _role(m) == "assistant" else None,
+                         _returns)
     return Trajectory(events=tuple(events), id=id, source=SOURCE, format=FORMAT)
 
 

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from ...core.errors import MissingExtraError
-from ...core.events import Trajectory, tool_call, tool_result, turn_end, turn_start
+from ...core.events import Trajectory
 from .._live import (
     FrameworkClasses,
     Graders,
@@ -32,6 +32,7 @@ from .._live import (
     load_graders,
 )
 from ..policy import Action, Policy
+from ._records import turn_events
 
 if TYPE_CHECKING:
     from pydantic_ai.capabilities import AbstractCapability
@@ -71,27 +72,6 @@ def _returns(request: Any) -> list[tuple[str, Any, bool]]:
     return out
 
 
-def _events(messages: Sequence[Any]) -> list[Any]:
-    events: list[Any] = []
-    open_turn = False
-    for message in messages:
-        kind = getattr(message, "kind", None)
-        if kind == "response":
-            if open_turn:
-                events.append(turn_end())
-                open_turn = False
-            calls = _calls(message)
-            if calls:
-                events.append(turn_start())
-                events += [tool_call(c.name, c.id, c.arguments) for c in calls]
-                open_turn = True
-        elif kind == "request":
-            events += [tool_result(cid, content, ok) for cid, content, ok in _returns(message)]
-    if open_turn:
-        events.append(turn_end())
-    return events
-
-
 def _asks(message: Any) -> bool:
     """Whether a message is the model's response (the one asking for the calls)."""
     return getattr(message, "kind", None) == "response"
@@ -101,8 +81,8 @@ def trajectory_from_messages(messages: Sequence[Any], *, id: str | None = None) 
     """A `Trajectory` from pydantic-ai messages (``result.all_messages()``): each
     ``ModelResponse`` with tool calls is one turn; the ``ToolReturnPart`` (and tool
     ``RetryPromptPart``) values answering them are the results."""
-    return Trajectory(events=tuple(_events(messages)), id=id,
-                      source=SOURCE, format=FORMAT)
+    events = turn_events(messages, lambda m: _calls(m) if _asks(m) else None, _returns)
+    return Trajectory(events=tuple(events), id=id, source=SOURCE, format=FORMAT)
 
 
 def _build() -> tuple[type[Any], type[LoopStopped]]:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from ...core.errors import MissingExtraError
-from ...core.events import Trajectory, tool_call, tool_result, turn_end, turn_start
+from ...core.events import Trajectory
 from .._live import (
     FrameworkClasses,
     Graders,
@@ -39,6 +39,7 @@ from .._live import (
     load_graders,
 )
 from ..policy import Action, Decision, Policy
+from ._records import turn_events
 
 if TYPE_CHECKING:
     from strands.hooks import HookProvider
@@ -77,23 +78,6 @@ def _returns(message: Any) -> list[tuple[str, Any, bool]]:
             for r in _blocks(message, "toolResult")]
 
 
-def _events(messages: Sequence[Any]) -> list[Any]:
-    events: list[Any] = []
-    open_turn = False
-    for message in messages:
-        calls = _calls(message) if message.get("role") == "assistant" else []
-        if message.get("role") == "assistant" and open_turn:
-            events.append(turn_end())
-            open_turn = False
-        if calls:
-            events += [turn_start(), *(tool_call(c.name, c.id, c.arguments) for c in calls)]
-            open_turn = True
-        events += [tool_result(cid, value, ok) for cid, value, ok in _returns(message)]
-    if open_turn:
-        events.append(turn_end())
-    return events
-
-
 def _asks(message: Any) -> bool:
     """Whether a message is the model's response (the one asking for the calls)."""
     return bool(message.get("role") == "assistant")
@@ -103,7 +87,8 @@ def trajectory_from_messages(messages: Sequence[Any], *, id: str | None = None) 
     """A `Trajectory` from Strands messages (``agent.messages``): each assistant message
     with ``toolUse`` blocks is one turn; the ``toolResult`` blocks answering them are the
     results (a result of one text is that text)."""
-    return Trajectory(events=tuple(_events(messages)), id=id, source=SOURCE, format=FORMAT)
+    events = turn_events(messages, lambda m: _calls(m) if _asks(m) else None, _returns)
+    return Trajectory(events=tuple(events), id=id, source=SOURCE, format=FORMAT)
 
 
 @dataclass
