@@ -5,47 +5,21 @@ parallel calls and a second run on the same guard."""
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
 import pytest
 
 from maxrepeat import grade
-from maxrepeat.guards.frameworks.autogen import (
-    loop_guard,
-    stop_error_class,
-    trajectory_from_messages,
-)
+from maxrepeat.guards.frameworks.autogen import loop_guard, trajectory_from_messages
 from tests import guard_scenarios as gs
+from tests.guards.frameworks import _autogen_scripts as ags
 
 _needs = gs.needs("autogen_agentchat", reason="the autogen extra (a venv of its own: "
                   "autogen-core pins protobuf 5, the other extras have 7)")
 
 
 def _replay(script: list[list[tuple[str, dict[str, Any]]]], sent: list[str]) -> Any:
-    from autogen_core import FunctionCall
-    from autogen_core.models import CreateResult, RequestUsage
-    from autogen_ext.models.replay import ReplayChatCompletionClient
-
-    answers: list[Any] = [
-        CreateResult(finish_reason="function_calls", cached=False,
-                     usage=RequestUsage(prompt_tokens=0, completion_tokens=0),
-                     content=[FunctionCall(id=f"call_{i}_{j}", name=name,
-                                           arguments=json.dumps(args))
-                              for j, (name, args) in enumerate(step)])
-        for i, step in enumerate(script)]
-
-    class Recording(ReplayChatCompletionClient):  # type: ignore[misc]
-        async def create(self, messages: Any, **kwargs: Any) -> Any:
-            sent.append("\n".join(str(m.content) for m in messages))
-            return await super().create(messages, **kwargs)
-
-        async def create_stream(self, messages: Any, **kwargs: Any) -> Any:
-            sent.append("\n".join(str(m.content) for m in messages))
-            async for chunk in super().create_stream(messages, **kwargs):
-                yield chunk
-
-    return Recording([*answers, "Done."])
+    return ags.replay(script, lambda messages: sent.append(ags.text(messages)))
 
 
 def _agent(guard: Any, scenario: str, sent: list[str], executed: list[str],
@@ -59,11 +33,7 @@ def _run(scenario: str, guard: Any, agent: Any = None) -> gs.Outcome:
     sent: list[str] = []
     executed: list[str] = []
     agent = agent or _agent(guard, scenario, sent, executed)
-    stopped = None
-    try:
-        asyncio.run(agent.run(task="Make the tests pass."))
-    except stop_error_class() as err:
-        stopped = err
+    stopped = ags.run(agent)
     messages = asyncio.run(agent.model_context.get_messages())
     return gs.Outcome(sent, trajectory_from_messages(messages), len(executed), stopped)
 

@@ -12,23 +12,14 @@ step's results once, keep its count, and put its warning after the results it fo
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
 import pytest
 
-from tests.guard_scenarios import (
-    MARK,
-    NAME_ARGS,
-    OBSERVATION,
-    SCRIPTS,
-    Outcome,
-    check,
-    needs,
-    tool_output,
-)
+from tests import guard_scenarios as gs
+from tests.guards.frameworks import _autogen_scripts as ags
 
-_needs = needs("autogen_agentchat", reason="the autogen extra (a venv of its own)")
+_needs = gs.needs("autogen_agentchat", reason="the autogen extra (a venv of its own)")
 
 
 def _context(kind: str) -> Any:
@@ -42,55 +33,23 @@ def _context(kind: str) -> Any:
     return HeadAndTailChatCompletionContext(head_size=1, tail_size=3)
 
 
-def _run(scenario: str, config: Any, kind: str) -> tuple[Outcome, list[list[Any]]]:
+def _run(scenario: str, config: Any, kind: str) -> tuple[gs.Outcome, list[list[Any]]]:
     """The scenario in an agent whose context is ``kind``: the outcome and each request."""
-    from autogen_core import FunctionCall
     from autogen_core.model_context import ChatCompletionContextState
-    from autogen_core.models import CreateResult, RequestUsage
-    from autogen_ext.models.replay import ReplayChatCompletionClient
 
-    from maxrepeat.guards.frameworks.autogen import (
-        loop_guard,
-        stop_error_class,
-        trajectory_from_messages,
-    )
+    from maxrepeat.guards.frameworks.autogen import loop_guard, trajectory_from_messages
 
     requests: list[list[Any]] = []
-    answers: list[Any] = [
-        CreateResult(finish_reason="function_calls", cached=False,
-                     usage=RequestUsage(prompt_tokens=0, completion_tokens=0),
-                     content=[FunctionCall(id=f"call_{i}", name=name, arguments=json.dumps(args))])
-        for i, (name, args) in enumerate(SCRIPTS[scenario])]
-
-    class Recording(ReplayChatCompletionClient):  # type: ignore[misc]
-        async def create(self, messages: Any, **kwargs: Any) -> Any:
-            requests.append(list(messages))
-            return await super().create(messages, **kwargs)
-
     executed: list[str] = []
-
-    def run_tests(path: str) -> str:
-        """Run the tests under path."""
-        executed.append("run_tests")
-        return tool_output("run_tests", {"path": path})
-
-    def edit(path: str, text: str) -> str:
-        """Write text to the file at path."""
-        executed.append("edit")
-        return tool_output("edit", {"path": path})
-
     agent = loop_guard(config).agent(
-        "dev", model_client=Recording([*answers, "Done."]), tools=[run_tests, edit],
-        max_tool_iterations=50, model_context=_context(kind))
-    stopped = None
-    try:
-        asyncio.run(agent.run(task="Make the tests pass."))
-    except stop_error_class() as err:
-        stopped = err
+        "dev", model_client=ags.replay(gs.steps(scenario), requests.append),
+        tools=gs.scripted_tools(executed), max_tool_iterations=50, model_context=_context(kind))
+    stopped = ags.run(agent)
     state = asyncio.run(agent.model_context.save_state())
     record = ChatCompletionContextState.model_validate(state).messages
-    contexts = ["\n".join(str(m.content) for m in r) for r in requests]
-    return Outcome(contexts, trajectory_from_messages(record), len(executed), stopped), requests
+    contexts = [ags.text(r) for r in requests]
+    return gs.Outcome(contexts, trajectory_from_messages(record), len(executed),
+                      stopped), requests
 
 
 def _trimmed(requests: list[list[Any]]) -> bool:
@@ -102,16 +61,16 @@ def _trimmed(requests: list[list[Any]]) -> bool:
 @pytest.mark.parametrize("kind", ["buffered", "head-and-tail"])
 @pytest.mark.parametrize("scenario", ["loop", "cycle", "clean"])
 def test_autogen_trimmed_context_keeps_the_contract(scenario: str, kind: str) -> None:
-    outcome, requests = _run(scenario, NAME_ARGS, kind)
+    outcome, requests = _run(scenario, gs.NAME_ARGS, kind)
     assert _trimmed(requests)
-    check(outcome, NAME_ARGS, scenario)
+    gs.check(outcome, gs.NAME_ARGS, scenario)
 
 
 @pytest.mark.parametrize("kind", ["buffered", "head-and-tail"])
 def test_autogen_trimmed_context_observation_mode(kind: str) -> None:
-    outcome, requests = _run("loop", OBSERVATION, kind)
+    outcome, requests = _run("loop", gs.OBSERVATION, kind)
     assert _trimmed(requests)
-    check(outcome, OBSERVATION, "loop")
+    gs.check(outcome, gs.OBSERVATION, "loop")
     assert "5 times in a row" in str(outcome.stopped)
 
 
@@ -119,10 +78,10 @@ def test_autogen_trimmed_context_observation_mode(kind: str) -> None:
 def test_autogen_warning_stays_and_never_splits_a_call_from_its_results(kind: str) -> None:
     from autogen_core.models import AssistantMessage, FunctionExecutionResultMessage
 
-    outcome, requests = _run("cycle", NAME_ARGS, kind)
-    first = next(i for i, text in enumerate(outcome.contexts) if MARK in text)
+    outcome, requests = _run("cycle", gs.NAME_ARGS, kind)
+    first = next(i for i, text in enumerate(outcome.contexts) if gs.MARK in text)
     for request in requests[first:]:
-        notes = [i for i, m in enumerate(request) if MARK in str(m.content)
+        notes = [i for i, m in enumerate(request) if gs.MARK in str(m.content)
                  and not isinstance(m, FunctionExecutionResultMessage)]
         assert notes, request  # the warning stays in every later request
         for i in notes:

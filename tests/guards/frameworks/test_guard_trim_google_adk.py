@@ -18,18 +18,9 @@ from typing import Any
 import pytest
 
 from maxrepeat import MaxRepeatConfig
-from tests.guard_scenarios import (
-    MARK,
-    NAME_ARGS,
-    OBSERVATION,
-    SCRIPTS,
-    Outcome,
-    check,
-    needs,
-    tool_output,
-)
+from tests import guard_scenarios as gs
 
-_needs = needs("google.adk")
+_needs = gs.needs("google.adk")
 pytestmark = pytest.mark.filterwarnings(
     r"ignore:\[EXPERIMENTAL\] (EventsCompactionConfig|LlmEventSummarizer):UserWarning")
 
@@ -59,7 +50,7 @@ def _texts(request: Any) -> list[str]:
     return out
 
 
-def _run(scenario: str, config: MaxRepeatConfig) -> tuple[Outcome, Any]:
+def _run(scenario: str, config: MaxRepeatConfig) -> tuple[gs.Outcome, Any]:
     """The scenario's run in an app that compacts its events; the outcome and the model."""
     from google.adk.agents import LlmAgent
     from google.adk.apps import App
@@ -76,26 +67,16 @@ def _run(scenario: str, config: MaxRepeatConfig) -> tuple[Outcome, Any]:
     )
 
     model = MockModel(responses=[], requests=[])
-    model.responses = MockModel.create([*(_content(s) for s in SCRIPTS[scenario]),
+    model.responses = MockModel.create([*(_content(s) for s in gs.SCRIPTS[scenario]),
                                         _content("Done.")]).responses
     summaries = MockModel.create([_content("Summary: the agent ran tools.")] * 30)
     executed: list[str] = []
-
-    def run_tests(path: str) -> str:
-        """Run the tests under path."""
-        executed.append("run_tests")
-        return tool_output("run_tests", {"path": path})
-
-    def edit(path: str, text: str) -> str:
-        """Write text to the file at path."""
-        executed.append("edit")
-        return tool_output("edit", {"path": path})
 
     compaction = EventsCompactionConfig(summarizer=LlmEventSummarizer(llm=summaries),
                                         token_threshold=THRESHOLD,
                                         event_retention_size=RETAIN)
     app = App(name="fixer", root_agent=LlmAgent(name="fixer", model=model,
-                                                tools=[run_tests, edit]),
+                                                tools=gs.scripted_tools(executed)),
               plugins=[loop_guard(config)], events_compaction_config=compaction)
     runner = InMemoryRunner(app=app)
 
@@ -117,7 +98,7 @@ def _run(scenario: str, config: MaxRepeatConfig) -> tuple[Outcome, Any]:
     record = [e for e in events if not (e.actions and e.actions.compaction)]
     assert len(summaries.requests) >= 2, "compaction did not run"
     contexts = ["\n".join(_texts(r)) for r in model.requests]
-    return Outcome(contexts, trajectory_from_events(record), len(executed), stopped), model
+    return gs.Outcome(contexts, trajectory_from_events(record), len(executed), stopped), model
 
 
 def _trimmed(model: Any) -> bool:
@@ -128,28 +109,28 @@ def _trimmed(model: Any) -> bool:
 
 @pytest.mark.parametrize("scenario", ["loop", "cycle", "clean"])
 def test_adk_compacted_history_keeps_the_contract(scenario: str) -> None:
-    outcome, model = _run(scenario, NAME_ARGS)
+    outcome, model = _run(scenario, gs.NAME_ARGS)
     assert _trimmed(model)
-    check(outcome, NAME_ARGS, scenario)
+    gs.check(outcome, gs.NAME_ARGS, scenario)
 
 
 def test_adk_compacted_history_observation_mode() -> None:
-    outcome, model = _run("loop", OBSERVATION)
+    outcome, model = _run("loop", gs.OBSERVATION)
     assert _trimmed(model)
-    check(outcome, OBSERVATION, "loop")
+    gs.check(outcome, gs.OBSERVATION, "loop")
     assert "5 times in a row" in str(outcome.stopped)
 
 
 def test_adk_warning_follows_the_results_it_names_after_compaction() -> None:
     """Each warning sits right after a function response in every request that has it
     (never between a call and its response, nor lost when its step is summarized)."""
-    outcome, model = _run("cycle", NAME_ARGS)
+    outcome, model = _run("cycle", gs.NAME_ARGS)
     assert _trimmed(model)
-    first = next(i for i, text in enumerate(outcome.contexts) if MARK in text)
+    first = next(i for i, text in enumerate(outcome.contexts) if gs.MARK in text)
     for request in model.requests[first:]:
         texts = _texts(request)
         at = [i for i, c in enumerate(request.contents)
-              if any(p.text and MARK in p.text for p in c.parts or [])]
+              if any(p.text and gs.MARK in p.text for p in c.parts or [])]
         assert at, texts  # the warning stays
         for i in at:  # after a step's responses (or another warning), never before one
             before = request.contents[i - 1]

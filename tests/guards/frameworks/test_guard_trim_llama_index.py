@@ -18,17 +18,9 @@ from typing import Any
 
 import pytest
 
-from tests.guard_scenarios import (
-    NAME_ARGS,
-    OBSERVATION,
-    SCRIPTS,
-    Outcome,
-    check,
-    needs,
-    tool_output,
-)
+from tests import guard_scenarios as gs
 
-_needs = needs("llama_index.core")
+_needs = gs.needs("llama_index.core")
 
 #: an earlier conversation far longer than the memory's token limit
 EARLIER = [("user" if i % 2 == 0 else "assistant", f"earlier message {i}: " + "words " * 40)
@@ -79,20 +71,11 @@ class _Agent:
                 ToolCallBlock(tool_call_id=f"call_{len(self.requests)}_{j}", tool_name=name,
                               tool_kwargs=args) for j, (name, args) in enumerate(step)])
 
-        def run_tests(path: str) -> str:
-            """Run the tests under path."""
-            self.executed.append("run_tests")
-            return tool_output("run_tests", {"path": path})
-
-        def edit(path: str, text: str) -> str:
-            """Write text to the file at path."""
-            self.executed.append("edit")
-            return tool_output("edit", {"path": path})
-
         llm = MockFunctionCallingLLM(response_generator=respond, is_chat_model=True)
-        self.agent = loop_guard(config).agent(FunctionAgent(tools=[run_tests, edit], llm=llm))
+        agent = FunctionAgent(tools=gs.scripted_tools(self.executed), llm=llm)
+        self.agent = loop_guard(config).agent(agent)
 
-    async def run(self, task: str) -> Outcome:
+    async def run(self, task: str) -> gs.Outcome:
         """One run (task): its outcome, its record the run's messages."""
         from llama_index.core.workflow import Context
 
@@ -112,14 +95,14 @@ class _Agent:
         record = [*(await self.memory.aget_all())[before:],
                   *await ctx.store.get("scratchpad", default=[])]
         contexts = ["\n".join(str(m.content) for m in r) for r in self.requests[first:]]
-        return Outcome(contexts, trajectory_from_messages(record),
+        return gs.Outcome(contexts, trajectory_from_messages(record),
                        len(self.executed) - executed, stopped)
 
 
-def _runs(steps: list[Any], config: Any, kind: str, *tasks: str) -> tuple[_Agent, list[Outcome]]:
+def _runs(steps: list[Any], config: Any, kind: str, *tasks: str) -> tuple[_Agent, list[gs.Outcome]]:
     """``tasks`` run in turn by one agent with one memory of ``kind``."""
 
-    async def main() -> tuple[_Agent, list[Outcome]]:
+    async def main() -> tuple[_Agent, list[gs.Outcome]]:
         memory, engine = await _memory(kind)
         try:
             agent = _Agent(steps, config, memory)
@@ -132,7 +115,7 @@ def _runs(steps: list[Any], config: Any, kind: str, *tasks: str) -> tuple[_Agent
 
 
 def _steps(scenario: str) -> list[list[tuple[str, dict[str, Any]]] | str]:
-    return [*([c] for c in SCRIPTS[scenario]), "Done."]
+    return [*gs.steps(scenario), "Done."]
 
 
 def _trimmed(agent: _Agent) -> None:
@@ -144,16 +127,16 @@ def _trimmed(agent: _Agent) -> None:
 @pytest.mark.parametrize("kind", ["buffer", "memory"])
 @pytest.mark.parametrize("scenario", ["loop", "cycle", "clean"])
 def test_llama_index_trimmed_memory_keeps_the_contract(scenario: str, kind: str) -> None:
-    agent, [outcome] = _runs(_steps(scenario), NAME_ARGS, kind, "Make the tests pass.")
+    agent, [outcome] = _runs(_steps(scenario), gs.NAME_ARGS, kind, "Make the tests pass.")
     _trimmed(agent)
-    check(outcome, NAME_ARGS, scenario)
+    gs.check(outcome, gs.NAME_ARGS, scenario)
 
 
 @pytest.mark.parametrize("kind", ["buffer", "memory"])
 def test_llama_index_trimmed_memory_observation_mode(kind: str) -> None:
-    agent, [outcome] = _runs(_steps("loop"), OBSERVATION, kind, "Make the tests pass.")
+    agent, [outcome] = _runs(_steps("loop"), gs.OBSERVATION, kind, "Make the tests pass.")
     _trimmed(agent)
-    check(outcome, OBSERVATION, "loop")
+    gs.check(outcome, gs.OBSERVATION, "loop")
     assert "5 times in a row" in str(outcome.stopped)
 
 
@@ -162,11 +145,11 @@ def test_llama_index_second_task_on_a_trimmed_memory_is_counted_alone(kind: str)
     """The first task's messages go into the memory, which then sends the second task no
     more than the first run read: the second run is counted on its own, from its first
     call (a new run: its request ends with the user's message)."""
-    agent, [clean, loop] = _runs([*_steps("clean"), *_steps("loop")], NAME_ARGS, kind,
+    agent, [clean, loop] = _runs([*_steps("clean"), *_steps("loop")], gs.NAME_ARGS, kind,
                                  "Make the tests pass.", "Now make them pass again.")
-    check(clean, NAME_ARGS, "clean")
+    gs.check(clean, gs.NAME_ARGS, "clean")
     first = len(_steps("clean"))  # the second run's first request
     # trimmed: no longer than the first run's last request, though the memory now holds it all
     assert len(agent.requests[first]) <= len(agent.requests[first - 1])
     assert "earlier message 0:" not in str([m.content for m in agent.requests[first]])
-    check(loop, NAME_ARGS, "loop")
+    gs.check(loop, gs.NAME_ARGS, "loop")
