@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from maxrepeat import MaxRepeatConfig
-from tests.guard_scenarios import NAME_ARGS, OBSERVATION, SCRIPTS, Outcome, check, tool_output
+from tests.guard_scenarios import NAME_ARGS, OBSERVATION, Outcome, check, scripted_tools, steps
 from tests.scripted_chat import ChatModel
 
 WINDOW = 4  # messages kept: the task is gone after the second model call
@@ -39,23 +39,12 @@ def _run(scenario: str, config: MaxRepeatConfig) -> Outcome:
         def register_hooks(self, registry: HookRegistry, **kwargs: Any) -> None:
             registry.add_callback(MessageAddedEvent, lambda event: added.append(event.message))
 
-    @tool  # type: ignore[untyped-decorator]
-    def run_tests(path: str) -> str:
-        """Run the tests under path."""
-        executed.append("run_tests")
-        return tool_output("run_tests", {"path": path})
-
-    @tool  # type: ignore[untyped-decorator]
-    def edit(path: str, text: str) -> str:
-        """Write text to the file at path."""
-        executed.append("edit")
-        return tool_output("edit", {"path": path})
-
     window = SlidingWindowConversationManager(window_size=WINDOW, per_turn=True)
-    with ChatModel([[c] for c in SCRIPTS[scenario]]).serving() as chat:
+    with ChatModel([*steps(scenario)]).serving() as chat:
         model = OpenAIModel(client_args={"base_url": chat.url, "api_key": "scripted"},
                             model_id="scripted")
-        agent = Agent(model=model, tools=[run_tests, edit], conversation_manager=window,
+        agent = Agent(model=model, tools=[tool(f) for f in scripted_tools(executed)],
+                      conversation_manager=window,
                       hooks=[Recorder(), loop_guard(config)], callback_handler=None)
         stopped = None
         try:
