@@ -142,8 +142,8 @@ def _session_calls(agent: str, tmp: Path, n: int) -> list[dict[str, object]]:
 #: the fast subset runs the whole session for Claude Code and Copilot CLI: the server's
 #: taking, forwarding and answering of a call (cli/hookclient.py, hookserver.py) is the
 #: same code for every agent. Codex's and Gemini CLI's are `slow` (the full suite and CI):
-#: at most of this session's calls their hooks wait up to 2 s for the log to catch up
-#: (guards/agentlog.py, codex_results.py): ~30 s and ~18 s of waiting on one worker
+#: once this scripted session is blocked (call 4 or 5 on), each of their hook calls waits
+#: its 2-s limit for the log to show a result: ~30 s and ~18 s of waiting on one worker
 _SESSION_AGENTS = [pytest.param(agent, marks=pytest.mark.slow if agent in ("codex", "gemini-cli")
                                 else ()) for agent in AGENTS]
 
