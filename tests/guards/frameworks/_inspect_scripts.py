@@ -79,8 +79,10 @@ def eval_one(solver: Any, scripted: list[Any], log_dir: Path, message_limit: int
     from inspect_ai.dataset import Sample
     from inspect_ai.model import get_model
 
+    # time_limit: a run waiting on something that never comes (react() waits for an
+    # operator when no user message is left) fails the test instead of hanging the suite
     task = Task(dataset=[Sample(input="Make the tests pass.")], solver=solver,
-                message_limit=message_limit)
+                message_limit=message_limit, time_limit=120)
     [log] = eval(task, model=get_model(MODEL, custom_outputs=scripted),
                  log_dir=str(log_dir), display="none")
     gc.collect()
