@@ -89,6 +89,16 @@ def test_bytes_without_a_path_read_the_same() -> None:
         [_one(PARALLEL).events]
 
 
+def test_bytes_of_a_database_in_wal_mode_read_the_same() -> None:
+    # OpenCode keeps its database in write-ahead-log mode: a copy piped in says so in its
+    # header (bytes 18-19), which an in-memory database cannot open as it is
+    data = bytearray(PARALLEL.read_bytes())
+    data[18:20] = b"\x02\x02"
+    from_bytes = _read(Source.from_bytes(bytes(data), "-"))
+    assert [t.events for t in from_bytes if isinstance(t, Trajectory)] == \
+        [_one(PARALLEL).events]
+
+
 def test_detected_by_its_content() -> None:
     assert detect(Source.from_path(LOOP)).name == "opencode"
     assert get_reader("opencode").sniff(b'{"type": "x"}', Source.from_bytes(b"")) == 0

@@ -34,7 +34,6 @@ than one. Every other entry and role (user, custom, summaries) is not a tool cal
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Iterator
 from contextlib import closing
@@ -43,12 +42,11 @@ from typing import Any, Final
 from ..core.errors import TrajectoryFormatError
 from ..core.events import Trajectory
 from . import Item, Reader, Source
+from ._sqlite import MAGIC, connect, database_session, json_object
 from ._toolevents import EventBuilder, content_text
 
 __all__ = ["READER", "MAGIC", "GUARD_KEY", "tool_result", "session_trajectory"]
 
-#: the first bytes of every SQLite database
-MAGIC: Final = b"SQLite format 3\x00"
 #: the key of ``details`` under which the guard's plug-in keeps the tool's own result
 GUARD_KEY: Final = "maxrepeatGuard"
 
@@ -82,18 +80,6 @@ def tool_result(content: Any, is_error: Any, details: Any) -> tuple[Any, bool]:
     return content_text(content), ok
 
 
-def _connect(source: Source) -> sqlite3.Connection:
-    if source.path is not None:
-        uri = "file:" + source.path.replace("?", "%3F").replace("#", "%23") + "?mode=ro"
-        return sqlite3.connect(uri, uri=True)
-    data = bytearray(source.read_bytes())
-    if data[18:20] == b"\x02\x02":  # write-ahead-log mode, which memory cannot hold
-        data[18:20] = b"\x01\x01"
-    conn = sqlite3.connect(":memory:")
-    conn.deserialize(bytes(data))
-    return conn
-
-
 def _entry(raw: Any, packed: Any) -> dict[str, Any]:
     """One transcript entry from its JSON text, or from its zstd bytes when it has none."""
     if raw is None and isinstance(packed, bytes):
@@ -105,11 +91,7 @@ def _entry(raw: Any, packed: Any) -> dict[str, Any]:
             raw = zstandard.ZstdDecompressor().decompress(packed, max_output_size=1 << 28)
         except zstandard.ZstdError:
             return {}
-    try:
-        value = json.loads(raw)
-    except (TypeError, ValueError):
-        return {}
-    return value if isinstance(value, dict) else {}
+    return json_object(raw)
 
 
 def _record(b: EventBuilder, rec: dict[str, Any]) -> None:
@@ -151,13 +133,8 @@ def _events(conn: sqlite3.Connection, session: str) -> EventBuilder:
 def session_trajectory(path: str, session: str) -> Trajectory:
     """The trajectory of one ``session`` in the database at ``path`` (the guard's read).
     `TrajectoryFormatError` when the file is not an OpenClaw agent database."""
-    try:
-        with closing(_connect(Source(path, path))) as conn:
-            b = _events(conn, session)
-    except sqlite3.Error as exc:
-        raise TrajectoryFormatError(path, f"not an OpenClaw agent database: {exc}") from None
-    return Trajectory(events=b.events(), source=path, format="openclaw",
-                      metadata={"session_id": session})
+    return database_session(path, session, _events, format="openclaw",
+                            what="an OpenClaw agent database")
 
 
 def _sessions(conn: sqlite3.Connection) -> list[str]:
@@ -169,7 +146,7 @@ def _sessions(conn: sqlite3.Connection) -> list[str]:
 
 def _read(source: Source) -> Iterator[Item]:
     try:
-        with closing(_connect(source)) as conn:
+        with closing(connect(source)) as conn:
             built = [(sid, _events(conn, sid)) for sid in _sessions(conn)]
     except sqlite3.Error as exc:
         yield TrajectoryFormatError(source.name, f"not an OpenClaw agent database: {exc}")

@@ -4,7 +4,8 @@ OpenCode 1.18 writes every session of a user to one SQLite database,
 ``$XDG_DATA_HOME/opencode/opencode.db`` (``~/.local/share/opencode/opencode.db``;
 ``OPENCODE_DB`` names another), in write-ahead-log mode: while OpenCode runs, the newest
 rows are in ``opencode.db-wal`` beside it, so a path is opened read-only through SQLite
-(which reads the WAL too); bytes without a path (standard input) are read as they are.
+(which reads the WAL too); bytes without a path (standard input) are read as they are, a
+copy in write-ahead-log mode as a plain database (``readers._sqlite``).
 
 Tables read: ``session`` (``id``, ``parent_id``: a subagent's session names the session
 that started it), ``message`` (``id``, ``session_id``, ``data``: JSON with ``role``) and
@@ -30,7 +31,6 @@ one; a subagent's session carries ``parent_session_id`` in its metadata.
 
 from __future__ import annotations
 
-import json
 import re
 import sqlite3
 from collections.abc import Iterator
@@ -40,12 +40,11 @@ from typing import Any, Final
 from ..core.errors import TrajectoryFormatError
 from ..core.events import Trajectory
 from . import Item, Reader, Source
+from ._sqlite import MAGIC, connect, database_session, json_object
 from ._toolevents import EventBuilder
 
 __all__ = ["READER", "MAGIC", "GUARD_NOTE", "session_trajectory", "strip_note"]
 
-#: the first bytes of every SQLite database
-MAGIC: Final = b"SQLite format 3\x00"
 #: the note the guard appends to a result the model reads (`strip_note` takes it off)
 GUARD_NOTE: Final = re.compile(r"\n\n<maxrepeat-guard>.*</maxrepeat-guard>\Z", re.DOTALL)
 
@@ -57,23 +56,6 @@ def strip_note(text: str) -> str:
     'out'
     """
     return GUARD_NOTE.sub("", text)
-
-
-def _connect(source: Source) -> sqlite3.Connection:
-    if source.path is not None:
-        uri = "file:" + source.path.replace("?", "%3F").replace("#", "%23") + "?mode=ro"
-        return sqlite3.connect(uri, uri=True)
-    conn = sqlite3.connect(":memory:")
-    conn.deserialize(source.read_bytes())
-    return conn
-
-
-def _json(raw: Any) -> dict[str, Any]:
-    try:
-        value = json.loads(raw)
-    except (TypeError, ValueError):
-        return {}
-    return value if isinstance(value, dict) else {}
 
 
 def _result(state: dict[str, Any]) -> tuple[Any, bool] | None:
@@ -111,9 +93,9 @@ def _events(conn: sqlite3.Connection, session: str) -> EventBuilder:
     parts: dict[str, list[dict[str, Any]]] = {}
     for mid, raw in conn.execute("SELECT message_id, data FROM part WHERE session_id = ? "
                                  "ORDER BY id", (session,)):
-        parts.setdefault(mid, []).append(_json(raw))
+        parts.setdefault(mid, []).append(json_object(raw))
     for mid, raw in messages:
-        if _json(raw).get("role") != "assistant":
+        if json_object(raw).get("role") != "assistant":
             continue
         b.start_turn(mid)
         for data in parts.get(mid, ()):
@@ -125,13 +107,8 @@ def _events(conn: sqlite3.Connection, session: str) -> EventBuilder:
 def session_trajectory(path: str, session: str) -> Trajectory:
     """The trajectory of one ``session`` in the database at ``path`` (the guard's read).
     `TrajectoryFormatError` when the file is not an OpenCode database."""
-    try:
-        with closing(_connect(Source(path, path))) as conn:
-            b = _events(conn, session)
-    except sqlite3.Error as exc:
-        raise TrajectoryFormatError(path, f"not an OpenCode database: {exc}") from None
-    return Trajectory(events=b.events(), source=path, format="opencode",
-                      metadata={"session_id": session})
+    return database_session(path, session, _events, format="opencode",
+                            what="an OpenCode database")
 
 
 def _sessions(conn: sqlite3.Connection) -> list[tuple[str, str | None]]:
@@ -141,7 +118,7 @@ def _sessions(conn: sqlite3.Connection) -> list[tuple[str, str | None]]:
 
 def _read(source: Source) -> Iterator[Item]:
     try:
-        with closing(_connect(source)) as conn:
+        with closing(connect(source)) as conn:
             sessions = _sessions(conn)
             built = [(sid, parent, _events(conn, sid)) for sid, parent in sessions]
     except sqlite3.Error as exc:
