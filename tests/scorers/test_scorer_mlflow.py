@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from maxrepeat import MaxRepeatConfig, MissingExtraError
+from maxrepeat import MaxRepeatConfig, MissingExtraError, grade
 from maxrepeat.scorers.mlflow import max_repeat, trajectory_from_trace
 from tests.conftest import ROOT
-from tests.scorer_scenarios import CONFIGS, LOOPS, SCRIPTS, TOOLS, Turn, expected
+from tests.scorer_scenarios import CONFIGS, LOOPS, SCRIPTS, TOOLS, Turn, expected, run_tool
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning",
                                         "ignore::FutureWarning", "ignore::UserWarning")
@@ -223,3 +223,59 @@ def test_parallel_tool_spans_are_graded_in_the_model_order(tmp_path: Path,
     feedback = max_repeat(MaxRepeatConfig(max=1, match="name"))(trace=trace)
     assert feedback.value is False
     assert feedback.rationale.startswith("run_tests + edit repeated 2 times")
+
+
+def test_a_langchain_agent_autologged_is_graded_on_what_it_read(tmp_path: Path,
+                                                                 mlflow: Any) -> None:
+    """A real LangChain v1 agent (``create_agent``) traced by ``mlflow.langchain.autolog()``,
+    its fake chat model scripted to run the same tests 4 times: each ``TOOL`` span's
+    outputs are the whole ``ToolMessage``, with a ``tool_call_id`` of its own, yet the
+    agent read the same text each time, so observation mode finds the loop. The scorer
+    and the ``mlflow-trace`` reader (of ``to_json()``) both give ``grade()`` of the run."""
+    pytest.importorskip("langchain")
+    from langchain.agents import create_agent
+    from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langchain_core.tools import tool
+
+    from maxrepeat.readers.mlflow_trace import READER
+    from maxrepeat.readers.source import Source
+
+    class Scripted(FakeMessagesListChatModel):
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+            return self
+
+    @tool
+    def run_tests(path: str) -> str:
+        """Run the tests under path."""
+        return str(run_tool("run_tests", {"path": path})[0])
+
+    step = [("run_tests", {"path": "tests/"})]
+    responses: list[Any] = [AIMessage(content="", tool_calls=[
+        {"id": f"c{i}", "name": name, "args": args} for name, args in step])
+        for i in range(4)]
+    previous = mlflow.get_tracking_uri()
+    mlflow.set_tracking_uri(f"sqlite:///{tmp_path / 'autolog.db'}")  # not the module's store
+    try:
+        mlflow.set_experiment(experiment_id=mlflow.create_experiment(
+            "autolog", artifact_location=(tmp_path / "artifacts").as_uri()))
+        mlflow.langchain.autolog()
+        try:
+            agent = create_agent(Scripted(responses=[*responses, AIMessage(content="Done.")]),
+                                 [run_tests])
+            agent.invoke({"messages": [HumanMessage("Make the tests pass.")]})
+        finally:
+            mlflow.langchain.autolog(disable=True)
+        mlflow.flush_trace_async_logging()
+        trace = mlflow.get_trace(mlflow.get_last_active_trace_id())
+    finally:
+        mlflow.set_tracking_uri(previous)
+    tools = [s for s in trace.data.spans if s.span_type == "TOOL"]
+    assert [s.outputs["tool_call_id"] for s in tools] == ["c0", "c1", "c2", "c3"]
+    want = expected([step] * 4, CONFIGS["observation"])
+    assert not want.passed
+    feedback = max_repeat(CONFIGS["observation"])(trace=trace)
+    assert (feedback.value, feedback.rationale) == (False, want.evidence)
+    [read] = READER.read(Source.from_bytes(trace.to_json().encode()))
+    assert not isinstance(read, Exception)
+    assert grade(read, CONFIGS["observation"]).evidence == want.evidence

@@ -44,7 +44,7 @@ from .registry import Item
 from .source import Source
 
 __all__ = ["NO_RESULT", "Call", "Node", "model_turns", "asked_order", "asked_call_ids",
-           "answered_call_id", "events_from_turns", "decoded", "read_records"]
+           "answered_call_id", "tool_output", "events_from_turns", "decoded", "read_records"]
 
 
 class _NoResult:
@@ -186,6 +186,35 @@ def answered_call_id(outputs: Any) -> str | None:
         if isinstance(found, (str, int)) and found != "":
             return str(found)
     return None
+
+
+def tool_output(value: Any) -> Any:
+    """What the model read of a tool node's output: a LangChain ``ToolMessage`` is its
+    ``content``, without the per-call ``tool_call_id`` and ``id`` that would make every
+    result differ, whether live, dumped to a dict (MLflow's ``mlflow.spanOutputs``),
+    serialized as ``{"lc": 1, "id": [..., "ToolMessage"], "kwargs": {...}}`` (LangSmith),
+    or either as JSON text (OpenInference's ``output.value``). Anything else is kept as
+    it is.
+
+    >>> tool_output({"type": "tool", "content": "FAILED", "tool_call_id": "c1", "id": None})
+    'FAILED'
+    >>> tool_output({"lc": 1, "type": "constructor", "id": ["langchain", "ToolMessage"],
+    ...              "kwargs": {"content": "FAILED", "tool_call_id": "c1"}})
+    'FAILED'
+    >>> tool_output('{"type": "tool", "content": [1], "tool_call_id": "c1"}')
+    [1]
+    >>> tool_output('{"type": "tool", "content": "ok"}')
+    '{"type": "tool", "content": "ok"}'
+    """
+    found = decoded(value) if isinstance(value, str) and value[:1] == "{" else value
+    fields = _lc_fields(found)
+    if not isinstance(fields, Mapping) or "content" not in fields:
+        return value
+    kind = found.get("id") if fields is not found and isinstance(found, Mapping) else None
+    if (isinstance(kind, list) and kind[-1:] == ["ToolMessage"]) or \
+            (fields.get("type") == "tool" and "tool_call_id" in fields):
+        return fields["content"]
+    return value
 
 
 def _inside_tool(node_id: str, kinds: dict[str, str], parents: dict[str, str]) -> bool:

@@ -22,8 +22,9 @@ model's keep their places.
 
 Read as follows: tool name the run's ``name``; call id its ``id``; arguments its
 ``inputs``; result its ``outputs`` (``{"output": value}``, as ``@traceable`` wraps a
-value, becomes the value; a LangChain ``ToolMessage`` its ``content``). Error flag: the
-run's ``error``, which becomes the result.
+value, becomes the value; a LangChain ``ToolMessage`` its ``content``:
+`maxrepeat.readers._spantree.tool_output`). Error flag: the run's ``error``, which
+becomes the result.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from ._spantree import (
     events_from_turns,
     model_turns,
     read_records,
+    tool_output,
 )
 from ._toolevents import type_name
 
@@ -77,30 +79,6 @@ def _start(run: Any) -> datetime:
     return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
-def _tool_message(value: Any) -> Any:
-    """What the model read of a LangChain tool run's output: a ``ToolMessage`` (live, or
-    as LangSmith serializes it) is its ``content``, without the per-call id that would
-    make every result differ.
-
-    >>> _tool_message({"type": "tool", "content": "FAILED", "tool_call_id": "c1"})
-    'FAILED'
-    >>> _tool_message({"lc": 1, "type": "constructor", "id": ["langchain", "ToolMessage"],
-    ...                "kwargs": {"content": "FAILED", "tool_call_id": "c1"}})
-    'FAILED'
-    """
-    dump = getattr(value, "model_dump", None)
-    if callable(dump):
-        value = dump(mode="json")
-    if isinstance(value, Mapping):
-        if value.get("type") == "tool" and "content" in value:
-            return value["content"]
-        kind, kwargs = value.get("id"), value.get("kwargs")
-        if isinstance(kind, list) and kind[-1:] == ["ToolMessage"] and \
-                isinstance(kwargs, Mapping) and "content" in kwargs:
-            return kwargs["content"]
-    return value
-
-
 def _answers(run: Any) -> str | None:
     """The id of the tool call a tool run answers (``extra.tool_call_id``, else its
     ``ToolMessage``'s), None when the run does not say."""
@@ -114,7 +92,7 @@ def _call(run: Any) -> Call:
     result: Any = NO_RESULT
     if isinstance(outputs, Mapping):
         result = outputs["output"] if set(outputs) == {"output"} else dict(outputs)
-        result = _tool_message(result)
+        result = tool_output(result)
     elif outputs is not None:
         result = outputs
     inputs = _get(run, "inputs")

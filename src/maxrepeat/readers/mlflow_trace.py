@@ -25,9 +25,11 @@ autologging sets it, else the ``tool_call_id`` of the ``ToolMessage`` it returne
 spans without a known id keep their places.
 
 Read as follows: tool name the span ``name``; call id the span id; arguments the decoded
-``mlflow.spanInputs``; result the decoded ``mlflow.spanOutputs`` (``null`` when absent).
-Error flag: status ``ERROR``; the result of a failed span is its ``exception`` event's
-``exception.message``, else the status message.
+``mlflow.spanInputs``; result the decoded ``mlflow.spanOutputs`` (``null`` when absent;
+a LangChain ``ToolMessage``, as LangChain autologging records a tool's output, is its
+``content``: `maxrepeat.readers._spantree.tool_output`). Error flag: status ``ERROR``;
+the result of a failed span is its ``exception`` event's ``exception.message``, else the
+status message.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from ._spantree import (
     events_from_turns,
     model_turns,
     read_records,
+    tool_output,
 )
 from ._toolevents import type_name
 
@@ -88,7 +91,7 @@ def _node(span: Mapping[str, Any]) -> tuple[Any, str, Node]:
     asks: Any = asked_call_ids(outputs) if kind in _MODEL_SPANS else None
     if kind == "TOOL":
         call = Call(str(span.get("name") or ""), decoded(attributes.get("mlflow.spanInputs")),
-                    outputs, _error(span), span_id)
+                    tool_output(outputs), _error(span), span_id)
         asks = tool_call_id(decoded(attributes.get("tool_call_id")), outputs)
     node_kind = "model" if kind in _MODEL_SPANS else "tool" if kind == "TOOL" else "other"
     return start if isinstance(start, (int, float)) else 0, span_id, Node(

@@ -28,7 +28,9 @@ ran; spans without a known id keep their places.
 
 Read as follows: tool name ``tool.name`` (else the span name); call id the span id;
 arguments ``input.value`` (decoded when JSON; else ``tool.parameters``); result
-``output.value`` as recorded (none when absent). Error flag: ``status_code`` ``ERROR``,
+``output.value`` as recorded (none when absent; a LangChain ``ToolMessage``'s JSON, as
+OpenInference's LangChain instrumentor records a tool's output, is its ``content``:
+`maxrepeat.readers._spantree.tool_output`). Error flag: ``status_code`` ``ERROR``,
 the status message becoming the result.
 """
 
@@ -42,7 +44,15 @@ from ..core.errors import TrajectoryFormatError
 from ..core.events import Trajectory
 from . import Item, Reader, Source
 from ._json import decode, first_json_char, iter_lines, strip_bom
-from ._spantree import NO_RESULT, Call, Node, decoded, events_from_turns, model_turns
+from ._spantree import (
+    NO_RESULT,
+    Call,
+    Node,
+    decoded,
+    events_from_turns,
+    model_turns,
+    tool_output,
+)
 from ._toolevents import type_name
 
 __all__ = ["READER", "turns_from_spans", "traces_of", "root_of", "span_kind", "span_id"]
@@ -110,7 +120,7 @@ def _call(span: Mapping[str, Any]) -> Call:
         error = span.get("status_message") or "ERROR"
     return Call(name=str(name) if name is not _MISSING else str(span.get("name", "")),
                 arguments=None if arguments is _MISSING else decoded(arguments),
-                result=NO_RESULT if output is _MISSING else output, error=error,
+                result=NO_RESULT if output is _MISSING else tool_output(output), error=error,
                 id=_span_id(span) or None)
 
 

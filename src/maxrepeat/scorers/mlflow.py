@@ -2,15 +2,16 @@
 
 ``max_repeat(graders)`` returns a scorer (``mlflow.genai.scorers.scorer``) that grades a
 trace in ``mlflow.genai.evaluate``: its ``TOOL`` spans are the calls (the span name is the
-tool, its inputs the arguments, its outputs the result; a span with status ``ERROR`` is a
-failed call whose result is the error), and a model call (an ``LLM`` or ``CHAT_MODEL``
-span) starts a new turn, so the calls made after one model call and before the next are one
-step, whether they run under the model span or beside it under the agent span (a trace
-without model spans has one turn per call; `maxrepeat.readers._spantree`, the rule of the
-``mlflow-trace`` reader). Spans inside a ``TOOL`` span belong to that tool (a sub-agent
-behind a tool is not graded here). The score is an ``mlflow.entities.Feedback``: value
-``True`` when the trace passes and ``False`` when it loops, the evidence as the
-rationale, the config, the figure and the status in the metadata.
+tool, its inputs the arguments, its outputs the result, a LangChain ``ToolMessage`` its
+``content``; a span with status ``ERROR`` is a failed call whose result is the error), and
+a model call (an ``LLM`` or ``CHAT_MODEL`` span) starts a new turn, so the calls made
+after one model call and before the next are one step, whether they run under the model
+span or beside it under the agent span (a trace without model spans has one turn per call;
+`maxrepeat.readers._spantree`, the rule of the ``mlflow-trace`` reader). Spans inside a
+``TOOL`` span belong to that tool (a sub-agent behind a tool is not graded here). The
+score is an ``mlflow.entities.Feedback``: value ``True`` when the trace passes and
+``False`` when it loops, the evidence as the rationale, the config, the figure and the
+status in the metadata.
 
 ``mlflow`` is imported only when a scorer is made.
 """
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.errors import MissingExtraError
 from ..core.events import Trajectory
-from ..readers._spantree import asked_call_ids
+from ..readers._spantree import asked_call_ids, tool_output
 from ..readers.mlflow_trace import tool_call_id
 from ._common import Call, Graders, Verdict, load_graders, trajectory_from_turns, verdict
 from ._tree import Node, model_turns
@@ -72,7 +73,8 @@ def trace_turns(spans: Sequence[Any]) -> list[list[Call]]:
         call = None
         asks: Any = asked_call_ids(span.outputs) if kind in _MODEL_SPANS else None
         if kind == "TOOL":
-            call = Call(span.name, span.inputs, span.outputs, _error(span), span.span_id)
+            call = Call(span.name, span.inputs, tool_output(span.outputs), _error(span),
+                        span.span_id)
             asks = tool_call_id(span.get_attribute("tool_call_id"), span.outputs)
         nodes.append(Node(str(span.span_id), str(span.parent_id or ""),
                           "model" if kind in _MODEL_SPANS else "tool" if kind == "TOOL"

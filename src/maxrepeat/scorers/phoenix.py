@@ -3,14 +3,15 @@
 Phoenix stores OpenInference spans. A trace's tool calls are its spans whose
 ``openinference.span.kind`` is ``TOOL``: the tool name is ``tool.name`` (else the span
 name), the arguments ``input.value`` (decoded when JSON; else ``tool.parameters``), the
-result ``output.value`` as recorded, and a span with status ``ERROR`` failed with its
-status message. Spans are read in start-time order; the tool spans after one ``LLM`` span,
-up to the next, form its model turn (before any ``LLM`` span, one turn per parent span;
-`maxrepeat.readers._spantree`, the rule of the ``openinference`` reader). A ``TOOL``
-span inside another ``TOOL`` span is the outer tool's work, not a call of the model, and
-is left out. Inside a turn the calls are in the order the model asked for them (each
-``tool_call.id`` of the ``LLM`` span's output, matched with a ``TOOL`` span's ``tool.id``),
-not in the order parallel threads started them; without ids, in start order.
+result ``output.value`` as recorded (a LangChain ``ToolMessage``'s JSON its ``content``),
+and a span with status ``ERROR`` failed with its status message. Spans are read in
+start-time order; the tool spans after one ``LLM`` span, up to the next, form its model
+turn (before any ``LLM`` span, one turn per parent span; `maxrepeat.readers._spantree`,
+the rule of the ``openinference`` reader). A ``TOOL`` span inside another ``TOOL`` span is
+the outer tool's work, not a call of the model, and is left out. Inside a turn the calls
+are in the order the model asked for them (each ``tool_call.id`` of the ``LLM`` span's
+output, matched with a ``TOOL`` span's ``tool.id``), not in the order parallel threads
+started them; without ids, in start order.
 
 `max_repeat` is a Phoenix ``Evaluator`` (``phoenix.evals``) over one trace's spans; its
 ``Score`` is ``1.0``/``"pass"`` or ``0.0``/``"fail"``, with the evidence as explanation
