@@ -138,8 +138,9 @@ fi
 # The Phoenix server the Phoenix scorer's test sends traces to (tests/scorers/test_scorer_phoenix.py),
 # pinned, in an environment of its own: the arize-phoenix package's __init__ imports the
 # whole server, which .venv's phoenix extra (client, evals, tracing) leaves out
+# (not for the fast subset: its tests are `slow`)
 PHOENIX_SERVER="arize-phoenix==20.26.1"
-if ! .phoenix-server/bin/python -c "import importlib.metadata as m, sys
+if [ "$FAST" = 0 ] && ! .phoenix-server/bin/python -c "import importlib.metadata as m, sys
 sys.exit(m.version('arize-phoenix') != '${PHOENIX_SERVER##*==}')" 2>/dev/null; then
   echo "installing $PHOENIX_SERVER into .phoenix-server/" >&2
   "$PYTHON" -m venv .phoenix-server
