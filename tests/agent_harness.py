@@ -175,7 +175,7 @@ def _newest(root: Path, pattern: str) -> Path | None:
 def run_agent(agent: str, model: ScriptedModel, home: Path, hook_flags: list[str] | None,
               prompt: str = "fix the build", timeout: float = 120, scope: str = "user",
               trust: bool = True, bypass_hook_trust: bool = True,
-              codex_config: str = "") -> AgentRun:
+              codex_config: str = "", executable: Path | None = None) -> AgentRun:
     """Run ``agent`` once (non-interactive) against ``model``, after
     ``maxrepeat hook install AGENT --user HOOK_FLAGS`` (None: no guard).
 
@@ -185,7 +185,8 @@ def run_agent(agent: str, model: ScriptedModel, home: Path, hook_flags: list[str
     non-interactive run: ``codex exec --trust``, ``COPILOT_ALLOW_ALL=true``,
     ``GEMINI_CLI_TRUST_WORKSPACE=true`` (Gemini CLI's folder trust left on).
     ``bypass_hook_trust=False``: Codex runs only the hooks trusted in its config
-    (``codex_config``: TOML added to the config.toml the run writes)."""
+    (``codex_config``: TOML added to the config.toml the run writes). ``executable``: the
+    ``maxrepeat`` command the hooks run (the venv's by default)."""
     project = scope == "project"
     work = home / "work"
     work.mkdir(parents=True, exist_ok=True)
@@ -242,7 +243,7 @@ def run_agent(agent: str, model: ScriptedModel, home: Path, hook_flags: list[str
         # what a user runs: maxrepeat hook install AGENT --user FLAGS; the seed's
         # defaults under the flags (not the live preset's), so that the flags alone say
         # what the guard grades with
-        exe = Path(sys.executable).parent / "maxrepeat"
+        exe = executable or Path(sys.executable).parent / "maxrepeat"
         seed = [] if "--config" in hook_flags or "--preset" in hook_flags or project else [
             "--preset", "seed"]
         where = [] if project else ["--user"]
