@@ -46,6 +46,7 @@ __all__ = ["CORPUS", "EXAMPLES", "FIXTURES", "ROOT", "SHARED", "SPEC_CASES", "ca
            "rewrite_golden", "turn"]
 
 _DESELECTED = pytest.StashKey[int]()
+_CORPUS_MISSING = pytest.StashKey[str]()
 
 # Hypothesis: its timing checks (the 200 ms deadline, the too-slow health check) measure
 # the machine, which runs tests in parallel (pytest-xdist) beside other work, not the
@@ -188,13 +189,26 @@ def _deselect_corpus(config: pytest.Config, items: list[pytest.Item]) -> None:
     if not marked:
         return
     if corpus_expected():
-        raise pytest.UsageError(
-            f"{len(marked)} corpus tests need {CORPUS}, which is missing; CI=true or "
-            "MAXREPEAT_EXPECT_CORPUS=1 says it must be there (set MAXREPEAT_SHARED to the "
-            "folder holding corpus/)")
+        message = (f"{len(marked)} corpus tests need {CORPUS}, which is missing; CI=true or "
+                   "MAXREPEAT_EXPECT_CORPUS=1 says it must be there (set MAXREPEAT_SHARED "
+                   "to the folder holding corpus/)")
+        if not hasattr(config, "workerinput"):
+            raise pytest.UsageError(message)
+        # a pytest-xdist worker: a UsageError here reaches the user as an INTERNALERROR
+        # naming no cause; each corpus test fails with the message instead
+        config.stash[_CORPUS_MISSING] = message
+        return
     config.hook.pytest_deselected(items=marked)
     items[:] = [item for item in items if item.get_closest_marker("corpus") is None]
     config.stash[_DESELECTED] = len(marked)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A corpus test fails at once, naming the missing corpus, where its absence is an
+    error on a pytest-xdist worker (`_deselect_corpus`)."""
+    message = item.config.stash.get(_CORPUS_MISSING, None)
+    if message is not None and item.get_closest_marker("corpus") is not None:
+        pytest.fail(message, pytrace=False)
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int,

@@ -14,12 +14,12 @@ from tests.conftest import ROOT
 TARGET = "tests/readers/test_readers_a_corpus.py"
 
 
-def _pytest(tmp_path: Path, **env: str) -> subprocess.CompletedProcess[str]:
+def _pytest(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items()
             if k not in ("CI", "MAXREPEAT_EXPECT_CORPUS", "MAXREPEAT_SHARED")}
     base["MAXREPEAT_SHARED"] = str(tmp_path / "no-shared-here")
     return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                           TARGET], cwd=ROOT, env={**base, **env}, capture_output=True,
+                           *args, TARGET], cwd=ROOT, env={**base, **env}, capture_output=True,
                           text=True, timeout=300, check=False)
 
 
@@ -45,3 +45,13 @@ def test_missing_corpus_fails_when_asked(tmp_path: Path) -> None:
     run = _pytest(tmp_path, MAXREPEAT_EXPECT_CORPUS="1")
     assert run.returncode not in (0, 5)
     assert "corpus tests need" in run.stderr + run.stdout
+
+
+def test_missing_corpus_fails_on_ci_under_xdist_naming_it(tmp_path: Path) -> None:
+    """As scripts/test.sh runs pytest (pytest-xdist workers, which collect): the missing
+    corpus is named in each corpus test's failure, not lost in an INTERNALERROR."""
+    run = _pytest(tmp_path, "-p", "xdist.plugin", "-n", "2", CI="true",
+                  PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+    assert run.returncode not in (0, 5)
+    assert "INTERNALERROR" not in run.stdout + run.stderr
+    assert "corpus tests need" in run.stdout and "no-shared-here/corpus" in run.stdout
