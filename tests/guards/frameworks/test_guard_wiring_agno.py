@@ -40,3 +40,34 @@ def test_agno_guard_on_one_tool_ends_the_run_at_its_first_call_naming_the_wiring
                                         r"Agent itself, tool_hooks=\[guard\]"):
         guard.stop_error(result)
 
+
+
+@pytest.mark.parametrize("scenario", ["loop", "cycle"])
+def test_agno_guard_called_from_the_agents_own_hook_guards_fully(scenario: str) -> None:
+    """A user's agent-level hook that calls the guard itself is on the agent (Agno gives
+    every tool the agent's ``tool_hooks`` in place of its own), not on one tool: warned,
+    refused and stopped as post-hoc grading says."""
+    from agno.agent import Agent
+    from agno.models.openai import OpenAIChat
+
+    from maxrepeat.guards.frameworks.agno import trajectory_from_messages
+
+    guard, heard, executed = loop_guard(gs.NAME_ARGS), list[str](), list[str]()
+
+    def audit(function_name: str, function_call: Any, arguments: dict[str, Any],
+              run_context: Any, agent: Any) -> Any:
+        heard.append(function_name)
+        return guard(function_name=function_name, function_call=function_call,
+                     arguments=arguments, run_context=run_context, agent=agent)
+
+    with ChatModel(list[Step](gs.steps(scenario))).serving() as chat:
+        model = OpenAIChat(id="scripted", base_url=chat.url, api_key="scripted", max_retries=0)
+        agent = Agent(model=model, tools=gs.scripted_tools(executed), tool_hooks=[audit],
+                      telemetry=False)
+        *_, result = agent.run("Make the tests pass.", stream=True, yield_run_output=True)
+    contexts = ["\n".join(str(m.get("content") or "") for m in body["messages"])
+                for body in chat.requests]
+    outcome = gs.Outcome(contexts, trajectory_from_messages(result.messages), len(executed),
+                         guard.stop_error(result))
+    gs.check(outcome, gs.NAME_ARGS, scenario)
+    assert outcome.stopped is not None and len(heard) > len(executed)  # refused, then stopped

@@ -229,8 +229,10 @@ def _build() -> tuple[type[Any], type[LoopStopped]]:
             owner = agent if agent is not None else team
             with self._lock:
                 run = self._run(run_context)
-                if owner is not None and not any(h is self for h in owner.tool_hooks or ()):
-                    # on one tool: the other tools' steps would go uncounted
+                if owner is not None and not owner.tool_hooks:
+                    # Agno gives each tool its owner's hooks in place of the tool's own:
+                    # an owner without hooks means the guard is a tool's own (a user's
+                    # owner hook wrapping the guard is not), and would miss other steps
                     run.unwired = (f"maxrepeat loop guard: it is on the tool {function_name}"
                                    " only, not the agent, so it would count that tool's "
                                    f"steps alone: give it to the {type(owner).__name__} "
