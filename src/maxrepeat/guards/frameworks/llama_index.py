@@ -3,7 +3,7 @@
 ``agent = loop_guard(MaxRepeatConfig.preset("live")).agent(FunctionAgent(tools=..., llm=llm))``
 guards a ``FunctionAgent`` (``llama_index.core.agent.workflow``): the one call gives the
 agent a guarded copy of its LLM and of each of its tools, so no part can be left out (an
-LLM set after it is refused at the next step, with a `TypeError`).
+LLM or tools set after it are refused at the next step, with a `TypeError`).
 
 * The LLM copy sees each request's chat history before the model answers: the results of
   the last step are fed to the live monitors and the step ends; at the warning level the
@@ -204,19 +204,31 @@ def _tool_class(base: type[Any], logic: _Logic) -> type[Any]:
             return refused(self, kwargs) or await super().acall(*args, **kwargs)
 
     Guarded.__name__ = Guarded.__qualname__ = f"LoopGuarded{base.__name__}"
+    Guarded.maxrepeat_logic = logic
     return Guarded
 
 
+def _replaced(agent: Any, logic: _Logic) -> str | None:
+    """The part of a guarded agent set after guarding (``"llm"``, ``"tools"``), or None."""
+    if getattr(type(agent.llm), "maxrepeat_logic", None) is not logic:
+        return "llm was"
+    if any(getattr(type(t), "maxrepeat_logic", None) is not logic for t in agent.tools or ()):
+        return "tools were"
+    return None
+
+
 def _agent_class(base: type[Any], logic: _Logic) -> type[Any]:
-    """A subclass of the agent's class that, at each step, checks its LLM is still the
-    guarded copy: one set after guarding would leave the run unguarded."""
+    """A subclass of the agent's class that, at each step, checks its LLM and tools are
+    still the guarded copies: any set after guarding would leave the run unguarded."""
 
     class Guarded(base):  # type: ignore[misc]
         async def take_step(self, *args: Any, **kwargs: Any) -> Any:
-            if getattr(type(self.llm), "maxrepeat_logic", None) is not logic:
-                raise TypeError("maxrepeat loop guard: the agent's llm was replaced after "
-                                "guard.agent(agent), so the run would not be guarded: set "
-                                "agent.llm first, then guard the agent")
+            replaced = _replaced(self, logic)
+            if replaced is not None:
+                part = replaced.split()[0]
+                raise TypeError(f"maxrepeat loop guard: the agent's {replaced} replaced after"
+                                " guard.agent(agent), so the run would not be guarded: set "
+                                f"agent.{part} first, then guard the agent")
             return await super().take_step(*args, **kwargs)
 
     Guarded.__name__ = Guarded.__qualname__ = f"LoopGuarded{base.__name__}"
