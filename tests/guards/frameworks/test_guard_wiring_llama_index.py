@@ -5,6 +5,7 @@ unguarded, so the guard refuses it at the first step, naming the fix."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
@@ -54,3 +55,81 @@ def test_llama_index_tools_replaced_after_guarding_are_refused_at_the_first_step
                                         r"first"):
         asyncio.run(_once(agent, stop_error_class()))
     assert sent == executed == []  # refused before the model was asked
+
+
+async def _handoff_run(shared: bool, kind: str) -> tuple[Any, list[str], list[Any], list[Any]]:
+    """An ``AgentWorkflow`` of two guarded ``FunctionAgent``s (one guard, or one each) on
+    a memory with a small token limit: the coder runs the tests twice and hands off; the
+    reviewer runs them on. Returns the stop error, the tools run, each request's messages
+    and the run's record (the reviewer's own with a guard each)."""
+    from llama_index.core.agent.workflow import AgentWorkflow, FunctionAgent
+    from llama_index.core.base.llms.types import ToolCallBlock
+    from llama_index.core.llms import ChatMessage
+    from llama_index.core.llms.mock import MockFunctionCallingLLM
+    from llama_index.core.memory import ChatMemoryBuffer, Memory
+    from llama_index.core.workflow import Context
+    from sqlalchemy.ext.asyncio import create_async_engine
+    from sqlalchemy.pool import StaticPool
+
+    from maxrepeat.guards.frameworks.llama_index import loop_guard, stop_error_class
+
+    tests = ("run_tests", {"path": "tests/"})
+    handoff = ("handoff", {"to_agent": "reviewer", "reason": "review"})
+    executed: list[str] = []
+    requests: list[list[Any]] = []
+    guards = [loop_guard(gs.NAME_ARGS)] * 2 if shared else [loop_guard(gs.NAME_ARGS)
+                                                            for _ in range(2)]
+
+    def member(name: str, script: list[Any], guard: Any) -> Any:
+        def respond(messages: Any, **kwargs: Any) -> Any:
+            requests.append(list(messages))
+            asked = sum(1 for m in requests if m is not None) - (3 if name == "reviewer" else 0)
+            if asked > len(script):
+                return ChatMessage(role="assistant", content="Done.")
+            return ChatMessage(role="assistant", blocks=[ToolCallBlock(
+                tool_call_id=f"{name}_{asked}", tool_name=script[asked - 1][0],
+                tool_kwargs=script[asked - 1][1])])
+
+        llm = MockFunctionCallingLLM(response_generator=respond, is_chat_model=True)
+        return guard.agent(FunctionAgent(
+            name=name, description=name, tools=gs.scripted_tools(executed), llm=llm,
+            can_handoff_to=["reviewer" if name == "coder" else "coder"]))
+
+    engine = create_async_engine("sqlite+aiosqlite://", poolclass=StaticPool)
+    memory = (ChatMemoryBuffer.from_defaults(token_limit=40) if kind == "buffer" else
+              Memory.from_defaults(token_limit=40, token_flush_size=10, async_engine=engine))
+    workflow = AgentWorkflow(agents=[member("coder", [tests, tests, handoff], guards[0]),
+                                     member("reviewer", [tests] * 9, guards[1])],
+                             root_agent="coder")
+    ctx, stopped = Context(workflow), None
+    try:
+        await workflow.run("Make the tests pass.", ctx=ctx, memory=memory)
+    except stop_error_class() as err:
+        stopped = err
+    reviewer = await ctx.store.get("scratchpad", default=[])  # its steps, the run stopped
+    record = [*await memory.aget_all(), *reviewer] if shared else reviewer
+    await engine.dispose()
+    return stopped, executed, requests, record
+
+
+@pytest.mark.parametrize("kind", ["buffer", "memory"])
+@pytest.mark.parametrize("shared", [True, False])
+def test_llama_index_workflow_handoff_on_a_trimming_memory_keeps_the_count(
+        shared: bool, kind: str) -> None:
+    """After the handoff the reviewer's requests start from the memory (trimmed) rather
+    than the run's start: the guard neither misreads nor warns early. The handoff breaks
+    the repeat, so the reviewer's own run of ``run_tests`` is warned at its third call,
+    refused at its fourth and stopped at its fifth, as grading the record says (the whole
+    run's with one guard: its steps are numbered from the coder's first)."""
+    from maxrepeat import grade
+    from maxrepeat.guards.frameworks.llama_index import trajectory_from_messages
+
+    stopped, executed, requests, record = asyncio.run(_handoff_run(shared, kind))
+    if kind == "buffer":  # the coder's steps were trimmed out of the reviewer's history
+        assert [str(m.role.value) for m in requests[3]] == ["tool"]
+    warned = [any(gs.MARK in str(m.content) for m in r) for r in requests]
+    assert warned.index(True) == 6  # after R R H R R R: its third run_tests in a row
+    assert executed == ["run_tests"] * 5  # the coder's two, the reviewer's three
+    assert stopped is not None and "5 times in a row" in str(stopped)
+    assert stopped.results[0].evidence == grade(trajectory_from_messages(record),
+                                                gs.NAME_ARGS).evidence

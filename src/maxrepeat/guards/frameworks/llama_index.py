@@ -37,6 +37,7 @@ from .._live import (
     ResultsOfLogic,
     StepGuard,
     ToolCall,
+    answers_of_open_step,
     load_graders,
 )
 from ..policy import Action, Policy
@@ -99,44 +100,59 @@ class _Logic:
 
     def reset(self, seen: int) -> None:
         self.guard = StepGuard(self.graders, policy=self.policy, format=FORMAT, source=SOURCE)
-        self.seen = seen  # messages of the agent's history read (earlier runs skipped)
+        self.seen = seen  # the history's length at the last request
         self.refusal: str | None = None  # the open step's calls are refused with this
         self.refused: set[str] = set()
-        self.notes: list[tuple[int, str]] = []  # (index of the message it follows, note)
+        self.waiting: set[str] = set()  # the open step's call ids
+        # (index of the message it follows, that message's tool call id, note)
+        self.notes: list[tuple[int, str | None, str]] = []
 
     def before(self, history: list[Any]) -> list[Any]:
         """A model request with ``history`` (the agent's list, made for this request): the
         last step ends; returns the history to send, this run's notes put in place (in the
-        list itself: a copy of the whole history at each request would cost more and more)."""
-        if not history or _role(history[-1]) == "user" or len(history) < self.seen:
+        list itself: a copy of the whole history at each request would cost more and more).
+        The step's results are read from the end: a handoff in an ``AgentWorkflow`` sends
+        the memory, maybe trimmed, so the history can shrink within a run."""
+        if (not history or _role(history[-1]) == "user"
+                or (len(history) < self.seen and not self.waiting)):
             self.reset(len(history))  # a new run (its first request)
             return history
         was_refused = self.refusal is not None
-        for message in history[self.seen:]:
-            if _role(message) == "tool":
-                cid, content = _answer(message)
-                if cid not in self.refused:
-                    self.guard.answer(cid, content)
+        for cid, content, _ in answers_of_open_step(
+                history, self.waiting, lambda m: _role(m) == "assistant", _returns):
+            if cid not in self.refused:
+                self.guard.answer(cid, content)
         self.seen = len(history)
-        self.refusal = None
-        self.refused = set()
+        self.refusal, self.refused, self.waiting = None, set(), set()
         decision = self.guard.finish()
         if decision.action >= Action.STOP:
             raise _CLASSES.error(self.guard.stop(decision))
         if decision.action >= Action.WARN and decision.message and not was_refused:
-            self.notes.append((len(history) - 1, decision.message))
+            self.notes.append((len(history) - 1, _answer(history[-1])[0], decision.message))
         if self.notes:
-            from llama_index.core.llms import ChatMessage
-
-            for index, note in reversed(self.notes):
-                history.insert(index + 1, ChatMessage(role="user", content=note))
+            self._put_notes(history)
         return history
+
+    def _put_notes(self, history: list[Any]) -> None:
+        """Each note after the message it follows, found again by its tool call id where
+        the history was trimmed since (dropped with it when trimmed away)."""
+        from llama_index.core.llms import ChatMessage
+
+        for k in range(len(self.notes) - 1, -1, -1):
+            index, anchor, note = self.notes[k]
+            if anchor is not None and (index >= len(history)
+                                       or _answer(history[index])[0] != anchor):
+                index = next((i for i, m in enumerate(history) if _answer(m)[0] == anchor), -1)
+                self.notes[k] = (index, anchor if index >= 0 else None, note)
+            if index >= 0:
+                history.insert(index + 1, ChatMessage(role="user", content=note))
 
     def after(self, calls: list[ToolCall]) -> None:
         """A model response asks for ``calls`` (one step)."""
         if not calls:
             return
         ahead = self.guard.start(calls)
+        self.waiting = {c.id for c in calls if c.id is not None}
         if ahead.action >= Action.BLOCK:
             # A step that would stop the run is refused too; the run stops at the next
             # request, so the agent's record holds the refused step, as the count does.
