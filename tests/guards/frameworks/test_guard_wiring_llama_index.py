@@ -57,10 +57,16 @@ def test_llama_index_tools_replaced_after_guarding_are_refused_at_the_first_step
     assert sent == executed == []  # refused before the model was asked
 
 
-async def _handoff_run(shared: bool, kind: str) -> tuple[Any, list[str], list[Any], list[Any]]:
+_TESTS = ("run_tests", {"path": "tests/"})
+_TO_REVIEWER = ("handoff", {"to_agent": "reviewer", "reason": "review"})
+_TO_CODER = ("handoff", {"to_agent": "coder", "reason": "fix"})
+
+
+async def _handoff_run(shared: bool, kind: str, coder: list[Any], reviewer: list[Any],
+                       ) -> tuple[Any, list[str], list[Any], list[Any]]:
     """An ``AgentWorkflow`` of two guarded ``FunctionAgent``s (one guard, or one each) on
-    a memory with a small token limit: the coder runs the tests twice and hands off; the
-    reviewer runs them on. Returns the stop error, the tools run, each request's messages
+    a memory with a small token limit, each answering its script's calls in turn, then
+    "Done.". Returns the stop error, the tools run, each request's messages
     and the run's record (the reviewer's own with a guard each)."""
     from llama_index.core.agent.workflow import AgentWorkflow, FunctionAgent
     from llama_index.core.base.llms.types import ToolCallBlock
@@ -73,17 +79,18 @@ async def _handoff_run(shared: bool, kind: str) -> tuple[Any, list[str], list[An
 
     from maxrepeat.guards.frameworks.llama_index import loop_guard, stop_error_class
 
-    tests = ("run_tests", {"path": "tests/"})
-    handoff = ("handoff", {"to_agent": "reviewer", "reason": "review"})
     executed: list[str] = []
     requests: list[list[Any]] = []
     guards = [loop_guard(gs.NAME_ARGS)] * 2 if shared else [loop_guard(gs.NAME_ARGS)
                                                             for _ in range(2)]
 
     def member(name: str, script: list[Any], guard: Any) -> Any:
+        mine: list[int] = []
+
         def respond(messages: Any, **kwargs: Any) -> Any:
             requests.append(list(messages))
-            asked = sum(1 for m in requests if m is not None) - (3 if name == "reviewer" else 0)
+            mine.append(len(requests))
+            asked = len(mine)
             if asked > len(script):
                 return ChatMessage(role="assistant", content="Done.")
             return ChatMessage(role="assistant", blocks=[ToolCallBlock(
@@ -98,8 +105,8 @@ async def _handoff_run(shared: bool, kind: str) -> tuple[Any, list[str], list[An
     engine = create_async_engine("sqlite+aiosqlite://", poolclass=StaticPool)
     memory = (ChatMemoryBuffer.from_defaults(token_limit=40) if kind == "buffer" else
               Memory.from_defaults(token_limit=40, token_flush_size=10, async_engine=engine))
-    workflow = AgentWorkflow(agents=[member("coder", [tests, tests, handoff], guards[0]),
-                                     member("reviewer", [tests] * 9, guards[1])],
+    workflow = AgentWorkflow(agents=[member("coder", coder, guards[0]),
+                                     member("reviewer", reviewer, guards[1])],
                              root_agent="coder")
     ctx, stopped = Context(workflow), None
     try:
@@ -124,12 +131,28 @@ def test_llama_index_workflow_handoff_on_a_trimming_memory_keeps_the_count(
     from maxrepeat import grade
     from maxrepeat.guards.frameworks.llama_index import trajectory_from_messages
 
-    stopped, executed, requests, record = asyncio.run(_handoff_run(shared, kind))
+    stopped, executed, requests, record = asyncio.run(_handoff_run(
+        shared, kind, [_TESTS, _TESTS, _TO_REVIEWER], [_TESTS] * 9))
     if kind == "buffer":  # the coder's steps were trimmed out of the reviewer's history
         assert [str(m.role.value) for m in requests[3]] == ["tool"]
     warned = [any(gs.MARK in str(m.content) for m in r) for r in requests]
     assert warned.index(True) == 6  # after R R H R R R: its third run_tests in a row
     assert executed == ["run_tests"] * 5  # the coder's two, the reviewer's three
     assert stopped is not None and "5 times in a row" in str(stopped)
+    assert stopped.results[0].evidence == grade(trajectory_from_messages(record),
+                                                gs.NAME_ARGS).evidence
+
+
+def test_llama_index_workflow_handing_off_back_and_forth_is_stopped_by_one_guard() -> None:
+    """Two agents handing the task to each other, each handoff trimming the history the
+    next one gets: one guard given to both sees the cycle and stops it, as grading says."""
+    from maxrepeat import grade
+    from maxrepeat.guards.frameworks.llama_index import trajectory_from_messages
+
+    stopped, executed, requests, record = asyncio.run(_handoff_run(
+        True, "buffer", [_TO_REVIEWER] * 9, [_TO_CODER] * 9))
+    assert executed == []
+    assert stopped is not None and "cycle of 2 steps" in str(stopped)
+    assert len(requests) == 10  # stopped at the fifth round of the cycle
     assert stopped.results[0].evidence == grade(trajectory_from_messages(record),
                                                 gs.NAME_ARGS).evidence
