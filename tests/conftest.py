@@ -110,6 +110,7 @@ AGENT_MODULES = AGENT_MODULES | {"test_e2e_pi"}  # Pi, driven by tests/pi_harnes
 AGENT_MODULES = AGENT_MODULES | {"test_e2e_openclaw"}  # tests/openclaw_harness.py
 AGENT_MODULES = AGENT_MODULES | {"test_e2e_opencode"}  # OpenCode: tests/scripted_chat.py
 AGENT_MODULES = AGENT_MODULES | {"test_e2e_qwen_code"}  # Qwen Code: tests/scripted_chat.py
+AGENT_MODULES = AGENT_MODULES | {"test_e2e_after_block_latency"}  # Codex, Gemini, Copilot CLIs
 #: modules whose tests open a page in headless Chromium (from apt)
 BROWSER_MODULES = frozenset({"test_html_browser"})
 
