@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import gc
 import re
+import warnings
 from typing import Any
 
 import pytest
@@ -171,8 +173,16 @@ def test_llama_index_set_up_block() -> None:
     async def main() -> None:
         await names["agent"].run("Make the tests pass.")
 
-    with pytest.raises(stop_error_class()) as stopped:
-        asyncio.run(main())
+    try:
+        with pytest.raises(stop_error_class()) as stopped:
+            asyncio.run(main())
+    finally:
+        # LlamaIndex leaves an event loop of its own unclosed on this run (the page's plain
+        # function tools): collected here, quietly, not in whichever later test the
+        # collector happens to run in, where its ResourceWarning would fail that test
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ResourceWarning)
+            gc.collect()
     assert stopped.value.results[0].evidence == STOPPED and len(ran) == 4
 
 
