@@ -98,3 +98,20 @@ def expected(script: list[Turn], config: MaxRepeatConfig, *, call_per_turn: bool
                                       success=error is None or not error_flag))
         events.append(turn_end())
     return grade(Trajectory(events=events), config)
+
+
+def scripted_langchain_agent(responses: list[list[dict[str, Any]]], tools: list[Any]) -> Any:
+    """A real LangChain v1 agent (``create_agent``, a LangGraph graph) whose fake chat model
+    answers with each list of ``tool_calls`` in turn (one model response each), then
+    "Done."; invoke it with the task."""
+    from langchain.agents import create_agent
+    from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
+    from langchain_core.messages import AIMessage
+
+    class Scripted(FakeMessagesListChatModel):
+        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+            return self
+
+    messages = [AIMessage(content="", tool_calls=calls) for calls in responses]
+    return create_agent(Scripted(responses=[*messages, AIMessage(content="Done.")]), tools)
+

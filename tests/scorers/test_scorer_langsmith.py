@@ -25,6 +25,7 @@ from maxrepeat.core.config import unique_names
 from maxrepeat.core.events import Trajectory
 from maxrepeat.scorers.langsmith import max_repeat, turns_from_run
 from tests.guard_scenarios import NAME_ARGS, OBSERVATION, PARALLEL, SCRIPTS, tool_output
+from tests.scorer_scenarios import scripted_langchain_agent
 
 pytest.importorskip("langsmith")
 
@@ -255,16 +256,10 @@ def test_a_langchain_agent_run_tree_is_graded_as_grade_does(
     (LangChain's own tracer posts its runs even with ``upload_results=False``: here they
     reach the recorder on 127.0.0.1, nothing else.)"""
     pytest.importorskip("langchain")
-    from langchain.agents import create_agent
-    from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
-    from langchain_core.messages import AIMessage, HumanMessage
+    from langchain_core.messages import HumanMessage
     from langchain_core.tools import tool
     from langsmith import Client, evaluate
     from langsmith.schemas import Example
-
-    class Scripted(FakeMessagesListChatModel):
-        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
-            return self
 
     @tool
     def run_tests(path: str) -> str:
@@ -277,12 +272,9 @@ def test_a_langchain_agent_run_tree_is_graded_as_grade_does(
         return tool_output("edit", {"path": path})
 
     def target(inputs: dict[str, Any]) -> dict[str, Any]:
-        responses: list[Any] = [
-            AIMessage(content="", tool_calls=[{"id": f"c{i}_{j}", "name": n, "args": a}
-                                              for j, (n, a) in enumerate(step)])
-            for i, step in enumerate(PARALLEL)]
-        agent = create_agent(Scripted(responses=[*responses, AIMessage(content="Done.")]),
-                             [run_tests, edit])
+        agent = scripted_langchain_agent(
+            [[{"id": f"c{i}_{j}", "name": n, "args": a} for j, (n, a) in enumerate(step)]
+             for i, step in enumerate(PARALLEL)], [run_tests, edit])
         out = agent.invoke({"messages": [HumanMessage("Make the tests pass.")]})
         return {"answer": out["messages"][-1].content}
 

@@ -18,7 +18,16 @@ import pytest
 from maxrepeat import MaxRepeatConfig, MissingExtraError, grade
 from maxrepeat.scorers.mlflow import max_repeat, trajectory_from_trace
 from tests.conftest import ROOT
-from tests.scorer_scenarios import CONFIGS, LOOPS, SCRIPTS, TOOLS, Turn, expected, run_tool
+from tests.scorer_scenarios import (
+    CONFIGS,
+    LOOPS,
+    SCRIPTS,
+    TOOLS,
+    Turn,
+    expected,
+    run_tool,
+    scripted_langchain_agent,
+)
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning",
                                         "ignore::FutureWarning", "ignore::UserWarning")
@@ -233,17 +242,11 @@ def test_a_langchain_agent_autologged_is_graded_on_what_it_read(tmp_path: Path,
     agent read the same text each time, so observation mode finds the loop. The scorer
     and the ``mlflow-trace`` reader (of ``to_json()``) both give ``grade()`` of the run."""
     pytest.importorskip("langchain")
-    from langchain.agents import create_agent
-    from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
-    from langchain_core.messages import AIMessage, HumanMessage
+    from langchain_core.messages import HumanMessage
     from langchain_core.tools import tool
 
     from maxrepeat.readers.mlflow_trace import READER
     from maxrepeat.readers.source import Source
-
-    class Scripted(FakeMessagesListChatModel):
-        def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
-            return self
 
     @tool
     def run_tests(path: str) -> str:
@@ -251,9 +254,8 @@ def test_a_langchain_agent_autologged_is_graded_on_what_it_read(tmp_path: Path,
         return str(run_tool("run_tests", {"path": path})[0])
 
     step = [("run_tests", {"path": "tests/"})]
-    responses: list[Any] = [AIMessage(content="", tool_calls=[
-        {"id": f"c{i}", "name": name, "args": args} for name, args in step])
-        for i in range(4)]
+    responses = [[{"id": f"c{i}", "name": name, "args": args} for name, args in step]
+                 for i in range(4)]
     previous = mlflow.get_tracking_uri()
     mlflow.set_tracking_uri(f"sqlite:///{tmp_path / 'autolog.db'}")  # not the module's store
     try:
@@ -261,8 +263,7 @@ def test_a_langchain_agent_autologged_is_graded_on_what_it_read(tmp_path: Path,
             "autolog", artifact_location=(tmp_path / "artifacts").as_uri()))
         mlflow.langchain.autolog()
         try:
-            agent = create_agent(Scripted(responses=[*responses, AIMessage(content="Done.")]),
-                                 [run_tests])
+            agent = scripted_langchain_agent(responses, [run_tests])
             agent.invoke({"messages": [HumanMessage("Make the tests pass.")]})
         finally:
             mlflow.langchain.autolog(disable=True)
