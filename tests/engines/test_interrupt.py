@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -104,7 +105,9 @@ def test_ctrl_c_stops_promptly_prints_partial_summary_and_exits_130(
     lines = out.read_text(encoding="utf-8").splitlines()
     assert 0 < len(lines) < 60 * 400
     assert all(json.loads(line)["status"] == "ok" for line in lines)  # no torn line
-    counted = int(text.split(" results:")[0].rsplit(", ", 1)[1])
+    found = re.search(r", (\d+) results?: ", text)  # "1 result" when stopped that early
+    assert found, text
+    counted = int(found.group(1))
     assert counted == len(lines)
 
 
