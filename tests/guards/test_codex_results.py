@@ -15,7 +15,7 @@ from maxrepeat import grade
 from maxrepeat.core.config import MaxRepeatConfig
 from maxrepeat.core.events import TOOL_RESULT
 from maxrepeat.guards.agents import codex
-from maxrepeat.guards.codex_results import command_result
+from maxrepeat.guards.codex_results import WAIT, command_result
 from maxrepeat.readers import Source, get_reader
 
 
@@ -143,7 +143,7 @@ def test_a_late_record_is_waited_for_when_codex_writes_them(tmp_path: Path) -> N
     bare = _write(tmp_path / "bare.jsonl", [_call(0), _output(0, 0, "x\n"), _call(1)])
     start = time.monotonic()
     assert command_result(str(bare), "call_1") is None
-    assert time.monotonic() - start < 0.3
+    assert time.monotonic() - start < WAIT / 2  # (not the wait, with room for a busy machine)
 
 
 def test_observation_guard_warns_at_the_third_identical_command(tmp_path: Path) -> None:
