@@ -10,7 +10,8 @@ Streaming (server-sent events) and plain JSON answers are both spoken, as the ag
 ``pause`` holds a streamed response open that many seconds after its last content block,
 as a slow network or a long answer would: Claude Code runs a tool as soon as its block
 has streamed but writes the response to its transcript once it has ended, so its hooks
-then run before the transcript holds their call.
+then run before the transcript holds their call. ``latency`` waits that many seconds
+before a streamed response's first byte, as a real model takes to answer.
 
 The HTTP is `tests/scripted_chat.py`'s `ScriptedServer` (``with model.serving():``); this
 module holds the Messages API, and `claude_folders`: the folders and environment of a
@@ -57,6 +58,7 @@ class ScriptedModel(ScriptedServer):
     script: list[Step]
     tool: str = "Bash"
     pause: float = 0.0
+    latency: float = 0.0
     _ids: Iterator[int] = field(default_factory=itertools.count, init=False, repr=False)
 
     @property
@@ -86,6 +88,8 @@ class ScriptedModel(ScriptedServer):
                 stop: str) -> Iterator[bytes]:
         """The streamed message: its content blocks, then (after ``pause`` seconds, for a
         tool call) its end."""
+        if self.latency:
+            time.sleep(self.latency)  # (before the first byte, as a model's time to answer)
         events: list[dict[str, Any]] = [{"type": "message_start", "message": message}]
         for i, b in enumerate(blocks):
             start: dict[str, Any]
