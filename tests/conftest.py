@@ -9,6 +9,7 @@ the spec's golden cases included (tests/data/spec_cases.yaml), runs from the clo
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 from typing import Any, NoReturn
@@ -210,6 +211,21 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     message = item.config.stash.get(_CORPUS_MISSING, None)
     if message is not None and item.get_closest_marker("corpus") is not None:
         pytest.fail(message, pytrace=False)
+
+
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    """Close an event loop a test left set on the main thread and not running.
+
+    pydantic-ai's and the OpenAI Agents SDK's ``run_sync`` leave one there on purpose
+    (for their next sync run). The next ``asyncio.run`` in the process replaces it, and
+    the collector then reports "unclosed event loop" in whichever later test it happens
+    to run (CI saw it inside the LlamaIndex and Strands tests). Closed here, it is the
+    framework's to make again: both make a new loop when theirs is closed."""
+    policy = asyncio.get_event_loop_policy()
+    loop = getattr(getattr(policy, "_local", None), "_loop", None)
+    if isinstance(loop, asyncio.AbstractEventLoop) and not (loop.is_running()
+                                                             or loop.is_closed()):
+        loop.close()
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int,
