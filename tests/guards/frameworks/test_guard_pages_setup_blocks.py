@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
-import gc
 import re
-import warnings
 from typing import Any
 
 import pytest
@@ -168,20 +166,13 @@ def test_llama_index_set_up_block() -> None:
     names: dict[str, Any] = {
         "llm": MockFunctionCallingLLM(response_generator=same_call, is_chat_model=True),
         "run_tests": counted(ran), "edit_file": edit_file}
+    run_block("llama-index", names)
 
     async def main() -> None:
         await names["agent"].run("Make the tests pass.")
 
-    # LlamaIndex leaves an event loop of its own unclosed on this run (the page's plain
-    # function tools). It is collected quietly within this test, whether the collector
-    # runs mid-run (CI saw it inside LlamaIndex's inspect.getmembers walk) or at the end,
-    # and not in whichever later test it would otherwise land in
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ResourceWarning)
-        run_block("llama-index", names)
-        with pytest.raises(stop_error_class()) as stopped:
-            asyncio.run(main())
-        gc.collect()
+    with pytest.raises(stop_error_class()) as stopped:
+        asyncio.run(main())
     assert stopped.value.results[0].evidence == STOPPED and len(ran) == 4
 
 
