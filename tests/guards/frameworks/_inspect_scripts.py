@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import gc
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -82,12 +81,6 @@ def eval_one(solver: Any, scripted: list[Any], log_dir: Path, message_limit: int
 
     # time_limit: a run waiting on something that never comes (react() waits for an
     # operator when no user message is left) fails the test instead of hanging the suite
-    # what earlier tests of this worker left to the collector (an event loop another
-    # framework never closed) is collected now, quietly: not inside the eval, where its
-    # ResourceWarning would be blamed on this test
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ResourceWarning)
-        gc.collect()
     task = Task(dataset=[Sample(input="Make the tests pass.")], solver=solver,
                 message_limit=message_limit, time_limit=120)
     [log] = eval(task, model=get_model(MODEL, custom_outputs=scripted),
