@@ -57,7 +57,7 @@ def _run(tmp: Path, script: list[Step], flags: list[str], pause: float = 0.0) ->
     assert install.returncode == 0, install.stderr
     settings = json.loads((project / ".claude" / "settings.json").read_text())
     assert sorted(settings["hooks"]) == ["PostToolUse", "PostToolUseFailure", "PreToolUse"]
-    with ScriptedModel(script, pause=pause, latency=0.5 if pause else 0.0).serving() as model:
+    with ScriptedModel(script, pause=pause, latency=0.5).serving() as model:
         run = subprocess.run(
             [str(CLAUDE), "-p", "fix the build", "--output-format", "json",
              "--allowedTools", "Bash"],
@@ -197,10 +197,10 @@ def test_pre_tool_use_refuses_the_repeat_before_it_runs(tmp_path: Path, pause: f
     (it never runs: its result is the refusal), and the one after stops the agent.
     ``transcript-lags``: each response stays open 1 s after its call has streamed, so
     Claude Code runs the call's hooks before its transcript holds the call (the race
-    that, under load, let the 4th call run; see docs/design/agent-guards.md). Each
-    response then starts 0.5 s after its request, as a real model's does: answered at
-    once, with Claude Code's debug log on, the transcript can lag a whole turn, the limit
-    that page states."""
+    that, under load, let the 4th call run; see docs/design/agent-guards.md). Every
+    response here starts 0.5 s after its request, as a real model's does (`_run`):
+    answered at once, on a busy machine or with Claude Code's debug log on, the
+    transcript can lag a whole turn, the limit that page states."""
     marker = tmp_path / "runs.txt"
     got = _run(tmp_path, [[bash(f"echo x >> {marker}")]] * 8 + ["done"],
                ["--max", "2", "--match", "name-args"], pause)

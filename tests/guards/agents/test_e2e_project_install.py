@@ -152,7 +152,9 @@ def test_claude_code_project_install_as_the_page_shows(tmp_path: Path) -> None:
                              capture_output=True, text=True, timeout=60)
     assert install.returncode == 0 and "claude-code loads it" in install.stdout, install
     step = [("Bash", {"command": "ls /nonexistent-maxrepeat", "description": "look"})]
-    with AnthropicModel([step] * 8 + ["gave up"]).serving() as model:
+    # each answer 0.5 s after its request, as a real model's (a transcript lagging a
+    # whole turn is a stated limit: docs/design/agent-guards.md)
+    with AnthropicModel([step] * 8 + ["gave up"], latency=0.5).serving() as model:
         run = subprocess.run([str(CLAUDE), "-p", "fix the build", "--output-format", "json",
                               "--allowedTools", "Bash"], cwd=project,
                              env={**env, "ANTHROPIC_BASE_URL": model.url},
